@@ -1,0 +1,131 @@
+import Foundation
+import MAMPolicy
+
+/// An app found under `Apps/`: its manifest and the name people call it by.
+public struct CatalogApp: Sendable {
+    /// The folder name under `Apps/` (e.g. `Mail`).
+    public var name: String
+    public var manifest: AppManifest
+    public var file: String
+
+    public init(name: String, manifest: AppManifest, file: String) {
+        self.name = name
+        self.manifest = manifest
+        self.file = file
+    }
+}
+
+/// Reads MAMLab's inputs from disk and hands them to the pure loaders of MAMPolicy.
+public enum Catalog {
+    /// The project root: `$MAMLAB_ROOT`, else the nearest folder at or above the working
+    /// directory, then above the running executable, that holds both `Apps/` and `Policies/`.
+    public static func projectRoot() -> URL? {
+        let fm = FileManager.default
+        func isRoot(_ u: URL) -> Bool {
+            fm.fileExists(atPath: u.appendingPathComponent("Apps").path)
+                && fm.fileExists(atPath: u.appendingPathComponent("Policies").path)
+        }
+        if let env = ProcessInfo.processInfo.environment["MAMLAB_ROOT"], !env.isEmpty {
+            return URL(fileURLWithPath: env)
+        }
+        var starts = [URL(fileURLWithPath: fm.currentDirectoryPath)]
+        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            starts.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
+        }
+        for start in starts {
+            var u = start.standardizedFileURL
+            while true {
+                if isRoot(u) { return u }
+                let parent = u.deletingLastPathComponent()
+                if parent.path == u.path { break }
+                u = parent
+            }
+        }
+        return nil
+    }
+
+    /// Reads a file, turning a failure into a diagnostic that names it.
+    public static func read(_ path: String) throws(LoadFailure) -> Data {
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw LoadFailure([Diagnostic(.error, file: path, path: "",
+                                          message: exists ? "cannot read the file: \(reason)" : "no such file")])
+        }
+    }
+
+    /// Loads a tenant file; `$ref` policy files resolve relative to the tenant file's folder.
+    public static func loadTenant(_ path: String) throws(LoadFailure) -> TenantFile.Loaded {
+        let data = try read(path)
+        let base = URL(fileURLWithPath: path).deletingLastPathComponent()
+        return try TenantFile.load(data, file: path) { reference in
+            let url = reference.hasPrefix("/") ? URL(fileURLWithPath: reference) : base.appendingPathComponent(reference)
+            let shown = reference.hasPrefix("/") ? reference : (path as NSString).deletingLastPathComponent.isEmpty
+                ? reference : (path as NSString).deletingLastPathComponent + "/" + reference
+            do {
+                return (shown, try Data(contentsOf: url))
+            } catch {
+                throw LoadFailure([Diagnostic(.error, file: shown, path: "", message: "no such file")])
+            }
+        }
+    }
+
+    public static func loadPolicyFile(_ path: String) throws(LoadFailure) -> [PolicyFile.Loaded] {
+        try PolicyFile.load(try read(path), file: path)
+    }
+
+    public static func loadManifest(_ path: String) throws(LoadFailure) -> (manifest: AppManifest, warnings: [Diagnostic]) {
+        try AppManifest.load(try read(path), file: path)
+    }
+
+    /// Every `Apps/NAME/Info.plist` under `root`, with the problems found on the way.
+    public static func loadApps(in appsDir: URL) -> (apps: [CatalogApp], diagnostics: [Diagnostic]) {
+        let fm = FileManager.default
+        guard let names = try? fm.contentsOfDirectory(atPath: appsDir.path) else { return ([], []) }
+        var apps: [CatalogApp] = []
+        var diagnostics: [Diagnostic] = []
+        for name in names.sorted() {
+            let plist = appsDir.appendingPathComponent(name).appendingPathComponent("Info.plist")
+            guard fm.fileExists(atPath: plist.path) else { continue }
+            let shown = relative(plist.path)
+            do {
+                let loaded = try AppManifest.load(try read(plist.path), file: shown)
+                apps.append(CatalogApp(name: name, manifest: loaded.manifest, file: shown))
+                diagnostics += loaded.warnings
+            } catch {
+                diagnostics += error.diagnostics
+            }
+        }
+        return (apps, diagnostics)
+    }
+
+    /// A path as a person would like to read it: relative to the working directory when inside it.
+    public static func relative(_ path: String) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        let standardized = URL(fileURLWithPath: path).standardizedFileURL.path
+        if standardized.hasPrefix(cwd + "/") { return String(standardized.dropFirst(cwd.count + 1)) }
+        return path
+    }
+
+    /// Finds an app by `Apps/` folder name or bundle id, case-insensitively.
+    public static func find(_ name: String, in apps: [CatalogApp]) -> CatalogApp? {
+        let n = name.lowercased()
+        return apps.first { $0.name.lowercased() == n } ?? apps.first { $0.manifest.bundleID.lowercased() == n }
+    }
+
+    /// Problems a tenant has only when set beside the known apps: a policy targeting an app
+    /// no manifest describes.
+    public static func unknownApps(_ tenant: Tenant, known: [AppManifest]) -> [Diagnostic] {
+        let ids = Set(known.map { $0.bundleID.lowercased() })
+        var out: [Diagnostic] = []
+        for policy in tenant.policies {
+            for (i, app) in policy.targetedApps.enumerated() where !ids.contains(app) {
+                let origin = i < policy.appOrigins.count ? policy.appOrigins[i] : policy.origin
+                out.append(origin.problem("policy \"\(policy.displayName)\" targets unknown app \(app); no manifest has this bundle id (known: \(ids.sorted().joined(separator: ", ")))"))
+            }
+        }
+        return out
+    }
+}

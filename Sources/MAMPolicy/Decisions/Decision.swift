@@ -1,0 +1,70 @@
+/// What happened to the data (SEMANTICS §4).
+public enum Outcome: String, Sendable, Hashable, CaseIterable {
+    case allowed
+    case blocked
+    /// Delivered, but unreadable to the receiver.
+    case encrypted
+    /// The target is not offered.
+    case filtered
+    /// Delivered after an identity switch; `Decision.receivingIdentity` names the identity.
+    case switched
+    /// The URL was changed (managed browser, custom dialer); `Decision.url` holds the new one.
+    case rewritten
+
+    /// Whether the data reaches the target at all.
+    public var delivers: Bool { self != .blocked && self != .filtered }
+}
+
+/// Where a rule comes from (SEMANTICS preamble); `explain` prints it.
+public enum Tag: String, Sendable, Hashable {
+    case doc, observed, chosen
+}
+
+/// The text a blocked user sees (SEMANTICS §6).
+public enum UserMessage {
+    public static let sendNone = "Your organization does not allow you to transfer its data to other apps."
+    public static let sendManaged = "Your organization only allows you to transfer its data to other managed apps."
+    public static let receiveNone = "Your organization does not allow you to open any transferred data in this app."
+    public static let receiveManaged = "Your organization only allows you to open work or school data in this app."
+    public static let paste = "Your organization's data cannot be pasted here."
+    public static let sharingTitle = "Sharing not allowed"
+    public static let sharing = "Your organization does not allow this sharing."
+    public static let noHandler = "No app on this device can open this link."
+}
+
+/// Which party's policy a rule reads.
+public enum PolicySide: String, Sendable, Hashable {
+    case none, sender, receiver, owner
+}
+
+/// One decision: an outcome and the rule that produced it, with what the rule changed.
+///
+/// A value, never a bare `Bool`: it keeps why (STYLE.md).
+public struct Decision: Sendable, Hashable, CustomStringConvertible {
+    public var outcome: Outcome
+    public var rule: Rule
+    /// For `switched`: the identity that took the data. For an inbound item tagged with the
+    /// MDM user (§4.2.2): its new owner.
+    public var receivingIdentity: Identity?
+    /// For URL opens: the URL as delivered (rewritten, or wrapped for a managed target).
+    public var url: String?
+    /// For open-in: the content type the item travels as.
+    public var deliveredType: String?
+    /// For a blocked paste: the text delivered instead [observed].
+    public var replacementText: String?
+    /// For a two-step transfer: the sender's decision that let it through.
+    public var senderRule: Rule?
+
+    public init(_ outcome: Outcome, _ rule: Rule) {
+        self.outcome = outcome
+        self.rule = rule
+    }
+
+    public var allowed: Bool { outcome.delivers }
+    public var tag: Tag { rule.tag }
+    public var ruleID: String { rule.id }
+    /// The user-facing text; empty when the user sees nothing.
+    public var message: String { outcome.delivers && outcome != .encrypted ? "" : rule.message }
+
+    public var description: String { "\(outcome.rawValue) (\(rule.id) [\(rule.tag.rawValue)])" }
+}

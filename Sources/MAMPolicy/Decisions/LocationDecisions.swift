@@ -1,0 +1,46 @@
+extension PolicyEngine {
+    /// `isSaveToAllowedForLocation(location, account)` on the data owner's policy (SEMANTICS §4.6).
+    /// `account` is the account of the location; nil for locations that take none.
+    public func saveTo(_ location: SaveLocation, account: Account?, owner: Party) -> Decision {
+        guard let policy = owner.activePolicy, let managed = owner.dataAccount else {
+            return Decision(.allowed, .saveOwnerUnmanaged)
+        }
+        if policy.send == .allApps || !policy.saveAsBlocked { return Decision(.allowed, .saveAllowedByPolicy) }
+        if policy.send == .none { return Decision(.blocked, .saveSendNone) }
+        switch location {
+        case .other:
+            return Decision(.blocked, .saveOther)
+        case .accountDocument:
+            // [chosen] a document of the managed account may be saved back to it.
+            return account == managed ? Decision(.allowed, .saveAccountDocument) : Decision(.blocked, .saveWrongAccount)
+        default:
+            guard policy.allowedSaveLocations.contains(location) else { return Decision(.blocked, .saveLocationNotAllowed) }
+            // A nil account is not the managed account [doc].
+            if location.takesAccount && account != managed { return Decision(.blocked, .saveWrongAccount) }
+            return Decision(.allowed, .saveLocationAllowed)
+        }
+    }
+
+    /// `isOpenFromAllowedForLocation(location, account)` on the receiving party's policy (SEMANTICS §4.6).
+    public func openFrom(_ location: OpenLocation, account: Account?, receiver: Party) -> Decision {
+        guard let policy = receiver.activePolicy, let managed = receiver.dataAccount else {
+            return Decision(.allowed, .openReceiverUnmanaged)
+        }
+        switch policy.receive {
+        case .allApps: return Decision(.allowed, .openReceiveAllApps)
+        case .none: return Decision(.blocked, .openReceiveNone)
+        case .managedApps: break
+        }
+        if !policy.blockDataIngestionIntoOrganizationDocuments { return Decision(.allowed, .openIngestionAllowed) }
+        switch location {
+        case .other, .localStorage:
+            return Decision(.blocked, .openLocalOrOther)
+        case .accountDocument:
+            return account == managed ? Decision(.allowed, .openAccountDocument) : Decision(.blocked, .openWrongAccount)
+        case .oneDriveForBusiness, .sharePoint, .camera, .photos:
+            guard policy.allowedIngestionLocations.contains(location) else { return Decision(.blocked, .openLocationNotAllowed) }
+            if location.takesAccount && account != managed { return Decision(.blocked, .openWrongAccount) }
+            return Decision(.allowed, .openLocationAllowed)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+/// An item on the pasteboard, tagged when it was copied (SEMANTICS §4.3).
+public struct PasteboardItem: Sendable, Hashable {
+    /// The party that copied it.
+    public var source: Party
+    /// Length in Unicode scalars [chosen].
+    public var length: Int
+
+    public init(source: Party, text: String) {
+        self.source = source
+        self.length = text.unicodeScalars.count
+    }
+
+    public init(source: Party, length: Int) {
+        self.source = source
+        self.length = length
+    }
+
+    /// Org data iff the copier was a managed party.
+    public var owner: Account? { source.dataAccount }
+}
+
+extension PolicyEngine {
+    /// Whether `item` may be pasted into `target`. A blocked paste carries the replacement text.
+    public func paste(_ item: PasteboardItem, into target: Party) -> Decision {
+        var d = pasteRule(item, into: target)
+        if !d.outcome.delivers { d.replacementText = UserMessage.paste }
+        return d
+    }
+
+    private func pasteRule(_ item: PasteboardItem, into target: Party) -> Decision {
+        let source = item.source
+        if source.app.bundleID == target.app.bundleID && source.identity == target.identity {
+            return Decision(.allowed, .pasteSameParty)
+        }
+        if let owner = item.owner, let policy = source.activePolicy {
+            // Whatever the level, a short enough text pastes anywhere [doc].
+            if policy.clipboard != .allApps && item.length <= policy.clipboardExceptionLength {
+                return Decision(.allowed, .pasteUnderCharacterLimit)
+            }
+            switch policy.clipboard {
+            case .allApps:
+                return Decision(.allowed, .pasteOrgAllApps)
+            case .managedApps, .managedAppsWithPasteIn:
+                // A personal identity inside a managed app is not a managed target [observed].
+                return target.isActing(under: owner)
+                    ? Decision(.allowed, .pasteOrgManagedTarget)
+                    : Decision(.blocked, .pasteOrgNotManagedTarget)
+            case .blocked:
+                return Decision(.blocked, .pasteOrgBlocked)
+            }
+        }
+        guard let policy = target.activePolicy else { return Decision(.allowed, .pasteIntoUnmanaged) }
+        switch policy.clipboard {
+        case .allApps, .managedAppsWithPasteIn:
+            return Decision(.allowed, .pasteInAllowed)
+        case .managedApps:
+            return source.isManaged ? Decision(.allowed, .pasteInFromManaged) : Decision(.blocked, .pasteInBlocked)
+        case .blocked:
+            return Decision(.blocked, .pasteInBlocked)
+        }
+    }
+}

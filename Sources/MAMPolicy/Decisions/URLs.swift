@@ -1,0 +1,188 @@
+/// URL pieces the engine needs, without Foundation's `URL` (which is slow and rejects some
+/// schemes apps use).
+public enum URLText {
+    /// The scheme of `url`: the text before the first `:`, if it is a valid scheme (RFC 3986).
+    @inlinable
+    public static func scheme(of url: String) -> Substring? {
+        var end = url.utf8.startIndex
+        for (i, b) in zip(url.utf8.indices, url.utf8) {
+            if b == UInt8(ascii: ":") { end = i; break }
+            let alpha = (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z")
+            let digit = b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")
+            if i == url.utf8.startIndex ? !alpha : !(alpha || digit || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")) {
+                return nil
+            }
+        }
+        guard end != url.utf8.startIndex else { return nil }
+        return url[url.startIndex..<end]
+    }
+
+    /// The part after the scheme and its `:`.
+    public static func rest(of url: String, scheme: Substring) -> Substring {
+        url[url.index(after: scheme.endIndex)...]
+    }
+
+    public static let twinSuffix = "-intunemam"
+
+    /// The `-intunemam` twin of a scheme [doc].
+    public static func twin(of scheme: some StringProtocol) -> String { scheme.lowercased() + twinSuffix }
+
+    public static let identityKey = "com.microsoft.intune.mam.identity"
+    public static let oidKey = "com.microsoft.intune.mam.identity.oid"
+    public static let policyKey = "com.microsoft.intune.mam.policy"
+
+    /// Wraps a URL for a managed target [chosen; documented in docs/PROTOCOL.md]:
+    /// `S-intunemam://<percent-encoded URL>?identity=<upn>&identity.oid=<oid>&policy=1`.
+    public static func wrap(_ url: String, scheme: Substring, account: Account) -> String {
+        var out = twin(of: scheme) + "://" + percentEncode(url)
+        out += "?\(identityKey)=\(percentEncode(account.upn ?? account.name))"
+        if let oid = account.oid { out += "&\(oidKey)=\(percentEncode(oid))" }
+        out += "&\(policyKey)=1"
+        return out
+    }
+
+    /// Undoes `wrap`: the original URL and the sender's UPN and OID; nil if `url` is not wrapped.
+    public static func unwrap(_ url: String) -> (url: String, upn: String?, oid: String?)? {
+        guard let scheme = scheme(of: url), scheme.lowercased().hasSuffix(twinSuffix) else { return nil }
+        var body = rest(of: url, scheme: scheme)
+        guard body.hasPrefix("//") else { return nil }
+        body = body.dropFirst(2)
+        let parts = body.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let original = percentDecode(parts[0]) else { return nil }
+        var upn: String?, oid: String?
+        if parts.count > 1 {
+            for pair in parts[1].split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                guard kv.count == 2, let value = percentDecode(kv[1]) else { continue }
+                if kv[0] == identityKey { upn = value }
+                if kv[0] == oidKey { oid = value }
+            }
+        }
+        return (original, upn, oid)
+    }
+
+    public static func percentEncode(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count * 3)
+        for b in s.utf8 {
+            let unreserved = (b >= 0x30 && b <= 0x39) || ((b | 0x20) >= 0x61 && (b | 0x20) <= 0x7A)
+                || b == UInt8(ascii: "-") || b == UInt8(ascii: ".") || b == UInt8(ascii: "_") || b == UInt8(ascii: "~")
+            if unreserved {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                let hex = Array("0123456789ABCDEF".utf8)
+                out.unicodeScalars.append("%")
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(b >> 4)]))
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(b & 0xF)]))
+            }
+        }
+        return out
+    }
+
+    public static func percentDecode(_ s: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var it = s.utf8.makeIterator()
+        while let b = it.next() {
+            if b == UInt8(ascii: "%") {
+                guard let h = it.next(), let l = it.next(), let hi = hexValue(h), let lo = hexValue(l) else { return nil }
+                bytes.append(hi << 4 | lo)
+            } else {
+                bytes.append(b)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: return b - 0x30
+        case 0x41...0x46: return b - 0x41 + 10
+        case 0x61...0x66: return b - 0x61 + 10
+        default: return nil
+        }
+    }
+}
+
+extension PolicyEngine {
+    /// Opening `url` from `sender` in `target` (SEMANTICS §4.4). The target is the app the
+    /// broker routes the URL to; nil asks about the policy alone.
+    public func openURL(_ url: String, from sender: Party, to target: Party?) -> Decision {
+        guard let scheme = URLText.scheme(of: url) else { return Decision(.blocked, .urlNotHandled) }
+        var d = urlPolicy(url, scheme: scheme, from: sender, to: target)
+        guard d.outcome.delivers, let target else { return d }
+        // The delivered URL must be one the target registers: the plain scheme, or the twin for a wrapped URL.
+        let delivered = d.url ?? url
+        if let s = URLText.scheme(of: delivered), !target.app.handles(scheme: String(s)) {
+            let wrapped = d.rule == .urlTwinWrapped
+            d = Decision(.blocked, wrapped ? .urlNoTwin : .urlNotHandled)
+        }
+        return d
+    }
+
+    private func urlPolicy(_ url: String, scheme: Substring, from sender: Party, to target: Party?) -> Decision {
+        guard let policy = sender.activePolicy, let account = sender.dataAccount else {
+            return Decision(.allowed, .senderUnmanaged)
+        }
+        let lower = scheme.lowercased()
+        if (lower == "http" || lower == "https") && policy.managedBrowserRequired {
+            var d = Decision(.rewritten, .urlManagedBrowser)
+            let rest = URLText.rest(of: url, scheme: scheme)
+            if let custom = policy.customBrowserProtocol, policy.managedBrowser != .microsoftEdge {
+                d.url = (lower == "http" ? custom : custom + "s") + ":" + rest
+            } else {
+                d.url = "microsoft-edge-" + lower + ":" + rest
+            }
+            return d
+        }
+        if lower == "tel" || lower == "telprompt" {
+            switch policy.dialer {
+            case .allApps: return Decision(.allowed, .urlDialerAny)
+            case .managedApps:
+                guard let target else { return Decision(.allowed, .urlDialerManaged) }
+                return target.isPolicyManaged(under: account)
+                    ? Decision(.allowed, .urlDialerManaged) : Decision(.blocked, .urlDialerNotManaged)
+            case .customApp:
+                var d = Decision(.rewritten, .urlDialerCustom)
+                d.url = (policy.customDialerAppProtocol ?? lower) + ":" + URLText.rest(of: url, scheme: scheme)
+                return d
+            case .blocked: return Decision(.blocked, .urlDialerBlocked)
+            }
+        }
+        switch policy.send {
+        case .allApps:
+            return Decision(.allowed, .sendAllApps)
+        case .none:
+            return Decision(.blocked, .sendNone)
+        case .managedApps:
+            if policy.exemptedSchemeSet.contains(lower) { return Decision(.allowed, .sendExemptScheme) }
+            if let target, !target.isPolicyManaged(under: account) { return Decision(.blocked, .urlNoTwin) }
+            var d = Decision(.allowed, .urlTwinWrapped)
+            d.url = URLText.wrap(url, scheme: scheme, account: account)
+            return d
+        }
+    }
+
+    /// The SDK's `isURLAllowed(url, isKnownManagedAppScheme)` for the party's current identity
+    /// [doc]: whether opening would succeed. With `isKnownManagedAppScheme` the twin need not be
+    /// listed in `LSApplicationQueriesSchemes`.
+    public func isURLAllowed(_ url: String, by party: Party, isKnownManagedAppScheme: Bool = false) -> Decision {
+        guard let scheme = URLText.scheme(of: url) else { return Decision(.blocked, .urlNotHandled) }
+        let d = urlPolicy(url, scheme: scheme, from: party, to: nil)
+        guard d.rule == .urlTwinWrapped, !isKnownManagedAppScheme else { return d }
+        // The wrapped URL can only be opened if the app may query the twin scheme [doc].
+        return party.app.queries(scheme: URLText.twin(of: scheme)) ? d : Decision(.blocked, .urlNotQueried)
+    }
+
+    /// `canOpenURL`: iOS answers false for a scheme the app did not list in
+    /// `LSApplicationQueriesSchemes` [doc]; a managed sender needs the twin listed as well.
+    public func canOpenURL(_ url: String, from party: Party, handledBy handlers: [AppManifest]) -> Bool {
+        guard let scheme = URLText.scheme(of: url) else { return false }
+        let lower = scheme.lowercased()
+        let needsListing = lower != "http" && lower != "https"
+        if needsListing && !party.app.queries(scheme: lower) { return false }
+        let d = isURLAllowed(url, by: party)
+        guard d.outcome.delivers else { return false }
+        let delivered = URLText.scheme(of: d.url ?? url).map { String($0) } ?? lower
+        return handlers.contains { $0.handles(scheme: delivered) }
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+
+/// Reads and writes policies in the shape of Microsoft Graph's `iosManagedAppProtection`.
+///
+/// Unknown properties are kept by the caller's document and ignored here; a wrong type, an
+/// unknown enum value or an impossible combination is an error naming the JSON path and the
+/// allowed values (SEMANTICS §2).
+public enum GraphPolicy {
+    public static let odataType = "#microsoft.graph.iosManagedAppProtection"
+
+    // Field tables keep the reader and the writer in step: one line per Graph property.
+    static func boolFields() -> [(String, WritableKeyPath<PolicySettings, Bool>)] {
+        [("filterOpenInToOnlyManagedApps", \.filterOpenInToOnlyManagedApps),
+         ("disableProtectionOfManagedOutboundOpenInData", \.disableProtectionOfManagedOutboundOpenInData),
+         ("protectInboundDataFromUnknownSources", \.protectInboundDataFromUnknownSources),
+         ("saveAsBlocked", \.saveAsBlocked),
+         ("blockDataIngestionIntoOrganizationDocuments", \.blockDataIngestionIntoOrganizationDocuments),
+         ("managedBrowserToOpenLinksRequired", \.managedBrowserRequired),
+         ("printBlocked", \.printBlocked),
+         ("contactSyncBlocked", \.contactSyncBlocked),
+         ("dataBackupBlocked", \.dataBackupBlocked),
+         ("pinRequired", \.pinRequired),
+         ("simplePinBlocked", \.simplePinBlocked)]
+    }
+
+    static func intFields() -> [(String, WritableKeyPath<PolicySettings, Int>, Int)] {
+        [("allowedOutboundClipboardSharingExceptionLength", \.clipboardExceptionLength, 0),
+         ("minimumPinLength", \.minimumPinLength, 1),
+         ("maximumPinRetries", \.maximumPinRetries, 1)]
+    }
+
+    /// Reads one policy object. Returns nil when it holds an error (logged).
+    /// `knownGroups`, when given, makes an assignment to any other group an error.
+    public static func read(_ object: Located, knownGroups: Set<String>? = nil, log: inout DiagnosticLog) -> Policy? {
+        guard let members = object.object(&log) else { return nil }
+        let errorsBefore = log.items.filter { $0.severity == .error }.count
+        var s = PolicySettings()
+        var policy = Policy(id: "", displayName: "", origin: Origin(object))
+
+        for (key, value) in members {
+            switch key {
+            case "@odata.type":
+                if let t = value.string(&log), t != odataType {
+                    log.append(value.problem("this is a \(t), not an iOS app-protection policy; expected \(odataType)"))
+                }
+            case "id": policy.id = value.string(&log) ?? ""
+            case "displayName": policy.displayName = value.string(&log) ?? ""
+            case "allowedOutboundDataTransferDestinations":
+                s.send = value.enumeration(SendLevel.self, &log) ?? s.send
+            case "allowedInboundDataTransferSources":
+                s.receive = value.enumeration(ReceiveLevel.self, &log) ?? s.receive
+            case "allowedOutboundClipboardSharingLevel":
+                s.clipboard = value.enumeration(ClipboardLevel.self, &log) ?? s.clipboard
+            case "dialerRestrictionLevel":
+                s.dialer = value.enumeration(DialerLevel.self, &log) ?? s.dialer
+            case "notificationRestriction":
+                s.notificationRestriction = value.enumeration(NotificationRestriction.self, &log) ?? s.notificationRestriction
+            case "managedBrowser":
+                s.managedBrowser = value.enumeration(ManagedBrowser.self, &log) ?? s.managedBrowser
+            case "appDataEncryptionType":
+                s.appDataEncryption = value.enumeration(AppDataEncryption.self, &log) ?? s.appDataEncryption
+            case "pinCharacterSet":
+                s.pinCharacterSet = value.enumeration(PINCharacterSet.self, &log) ?? s.pinCharacterSet
+            case "customBrowserProtocol":
+                s.customBrowserProtocol = optionalString(value, &log)
+            case "customDialerAppProtocol":
+                s.customDialerAppProtocol = optionalString(value, &log)
+            case "exemptedAppProtocols":
+                if let schemes = exemptions(value, &log) { s.exemptedSchemes = schemes }
+            case "allowedDataStorageLocations":
+                if let items = value.array(&log) {
+                    let found = items.compactMap { $0.enumeration(GraphStorageLocation.self, &log) }
+                    s.allowedSaveLocations = SaveLocations(found.map(\.saveLocation))
+                }
+            case "allowedDataIngestionLocations":
+                if let items = value.array(&log) {
+                    let found = items.compactMap { $0.enumeration(GraphIngestionLocation.self, &log) }
+                    s.allowedIngestionLocations = OpenLocations(found.map(\.openLocation))
+                }
+            case "apps":
+                let found = apps(value, &log)
+                policy.targetedApps = found.map { $0.0.lowercased() }
+                policy.appOrigins = found.map(\.1)
+            case "assignments": readAssignments(value, into: &policy, knownGroups: knownGroups, &log)
+            default:
+                if let (_, path) = boolFields().first(where: { $0.0 == key }) {
+                    if let b = value.bool(&log) { s[keyPath: path] = b }
+                } else if let (_, path, minimum) = intFields().first(where: { $0.0 == key }) {
+                    if let i = value.integer(&log, minimum: minimum) { s[keyPath: path] = i }
+                }
+                // Any other Graph property is kept by the document and has no bearing here.
+            }
+        }
+        for violation in s.couplingViolations {
+            let at = object.member(violation.property) ?? object
+            log.append(at.problem(violation.reason))
+        }
+        s.applyCouplings()
+        policy.settings = s
+        if policy.displayName.isEmpty { policy.displayName = policy.id.isEmpty ? object.path : policy.id }
+        if policy.id.isEmpty { policy.id = policy.displayName }
+        let errorsAfter = log.items.filter { $0.severity == .error }.count
+        return errorsAfter == errorsBefore ? policy : nil
+    }
+
+    private static func optionalString(_ value: Located, _ log: inout DiagnosticLog) -> String? {
+        if case .null = value.node.value { return nil }
+        let s = value.string(&log)
+        return (s?.isEmpty ?? true) ? nil : s
+    }
+
+    private static func exemptions(_ value: Located, _ log: inout DiagnosticLog) -> [String]? {
+        guard let items = value.array(&log) else { return nil }
+        var schemes: [String] = []
+        for item in items {
+            guard item.object(&log) != nil else { continue }
+            guard let v = item.member("value") else {
+                log.append(item.problem("an exempted protocol needs a \"value\" with its scheme(s), joined by ';'"))
+                continue
+            }
+            if let text = v.string(&log) {
+                for scheme in PolicySettings.schemes(in: text) where !schemes.contains(scheme) { schemes.append(scheme) }
+            }
+        }
+        return schemes
+    }
+
+    private static func apps(_ value: Located, _ log: inout DiagnosticLog) -> [(String, Origin)] {
+        guard let items = value.array(&log) else { return [] }
+        var ids: [(String, Origin)] = []
+        for item in items {
+            // Accept the Graph shape `{"mobileAppIdentifier": {"bundleId": ...}}` and a bare bundle id.
+            if case .string = item.node.value, let s = item.string(&log) { ids.append((s, Origin(item))); continue }
+            guard item.object(&log) != nil else { continue }
+            guard let identifier = item.member("mobileAppIdentifier") else {
+                log.append(item.problem("a targeted app needs \"mobileAppIdentifier\": {\"bundleId\": ...}"))
+                continue
+            }
+            if let t = identifier.member("@odata.type"), let type = t.string(&log),
+               type != "#microsoft.graph.iosMobileAppIdentifier" {
+                log.append(t.problem("\(type) is not an iOS app; expected #microsoft.graph.iosMobileAppIdentifier"))
+                continue
+            }
+            guard let bundle = identifier.member("bundleId") else {
+                log.append(identifier.problem("missing \"bundleId\""))
+                continue
+            }
+            if let b = bundle.string(&log) {
+                if b.isEmpty { log.append(bundle.problem("bundle id is empty")) } else { ids.append((b, Origin(bundle))) }
+            }
+        }
+        return ids
+    }
+
+    private static let includeTargets: Set<String> = [
+        "#microsoft.graph.groupAssignmentTarget", "#microsoft.graph.exclusionGroupAssignmentTarget",
+        "#microsoft.graph.allLicensedUsersAssignmentTarget",
+    ]
+
+    private static func readAssignments(_ value: Located, into policy: inout Policy, knownGroups: Set<String>?,
+                                        _ log: inout DiagnosticLog) {
+        guard let items = value.array(&log) else { return }
+        for item in items {
+            guard item.object(&log) != nil else { continue }
+            guard let target = item.member("target"), target.object(&log) != nil else {
+                log.append(item.problem("an assignment needs a \"target\" object"))
+                continue
+            }
+            var type = "#microsoft.graph.groupAssignmentTarget"
+            if let t = target.member("@odata.type") { type = t.string(&log) ?? type }
+            guard includeTargets.contains(type) else {
+                log.append((target.member("@odata.type") ?? target).problem(
+                    "unknown assignment target \"\(type)\"; allowed values: \(includeTargets.sorted().joined(separator: ", "))"))
+                continue
+            }
+            if type == "#microsoft.graph.allLicensedUsersAssignmentTarget" { policy.allUsers = true; continue }
+            guard let g = target.member("groupId"), let group = g.string(&log) else {
+                if target.member("groupId") == nil { log.append(target.problem("missing \"groupId\"")) }
+                continue
+            }
+            if let known = knownGroups, !known.contains(group.lowercased()) {
+                log.append(g.problem("unknown group \"\(group)\"; the tenant's groups are: \(known.sorted().joined(separator: ", "))"))
+                continue
+            }
+            if type == "#microsoft.graph.exclusionGroupAssignmentTarget" {
+                policy.excludedGroups.append(group)
+            } else {
+                policy.includedGroups.append(group)
+            }
+        }
+    }
+
+    /// Writes a policy back as a Graph object; the keys come out in a stable order.
+    public static func write(_ policy: Policy) -> Node {
+        let s = policy.settings
+        var pairs: [(key: String, value: Node)] = [
+            ("@odata.type", Node(.string(odataType))),
+            ("id", Node(.string(policy.id))),
+            ("displayName", Node(.string(policy.displayName))),
+            ("allowedOutboundDataTransferDestinations", Node(.string(s.send.rawValue))),
+            ("allowedInboundDataTransferSources", Node(.string(s.receive.rawValue))),
+            ("allowedOutboundClipboardSharingLevel", Node(.string(s.clipboard.rawValue))),
+            ("dialerRestrictionLevel", Node(.string(s.dialer.rawValue))),
+            ("notificationRestriction", Node(.string(s.notificationRestriction.rawValue))),
+            ("managedBrowser", Node(.string(s.managedBrowser.rawValue))),
+            ("appDataEncryptionType", Node(.string(s.appDataEncryption.rawValue))),
+            ("pinCharacterSet", Node(.string(s.pinCharacterSet.rawValue))),
+            ("customBrowserProtocol", Node(s.customBrowserProtocol.map { .string($0) } ?? .null)),
+            ("customDialerAppProtocol", Node(s.customDialerAppProtocol.map { .string($0) } ?? .null)),
+            ("exemptedAppProtocols", Node(.array(s.exemptedSchemes.map {
+                Node(.object([("name", Node(.string($0))), ("value", Node(.string($0)))]))
+            }))),
+            ("allowedDataStorageLocations", Node(.array(s.allowedSaveLocations.locations.compactMap {
+                GraphStorageLocation($0).map { Node(.string($0.rawValue)) }
+            }))),
+            ("allowedDataIngestionLocations", Node(.array(s.allowedIngestionLocations.locations.compactMap {
+                GraphIngestionLocation($0).map { Node(.string($0.rawValue)) }
+            }))),
+        ]
+        for (key, path) in boolFields() { pairs.append((key, Node(.bool(s[keyPath: path])))) }
+        for (key, path, _) in intFields() { pairs.append((key, Node(.integer(s[keyPath: path])))) }
+        pairs.append(("apps", Node(.array(policy.targetedApps.map { id in
+            Node(.object([("mobileAppIdentifier", Node(.object([
+                ("@odata.type", Node(.string("#microsoft.graph.iosMobileAppIdentifier"))),
+                ("bundleId", Node(.string(id))),
+            ])))]))
+        }))))
+        var assignments: [Node] = []
+        func target(_ type: String, _ group: String?) -> Node {
+            var t: [(key: String, value: Node)] = [("@odata.type", Node(.string(type)))]
+            if let group { t.append(("groupId", Node(.string(group)))) }
+            return Node(.object([("target", Node(.object(t)))]))
+        }
+        if policy.allUsers { assignments.append(target("#microsoft.graph.allLicensedUsersAssignmentTarget", nil)) }
+        assignments += policy.includedGroups.map { target("#microsoft.graph.groupAssignmentTarget", $0) }
+        assignments += policy.excludedGroups.map { target("#microsoft.graph.exclusionGroupAssignmentTarget", $0) }
+        pairs.append(("assignments", Node(.array(assignments))))
+        return Node(.object(pairs))
+    }
+}

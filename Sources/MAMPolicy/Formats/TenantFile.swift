@@ -1,0 +1,239 @@
+import Foundation
+
+/// Reads the tenant file of SEMANTICS §3.
+///
+/// Loading is pure: policy files that the tenant names with `"$ref"` are fetched through the
+/// `resolve` closure the caller passes, which does the file I/O.
+public enum TenantFile {
+    /// What `resolve` returns: a display name for messages and the file's bytes.
+    public typealias Resolver = (_ reference: String) throws -> (name: String, data: Data)
+
+    public struct Loaded: Sendable {
+        public var tenant: Tenant
+        public var warnings: [Diagnostic]
+    }
+
+    private static let topLevelKeys: Set<String> = ["tenant", "users", "groups", "device", "policies", "$schema", "description"]
+
+    public static func load(_ data: Data, file: String, resolve: Resolver) throws(LoadFailure) -> Loaded {
+        var log = DiagnosticLog()
+        let root: Node
+        do {
+            root = try JSONParser.parse(data)
+        } catch {
+            throw LoadFailure([Diagnostic(.error, file: file, path: "", position: error.position, message: error.message)])
+        }
+        let doc = Located(root, path: "$", file: file)
+        guard let members = doc.object(&log) else { throw LoadFailure(log.items) }
+        for (key, value) in members where !topLevelKeys.contains(key) {
+            log.append(value.problem(.warning, "unknown tenant key \"\(key)\"; it is ignored"))
+        }
+
+        var tenant = Tenant(name: doc.member("tenant")?.string(&log) ?? "")
+        var userOrigins: [Origin] = []
+        if let users = doc.member("users")?.array(&log) {
+            for u in users {
+                guard let user = readUser(u, &log) else { continue }
+                let clash = tenant.users.firstIndex { other in
+                    other.upn.lowercased() == user.upn.lowercased()
+                        || (user.oid != nil && other.oid?.lowercased() == user.oid?.lowercased())
+                }
+                if let c = clash {
+                    log.append(u.problem("user \(user.upn) repeats the UPN or OID of users[\(c)] (\(tenant.users[c].upn))"))
+                    continue
+                }
+                tenant.users.append(user)
+                userOrigins.append(Origin(u))
+            }
+        } else if doc.member("users") == nil {
+            log.append(doc.problem(.warning, "the tenant has no \"users\"; no party can be managed"))
+        }
+        tenant.groups = doc.member("groups")?.strings(&log) ?? []
+        tenant.reindex()
+        let knownGroups = Set((tenant.groups + tenant.users.flatMap(\.groups)).map { $0.lowercased() })
+
+        if let device = doc.member("device") { tenant.device = readDevice(device, tenant, &log) }
+
+        if let policies = doc.member("policies") {
+            tenant.policies = readPolicies(policies, knownGroups: knownGroups, resolve: resolve, &log)
+        }
+        let conflicts = tenant.reindex()
+        for c in conflicts {
+            let first = tenant.policies[c.first], second = tenant.policies[c.second]
+            log.append(second.origin.problem(
+                "policies \"\(first.displayName)\" (\(first.origin)) and \"\(second.displayName)\" both target user \(tenant.users[c.user].upn) for app \(c.app); a user may have one policy per app"))
+        }
+        if log.hasErrors { throw LoadFailure(log.items) }
+        return Loaded(tenant: tenant, warnings: log.items)
+    }
+
+    private static func readUser(_ u: Located, _ log: inout DiagnosticLog) -> TenantUser? {
+        guard u.object(&log) != nil else { return nil }
+        guard let upnNode = u.member("upn") else { log.append(u.problem("a user needs a \"upn\"")); return nil }
+        guard let upn = upnNode.string(&log) else { return nil }
+        guard upn.contains("@") else {
+            log.append(upnNode.problem("\"\(upn)\" is not a user principal name; expected name@domain"))
+            return nil
+        }
+        var user = TenantUser(upn: upn)
+        if let oid = u.member("oid") {
+            if case .null = oid.node.value {} else { user.oid = oid.string(&log) }
+        }
+        user.groups = u.member("groups")?.strings(&log) ?? []
+        return user
+    }
+
+    private static func readDevice(_ d: Located, _ tenant: Tenant, _ log: inout DiagnosticLog) -> Device {
+        var device = Device()
+        guard d.object(&log) != nil else { return device }
+        device.mdmEnrolled = d.member("mdmEnrolled")?.bool(&log) ?? false
+        func account(_ l: Located) -> Account? {
+            if case .null = l.node.value { return nil }
+            guard let name = l.string(&log) else { return nil }
+            guard let a = tenant.knownAccount(named: name) else {
+                let known = tenant.users.map(\.upn).joined(separator: ", ")
+                log.append(l.problem("unknown user \"\(name)\"; the tenant's users are: \(known)"))
+                return nil
+            }
+            return a
+        }
+        if let u = d.member("mdmUser") { device.mdmUser = account(u) }
+        if let e = d.member("enrollments"), let pairs = e.object(&log) {
+            for (bundle, value) in pairs { if let a = account(value) { device.enrollments[bundle.lowercased()] = a } }
+        }
+        if let apps = d.member("mdmManagedApps")?.strings(&log) { device.mdmManagedApps = Set(apps.map { $0.lowercased() }) }
+        return device
+    }
+
+    /// `policies` is an array or a pasted Graph list response `{"value": [...]}`; each element
+    /// is a policy object, a list response, or `{"$ref": "file"}` with optional targeting.
+    private static func readPolicies(_ node: Located, knownGroups: Set<String>, resolve: Resolver,
+                                     _ log: inout DiagnosticLog) -> [Policy] {
+        let items: [Located]
+        if let value = node.member("value") {
+            items = value.array(&log) ?? []
+        } else if case .array = node.node.value {
+            items = node.array(&log) ?? []
+        } else {
+            log.append(node.wrongType("an array of policies or a Graph list response {\"value\": [...]}"))
+            return []
+        }
+        var out: [Policy] = []
+        for item in items {
+            if let ref = item.member("$ref") {
+                out += readReference(item, ref, knownGroups: knownGroups, resolve: resolve, &log)
+            } else if let nested = item.member("value") {
+                out += (nested.array(&log) ?? []).compactMap { GraphPolicy.read($0, knownGroups: knownGroups, log: &log) }
+            } else if let p = GraphPolicy.read(item, knownGroups: knownGroups, log: &log) {
+                out.append(p)
+            }
+        }
+        return out
+    }
+
+    private static func readReference(_ item: Located, _ ref: Located, knownGroups: Set<String>, resolve: Resolver,
+                                      _ log: inout DiagnosticLog) -> [Policy] {
+        guard let reference = ref.string(&log) else { return [] }
+        let fetched: (name: String, data: Data)
+        do {
+            fetched = try resolve(reference)
+        } catch {
+            log.append(ref.problem("cannot read policy file \"\(reference)\": \(error)"))
+            return []
+        }
+        var policies: [Policy]
+        do {
+            policies = try PolicyFile.load(fetched.data, file: fetched.name, knownGroups: knownGroups).map(\.policy)
+        } catch {
+            log.append(contentsOf: error.diagnostics)
+            return []
+        }
+        // Targeting written beside the reference applies to every policy the file holds.
+        var overrides = item.node
+        if case var .object(pairs) = overrides.value {
+            pairs.removeAll { $0.key == "$ref" }
+            overrides.value = .object(pairs)
+        }
+        guard let target = GraphPolicy.read(Located(overrides, path: item.path, file: item.file),
+                                            knownGroups: knownGroups, log: &log) else { return [] }
+        let keys = Set(item.object(&log)?.map(\.key) ?? [])
+        for i in policies.indices {
+            if keys.contains("displayName") { policies[i].displayName = target.displayName }
+            if keys.contains("id") { policies[i].id = target.id }
+            if keys.contains("apps") { policies[i].targetedApps = target.targetedApps; policies[i].appOrigins = target.appOrigins }
+            if keys.contains("assignments") {
+                policies[i].includedGroups = target.includedGroups
+                policies[i].excludedGroups = target.excludedGroups
+                policies[i].allUsers = target.allUsers
+            }
+            // The reference is where the user looks for a conflict's cause.
+            policies[i].origin = Origin(item)
+        }
+        return policies
+    }
+}
+
+/// Reads a standalone policy file: Graph JSON (one policy, an array, or a list response) or a
+/// debug-form property list (`.plist`, XML or binary).
+public enum PolicyFile {
+    public struct Loaded: Sendable {
+        public var policy: Policy
+        public var warnings: [Diagnostic]
+    }
+
+    public static func load(_ data: Data, file: String, knownGroups: Set<String>? = nil) throws(LoadFailure) -> [Loaded] {
+        var log = DiagnosticLog()
+        var policies: [Policy] = []
+        if looksLikePropertyList(data) {
+            let root: Any
+            do {
+                root = try PropertyListSerialization.propertyList(from: data, format: nil)
+            } catch {
+                throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid property list: \(PropertyListText.reason(error))")])
+            }
+            let doc = Located(Node(propertyList: root), path: "", file: file)
+            if let settings = DebugSettings.read(doc, log: &log) {
+                let name = (file as NSString).lastPathComponent
+                policies.append(Policy(id: name, displayName: name, settings: settings, origin: Origin(doc)))
+            }
+        } else {
+            let root: Node
+            do {
+                root = try JSONParser.parse(data)
+            } catch {
+                throw LoadFailure([Diagnostic(.error, file: file, path: "", position: error.position, message: error.message)])
+            }
+            let doc = Located(root, path: "$", file: file)
+            let items: [Located]
+            if let value = doc.member("value") {
+                items = value.array(&log) ?? []
+            } else if case .array = root.value {
+                items = doc.array(&log) ?? []
+            } else {
+                items = [doc]
+            }
+            policies = items.compactMap { GraphPolicy.read($0, knownGroups: knownGroups, log: &log) }
+        }
+        if log.hasErrors { throw LoadFailure(log.items) }
+        let warnings = log.items
+        return policies.enumerated().map { Loaded(policy: $0.element, warnings: $0.offset == 0 ? warnings : []) }
+    }
+
+    static func looksLikePropertyList(_ data: Data) -> Bool {
+        if data.starts(with: Array("bplist".utf8)) { return true }
+        let head = String(decoding: data.prefix(256), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return head.hasPrefix("<?xml") || head.hasPrefix("<plist") || head.hasPrefix("<!DOCTYPE plist")
+    }
+}
+
+/// Turns Foundation's property-list errors into the one line a person needs.
+enum PropertyListText {
+    static func reason(_ error: Error) -> String {
+        let ns = error as NSError
+        var texts: [String] = []
+        if let inner = ns.userInfo["kCFPropertyListOldStyleParsingError"] as? NSError,
+           let d = inner.userInfo[NSDebugDescriptionErrorKey] as? String { _ = d }
+        if let d = ns.userInfo[NSDebugDescriptionErrorKey] as? String { texts.append(d) }
+        return texts.first ?? ns.localizedDescription
+    }
+}

@@ -1,0 +1,100 @@
+// Storage locations. The SDK's API, Graph and the debug/log form each number them differently
+// (SEMANTICS §2); the internal model uses the SDK API's bits and converts at the edges.
+
+/// A place org data may be saved to (`isSaveToAllowedForLocation`).
+/// Raw values are the SDK API's bits [doc: the SDK headers].
+public enum SaveLocation: Int, Sendable, CaseIterable, Hashable {
+    case other = 0
+    case oneDriveForBusiness = 1
+    case sharePoint = 2
+    case box = 4
+    case dropbox = 8
+    case googleDrive = 16
+    case localDrive = 32
+    case cameraRoll = 64
+    case accountDocument = 128
+
+    public var name: String { "\(self)" }
+    public init?(name: String) {
+        guard let l = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        self = l
+    }
+    /// These locations belong to an account; the others take none [doc].
+    public var takesAccount: Bool { self == .oneDriveForBusiness || self == .sharePoint || self == .accountDocument }
+}
+
+/// A place data may be opened from into the app (`isOpenFromAllowedForLocation`).
+/// Raw values are the SDK API's bits [doc: the SDK headers].
+public enum OpenLocation: Int, Sendable, CaseIterable, Hashable {
+    case other = 0
+    case oneDriveForBusiness = 1
+    case sharePoint = 2
+    case camera = 4
+    case localStorage = 8
+    case photos = 16
+    case accountDocument = 32
+
+    public var name: String { "\(self)" }
+    public init?(name: String) {
+        guard let l = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        self = l
+    }
+    public var takesAccount: Bool { self == .oneDriveForBusiness || self == .sharePoint || self == .accountDocument }
+}
+
+/// A set of save locations, stored as the SDK API's bitmask.
+public struct SaveLocations: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public init(_ locations: [SaveLocation]) { self.init(rawValue: locations.reduce(0) { $0 | $1.rawValue }) }
+    public func contains(_ l: SaveLocation) -> Bool { l.rawValue != 0 && rawValue & l.rawValue != 0 }
+    public var locations: [SaveLocation] { SaveLocation.allCases.filter { contains($0) } }
+}
+
+/// A set of open-from (ingestion) locations, stored as the SDK API's bitmask.
+public struct OpenLocations: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public init(_ locations: [OpenLocation]) { self.init(rawValue: locations.reduce(0) { $0 | $1.rawValue }) }
+    public func contains(_ l: OpenLocation) -> Bool { l.rawValue != 0 && rawValue & l.rawValue != 0 }
+    public var locations: [OpenLocation] { OpenLocation.allCases.filter { contains($0) } }
+}
+
+/// Graph's `managedAppDataStorageLocation` names and what they mean to the SDK's save check.
+public enum GraphStorageLocation: String, Sendable, CaseIterable {
+    case oneDriveForBusiness, sharePoint, box, localStorage, photoLibrary
+
+    public var saveLocation: SaveLocation {
+        switch self {
+        case .oneDriveForBusiness: return .oneDriveForBusiness
+        case .sharePoint: return .sharePoint
+        case .box: return .box
+        case .localStorage: return .localDrive
+        case .photoLibrary: return .cameraRoll
+        }
+    }
+
+    public init?(_ save: SaveLocation) {
+        guard let g = Self.allCases.first(where: { $0.saveLocation == save }) else { return nil }
+        self = g
+    }
+}
+
+/// Graph's `managedAppDataIngestionLocation` names and what they mean to the SDK's open check.
+public enum GraphIngestionLocation: String, Sendable, CaseIterable {
+    case oneDriveForBusiness, sharePoint, camera, photoLibrary
+
+    public var openLocation: OpenLocation {
+        switch self {
+        case .oneDriveForBusiness: return .oneDriveForBusiness
+        case .sharePoint: return .sharePoint
+        case .camera: return .camera
+        case .photoLibrary: return .photos
+        }
+    }
+
+    public init?(_ open: OpenLocation) {
+        guard let g = Self.allCases.first(where: { $0.openLocation == open }) else { return nil }
+        self = g
+    }
+}

@@ -1,0 +1,67 @@
+/// One app-protection policy of a tenant: its settings and whom it targets.
+public struct Policy: Sendable, Hashable {
+    /// The Graph `id` when present, else the display name.
+    public var id: String
+    public var displayName: String
+    public var settings: PolicySettings
+    /// Bundle ids of the targeted apps, lower-cased (bundle ids compare case-insensitively on iOS).
+    public var targetedApps: [String]
+    public var includedGroups: [String]
+    public var excludedGroups: [String]
+    /// An `allLicensedUsersAssignmentTarget` assignment.
+    public var allUsers: Bool
+    /// Where the policy was read from.
+    public var origin: Origin
+    /// Where each targeted app was named, parallel to `targetedApps`.
+    public var appOrigins: [Origin]
+
+    public init(id: String, displayName: String, settings: PolicySettings = PolicySettings(),
+                targetedApps: [String] = [], includedGroups: [String] = [], excludedGroups: [String] = [],
+                allUsers: Bool = false, origin: Origin = Origin(file: "", path: "")) {
+        self.id = id
+        self.displayName = displayName
+        self.settings = settings
+        self.targetedApps = targetedApps.map { $0.lowercased() }
+        self.includedGroups = includedGroups
+        self.excludedGroups = excludedGroups
+        self.allUsers = allUsers
+        self.origin = origin
+        self.appOrigins = []
+    }
+
+    /// Whether the policy is assigned to a user in these groups.
+    public func isAssigned(toGroups groups: [String]) -> Bool {
+        let lowered = Set(groups.map { $0.lowercased() })
+        if excludedGroups.contains(where: { lowered.contains($0.lowercased()) }) { return false }
+        return allUsers || includedGroups.contains(where: { lowered.contains($0.lowercased()) })
+    }
+}
+
+/// Where something was read from: file, JSON path or key path, and position when known.
+public struct Origin: Sendable, Hashable, CustomStringConvertible {
+    public var file: String
+    public var path: String
+    public var position: SourcePosition?
+
+    public init(file: String, path: String, position: SourcePosition? = nil) {
+        self.file = file
+        self.path = path
+        self.position = position
+    }
+
+    public init(_ located: Located) {
+        self.init(file: located.file, path: located.path, position: located.node.position)
+    }
+
+    public func problem(_ severity: Diagnostic.Severity, _ message: String) -> Diagnostic {
+        Diagnostic(severity, file: file, path: path, position: position, message: message)
+    }
+
+    public func problem(_ message: String) -> Diagnostic { problem(.error, message) }
+
+    public var description: String {
+        var s = file
+        if let p = position { s += ":\(p.line):\(p.column)" }
+        return path.isEmpty ? s : "\(s) \(path)"
+    }
+}

@@ -1,0 +1,108 @@
+/// A user of the tenant.
+public struct TenantUser: Sendable, Hashable {
+    public var upn: String
+    public var oid: String?
+    public var groups: [String]
+    public init(upn: String, oid: String? = nil, groups: [String] = []) {
+        self.upn = upn
+        self.oid = oid
+        self.groups = groups
+    }
+}
+
+/// The emulated device: MDM state and which managed account each SDK app has enrolled.
+public struct Device: Sendable, Hashable {
+    public var mdmEnrolled = false
+    /// The MDM user; inbound unowned data is tagged with it under
+    /// `protectInboundDataFromUnknownSources` [doc].
+    public var mdmUser: Account?
+    /// Bundle id (lower-cased) → the managed account enrolled in that app [chosen: the tenant
+    /// file may say; otherwise the first targeted user is taken, see `Tenant.defaultEnrollment`].
+    public var enrollments: [String: Account] = [:]
+    /// Bundle ids (lower-cased) of apps the MDM manages; matters for "OS sharing" [doc].
+    public var mdmManagedApps: Set<String> = []
+    public init() {}
+}
+
+/// An organisation: users, groups, device, and app-protection policies (SEMANTICS §3).
+public struct Tenant: Sendable {
+    public var name: String
+    public var users: [TenantUser]
+    public var groups: [String]
+    public var device: Device
+    public var policies: [Policy]
+
+    private var accountIndex: [String: Int] = [:]
+    /// bundle id (lower-cased) → user index → policy index.
+    private var targets: [String: [Int: Int]] = [:]
+
+    public init(name: String, users: [TenantUser] = [], groups: [String] = [], device: Device = Device(), policies: [Policy] = []) {
+        self.name = name
+        self.users = users
+        self.groups = groups
+        self.device = device
+        self.policies = policies
+        reindex()
+    }
+
+    /// Rebuilds the lookup tables; returns the (app, user, first policy, second policy) conflicts found.
+    @discardableResult
+    public mutating func reindex() -> [(app: String, user: Int, first: Int, second: Int)] {
+        accountIndex = [:]
+        for (i, u) in users.enumerated() {
+            accountIndex[u.upn.lowercased()] = i
+            if let oid = u.oid { accountIndex[oid.lowercased()] = i }
+        }
+        targets = [:]
+        var conflicts: [(String, Int, Int, Int)] = []
+        for (p, policy) in policies.enumerated() {
+            for (u, user) in users.enumerated() where policy.isAssigned(toGroups: user.groups) {
+                for app in policy.targetedApps {
+                    if let existing = targets[app]?[u] {
+                        if existing != p { conflicts.append((app, u, existing, p)) }
+                    } else {
+                        targets[app, default: [:]][u] = p
+                    }
+                }
+            }
+        }
+        return conflicts
+    }
+
+    /// The tenant's account for a UPN or OID (case-insensitive), or nil when the tenant has no such user.
+    public func knownAccount(named name: String) -> Account? {
+        guard let i = accountIndex[name.lowercased()] else { return nil }
+        return Account(userIndex: i, upn: users[i].upn, oid: users[i].oid)
+    }
+
+    /// An identity from its written form: `personal` or `""` is the personal identity; anything
+    /// else is an account, known to the tenant or not.
+    public func identity(named name: String) -> Identity {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        if trimmed.isEmpty || trimmed.lowercased() == "personal" { return .personal }
+        return .account(knownAccount(named: trimmed) ?? Account(unknown: trimmed))
+    }
+
+    /// The policy that targets this app for this account, if any.
+    public func policyIndex(app bundleID: String, account: Account) -> Int? {
+        guard let u = account.userIndex else { return nil }
+        return targets[bundleID.lowercased()]?[u]
+    }
+
+    public func policy(app bundleID: String, account: Account) -> Policy? {
+        policyIndex(app: bundleID, account: account).map { policies[$0] }
+    }
+
+    /// Whether any policy targets this app at all.
+    public func isTargeted(app bundleID: String) -> Bool { targets[bundleID.lowercased()] != nil }
+
+    /// The managed account an SDK app has enrolled when nobody said otherwise: the device's
+    /// entry for the app, else the first user (in file order) that a policy targets for it.
+    public func defaultEnrollment(app bundleID: String) -> Account? {
+        if let a = device.enrollments[bundleID.lowercased()] { return a }
+        guard let byUser = targets[bundleID.lowercased()], let u = byUser.keys.min() else { return nil }
+        return Account(userIndex: u, upn: users[u].upn, oid: users[u].oid)
+    }
+}
+
+import Foundation

@@ -1,0 +1,122 @@
+import ArgumentParser
+import Foundation
+import MAMCatalog
+import MAMPolicy
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Validate tenants, policy files and app manifests.",
+        discussion: """
+            Each PATH is a tenant file, a policy file (Graph JSON: one policy, an array, or a list
+            response {"value": [...]}; or a debug-form .plist), an app's Info.plist, or a folder
+            searched for *.json and *.plist. With no PATH, checks the project's Policies/ and
+            Apps/.
+
+            Problems print one per line, like a compiler: file, line and column where known,
+            severity, JSON path or plist key path, and what is wrong, with the allowed values.
+            A policy that targets an app no manifest describes is an error: pass the app's
+            Info.plist too, or --ignore-unknown-apps.
+
+            Exit status: 0 when there is no error (warnings allowed), 1 otherwise.
+            """
+    )
+
+    @Argument(help: "Files or folders to check.", completion: .file())
+    var paths: [String] = []
+
+    @Option(help: ArgumentHelp("Folder of apps whose Info.plist files are known manifests.", valueName: "DIR"))
+    var apps: String?
+
+    @Flag(help: "Do not report policies that target apps with no known manifest.")
+    var ignoreUnknownApps = false
+
+    @Flag(name: .shortAndLong, help: "Only print problems, not the summary line.")
+    var quiet = false
+
+    func run() throws {
+        var files: [String] = []
+        var roots = paths
+        let root = Catalog.projectRoot()
+        if roots.isEmpty {
+            guard let root else {
+                throw ValidationError("no PATH given and no MAMLab project (Apps/ and Policies/) found here; set MAMLAB_ROOT or pass files")
+            }
+            roots = [root.appendingPathComponent("Policies").path, root.appendingPathComponent("Apps").path]
+        }
+        var diagnostics: [Diagnostic] = []
+        for path in roots {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+                diagnostics.append(Diagnostic(.error, file: path, path: "", message: "no such file or folder"))
+                continue
+            }
+            files += isDir.boolValue ? Self.inputFiles(under: path) : [path]
+        }
+
+        var manifests: [AppManifest] = []
+        if let appsDir = apps.map({ URL(fileURLWithPath: $0) }) ?? root?.appendingPathComponent("Apps") {
+            manifests += Catalog.loadApps(in: appsDir).apps.map(\.manifest)
+        }
+        var tenants: [Tenant] = []
+        for file in files {
+            let shown = Catalog.relative(file)
+            do {
+                let data = try Catalog.read(file)
+                switch InputKind.detect(data, path: file) {
+                case .tenant:
+                    let loaded = try Catalog.loadTenant(shown)
+                    diagnostics += loaded.warnings
+                    tenants.append(loaded.tenant)
+                case .manifest:
+                    let loaded = try AppManifest.load(data, file: shown)
+                    diagnostics += loaded.warnings
+                    manifests.append(loaded.manifest)
+                case .policy:
+                    diagnostics += try PolicyFile.load(data, file: shown).flatMap(\.warnings)
+                }
+            } catch {
+                diagnostics += error.diagnostics
+            }
+        }
+        if !ignoreUnknownApps && !manifests.isEmpty {
+            for tenant in tenants { diagnostics += Catalog.unknownApps(tenant, known: manifests) }
+        }
+        var seen = Set<Diagnostic>()
+        diagnostics = diagnostics.filter { seen.insert($0).inserted }
+        for d in diagnostics { print(d) }
+        let errors = diagnostics.filter { $0.severity == .error }.count
+        let warnings = diagnostics.count - errors
+        if !quiet {
+            print("checked \(files.count) file\(files.count == 1 ? "" : "s"): \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
+        }
+        if errors > 0 { throw ExitCode(1) }
+    }
+
+    static func inputFiles(under dir: String) -> [String] {
+        guard let e = FileManager.default.enumerator(atPath: dir) else { return [] }
+        var out: [String] = []
+        while let item = e.nextObject() as? String {
+            let lower = item.lowercased()
+            if lower.hasSuffix(".json") || lower.hasSuffix(".plist") { out.append((dir as NSString).appendingPathComponent(item)) }
+        }
+        return out.sorted()
+    }
+}
+
+/// What a file holds, judged from its content rather than its name.
+enum InputKind {
+    case tenant, policy, manifest
+
+    static func detect(_ data: Data, path: String) -> InputKind {
+        if path.hasSuffix("Info.plist") { return .manifest }
+        if !path.lowercased().hasSuffix(".json"),
+           let object = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] {
+            return object["CFBundleIdentifier"] != nil ? .manifest : .policy
+        }
+        if let node = try? JSONParser.parse(data), node["users"] != nil || node["device"] != nil
+            || (node["policies"] != nil && node["@odata.type"] == nil) {
+            return .tenant
+        }
+        return .policy
+    }
+}

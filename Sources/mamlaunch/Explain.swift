@@ -1,0 +1,144 @@
+import ArgumentParser
+import Foundation
+import MAMCatalog
+import MAMPolicy
+
+enum Channel: String, ExpressibleByArgument, CaseIterable {
+    case send, `import`, receive, paste
+    case openURL = "open-url"
+    case openIn = "open-in"
+    case saveTo = "save-to"
+    case openFrom = "open-from"
+}
+
+struct Explain: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer one sharing decision and say why.",
+        discussion: """
+            --from is where the data comes from and --to where it goes, for every channel:
+              send      --from pushes data to --to (seed 002's "send")
+              receive   the same push, seen from --to (seed 002's "passive receive")
+              import    --to pulls data from --from while it runs (seed 002's "import")
+              paste     text copied in --from is pasted into --to (needs --text)
+              open-url  --from opens --url; --to is the app that handles it (optional:
+                        without it, the answer is the SDK's isURLAllowed)
+              open-in   --from shares a document of --type with --to
+              save-to   --from saves org data to --location
+              open-from --to (or --from) opens data from --location
+
+            APP is a folder name under Apps/ (Mail), a bundle id (com.contoso.mail), or the
+            bundle id of a manifest given with --manifest. ACCOUNT is a UPN, an OID or
+            `personal`; several may be listed with commas: the first is the identity the app
+            acts under now, the others are also signed in (Mail:adele@contoso.com,personal).
+            Omitted, the app acts under the managed account enrolled in it: the tenant's
+            device.enrollments entry, else the first user a policy targets for the app.
+
+            A LOCATION is a save location (oneDriveForBusiness, sharePoint, box, dropbox,
+            googleDrive, localDrive, cameraRoll, accountDocument, other) or an open location
+            (oneDriveForBusiness, sharePoint, camera, localStorage, photos, accountDocument,
+            other), with :ACCOUNT for the ones that belong to an account.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The tenant file (default: Policies/contoso/tenant.json).", valueName: "FILE"))
+    var tenant: String?
+
+    @Option(help: ArgumentHelp("Apply this policy file's settings to every policy of the tenant, keeping their targeting.", valueName: "FILE"))
+    var policy: String?
+
+    @Option(help: ArgumentHelp("Where the data comes from.", valueName: "APP[:ACCOUNT]"))
+    var from: String?
+
+    @Option(help: ArgumentHelp("Where the data goes.", valueName: "APP[:ACCOUNT]"))
+    var to: String?
+
+    @Option(help: ArgumentHelp("How the data moves.", valueName: Channel.allCases.map(\.rawValue).joined(separator: "|")))
+    var channel: Channel
+
+    @Option(help: "The URL to open (open-url).")
+    var url: String?
+
+    @Option(help: ArgumentHelp("The document's content type, e.g. com.adobe.pdf (open-in).", valueName: "UTI"))
+    var type: String?
+
+    @Option(help: ArgumentHelp("The storage location (save-to, open-from).", valueName: "LOCATION[:ACCOUNT]"))
+    var location: String?
+
+    @Option(help: "The copied text (paste).")
+    var text: String?
+
+    @Option(name: .customLong("manifest"), help: ArgumentHelp("An Info.plist of your own app to know besides Apps/.", valueName: "FILE"))
+    var manifests: [String] = []
+
+    @Flag(help: "With open-url and no --to: the twin scheme is a known managed-app scheme (isKnownManagedAppScheme).")
+    var knownManagedScheme = false
+
+    @Flag(help: "Print one JSON object: allowed, outcome, rule, tag, message and the details.")
+    var json = false
+
+    func validate() throws {
+        switch channel {
+        case .send, .import, .receive, .paste, .openIn:
+            guard from != nil, to != nil else { throw ValidationError("--channel \(channel.rawValue) needs --from and --to") }
+        case .openURL:
+            guard from != nil else { throw ValidationError("--channel open-url needs --from") }
+        case .saveTo:
+            guard from != nil else { throw ValidationError("--channel save-to needs --from (the app saving)") }
+        case .openFrom:
+            guard from != nil || to != nil else { throw ValidationError("--channel open-from needs --to (the app opening)") }
+        }
+        if channel == .paste && text == nil { throw ValidationError("--channel paste needs --text (its length counts against the character limit)") }
+        if channel == .openURL && url == nil { throw ValidationError("--channel open-url needs --url") }
+        if channel == .openIn && type == nil { throw ValidationError("--channel open-in needs --type") }
+        if (channel == .saveTo || channel == .openFrom) && location == nil {
+            throw ValidationError("--channel \(channel.rawValue) needs --location")
+        }
+    }
+
+    func run() throws {
+        let world = try World.load(tenant: tenant, policyOverride: policy, manifests: manifests)
+        var notes = world.notes
+        let source = try from.map { try world.party($0, notes: &notes) }
+        let target = try to.map { try world.party($0, notes: &notes) }
+        let engine = world.engine
+
+        let decision: Decision
+        switch channel {
+        case .send, .receive:
+            decision = engine.transfer(from: source!, to: target!, mode: .push)
+        case .import:
+            decision = engine.transfer(from: source!, to: target!, mode: .import)
+        case .paste:
+            decision = engine.paste(PasteboardItem(source: source!, text: text!), into: target!)
+        case .openURL:
+            if let target {
+                decision = engine.openURL(url!, from: source!, to: target)
+            } else {
+                decision = engine.isURLAllowed(url!, by: source!, isKnownManagedAppScheme: knownManagedScheme)
+            }
+        case .openIn:
+            decision = engine.openIn(type: type!, from: source!, to: target!)
+        case .saveTo:
+            let (name, account) = split(location!)
+            guard let l = SaveLocation(name: name) else {
+                throw ValidationError("unknown save location \"\(name)\"; allowed values: \(SaveLocation.allCases.map(\.name).joined(separator: ", "))")
+            }
+            decision = engine.saveTo(l, account: try world.account(account, notes: &notes), owner: source!)
+        case .openFrom:
+            let (name, account) = split(location!)
+            guard let l = OpenLocation(name: name) else {
+                throw ValidationError("unknown open location \"\(name)\"; allowed values: \(OpenLocation.allCases.map(\.name).joined(separator: ", "))")
+            }
+            decision = engine.openFrom(l, account: try world.account(account, notes: &notes), receiver: (target ?? source)!)
+        }
+
+        let report = Report(decision: decision, channel: channel.rawValue, from: source, to: target,
+                            ownerSide: channel == .openFrom ? (target ?? source) : source, notes: notes)
+        print(json ? report.json() : report.text())
+    }
+
+    private func split(_ spec: String) -> (String, String?) {
+        guard let colon = spec.firstIndex(of: ":") else { return (spec, nil) }
+        return (String(spec[..<colon]), String(spec[spec.index(after: colon)...]))
+    }
+}

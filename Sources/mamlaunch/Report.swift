@@ -1,0 +1,94 @@
+import Foundation
+import MAMPolicy
+
+/// How `explain` shows a decision.
+struct Report {
+    var decision: Decision
+    var channel: String
+    var from: Party?
+    var to: Party?
+    /// The party whose policy an `.owner` rule read.
+    var ownerSide: Party?
+    var notes: [String]
+
+    private func party(for side: PolicySide) -> Party? {
+        switch side {
+        case .sender: return from
+        case .receiver: return to ?? ownerSide
+        case .owner: return ownerSide
+        case .none: return nil
+        }
+    }
+
+    /// The deciding fields and their values in the deciding party's policy.
+    private func fields(of rule: Rule) -> [(String, String)] {
+        guard let p = party(for: rule.side), p.isManaged, let policy = p.policy else { return [] }
+        let graph = GraphPolicy.write(policy)
+        return rule.fields.map { ($0, graph[$0].map(render) ?? "-") }
+    }
+
+    private func render(_ node: Node) -> String {
+        switch node.value {
+        case .null: return "null"
+        case let .bool(b): return String(b)
+        case let .integer(i): return String(i)
+        case let .real(r): return String(r)
+        case let .string(s): return s
+        case let .array(items):
+            return "[" + items.map { n in n["name"].map(render) ?? render(n) }.joined(separator: ", ") + "]"
+        default: return "…"
+        }
+    }
+
+    private func describe(_ p: Party?) -> String {
+        guard let p else { return "-" }
+        let state = p.isManaged ? "managed" : "unmanaged"
+        return "\(p.app.bundleID) as \(p.identity) (\(state))"
+    }
+
+    func text() -> String {
+        let d = decision
+        var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))"]
+        lines.append("  rule      \(d.rule.id) [\(d.tag.rawValue)] \(d.rule.summary)")
+        if !d.message.isEmpty { lines.append("  message   \(d.message)") }
+        if let id = d.receivingIdentity { lines.append("  identity  received as \(id)") }
+        if let url = d.url { lines.append("  url       \(url)") }
+        if let t = d.deliveredType { lines.append("  type      delivered as \(t)") }
+        if let r = d.replacementText { lines.append("  pasted    \"\(r)\"") }
+        if let p = party(for: d.rule.side), p.isManaged, let policy = p.policy {
+            lines.append("  policy    \"\(policy.displayName)\" (\(policy.origin.file)) on \(p.app.bundleID) for \(p.enrolled?.name ?? "-")")
+            for (k, v) in fields(of: d.rule) { lines.append("            \(k) = \(v)") }
+        }
+        if let s = d.senderRule {
+            lines.append("  sender    \(s.id) [\(s.tag.rawValue)] \(s.summary)")
+            for (k, v) in fields(of: s) { lines.append("            \(k) = \(v)") }
+        }
+        lines += notes.map { "  \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    func json() -> String {
+        let d = decision
+        var object: [String: Any] = [
+            "allowed": d.allowed,
+            "outcome": d.outcome.rawValue,
+            "rule": d.rule.id,
+            "tag": d.tag.rawValue,
+            "message": d.message,
+            "ruleName": d.rule.rawValue,
+            "summary": d.rule.summary,
+            "channel": channel,
+            "fields": Dictionary(fields(of: d.rule), uniquingKeysWith: { a, _ in a }),
+        ]
+        if let from { object["from"] = ["app": from.app.bundleID, "identity": from.identity.description, "managed": from.isManaged] }
+        if let to { object["to"] = ["app": to.app.bundleID, "identity": to.identity.description, "managed": to.isManaged] }
+        if let id = d.receivingIdentity { object["receivingIdentity"] = id.description }
+        if let url = d.url { object["url"] = url }
+        if let t = d.deliveredType { object["deliveredType"] = t }
+        if let r = d.replacementText { object["replacementText"] = r }
+        if let s = d.senderRule { object["senderRule"] = s.id }
+        if !notes.isEmpty { object["notes"] = notes }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
