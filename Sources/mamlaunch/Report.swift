@@ -56,7 +56,7 @@ struct Report {
         if let t = d.deliveredType { lines.append("  type      delivered as \(t)") }
         if let r = d.replacementText { lines.append("  pasted    \"\(r)\"") }
         if let p = party(for: d.rule.side), p.isManaged, let policy = p.policy {
-            lines.append("  policy    \"\(policy.displayName)\" (\(policy.origin.file)) on \(p.app.bundleID) for \(p.enrolled?.name ?? "-")")
+            lines.append("  policy    \"\(policy.displayName)\" (\(policy.settingsFile ?? policy.origin.file)) on \(p.app.bundleID) for \(p.enrolled?.name ?? "-")")
             for (k, v) in fields(of: d.rule) { lines.append("            \(k) = \(v)") }
         }
         if let s = d.senderRule {

@@ -72,7 +72,8 @@ struct World {
             throw ValidationError("\"\(spec)\": no account after ':'; give a UPN, an OID or personal")
         }
         let identities = accounts.map { engine.tenant.identity(named: $0) }
-        for case let .account(a) in identities where a.userIndex == nil {
+        let personal = Set(engine.tenant.personalAccounts.map { $0.lowercased() })
+        for case let .account(a) in identities where a.userIndex == nil && !personal.contains(a.name.lowercased()) {
             notes.append("note: \(a.name) is not a user of tenant \(engine.tenant.name); it is an unmanaged account")
         }
         let manifest = app.manifest

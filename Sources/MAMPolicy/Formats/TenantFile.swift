@@ -13,7 +13,8 @@ public enum TenantFile {
         public var warnings: [Diagnostic]
     }
 
-    private static let topLevelKeys: Set<String> = ["tenant", "users", "groups", "device", "policies", "$schema", "description"]
+    private static let topLevelKeys: Set<String> = ["tenant", "users", "groups", "device", "policies", "$schema", "description",
+                                                    "personalAccounts"]
 
     public static func load(_ data: Data, file: String, resolve: Resolver) throws(LoadFailure) -> Loaded {
         var log = DiagnosticLog()
@@ -49,6 +50,7 @@ public enum TenantFile {
             log.append(doc.problem(.warning, "the tenant has no \"users\"; no party can be managed"))
         }
         tenant.groups = doc.member("groups")?.strings(&log) ?? []
+        tenant.personalAccounts = doc.member("personalAccounts")?.strings(&log) ?? []
         tenant.reindex()
         let knownGroups = Set((tenant.groups + tenant.users.flatMap(\.groups)).map { $0.lowercased() })
 
@@ -167,6 +169,7 @@ public enum TenantFile {
                 policies[i].allUsers = target.allUsers
             }
             // The reference is where the user looks for a conflict's cause.
+            policies[i].settingsFile = fetched.name
             policies[i].origin = Origin(item)
         }
         return policies

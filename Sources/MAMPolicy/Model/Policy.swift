@@ -12,6 +12,8 @@ public struct Policy: Sendable, Hashable {
     public var allUsers: Bool
     /// Where the policy was read from.
     public var origin: Origin
+    /// The file the settings came from when it is not where the policy is listed (a `$ref`).
+    public var settingsFile: String?
     /// Where each targeted app was named, parallel to `targetedApps`.
     public var appOrigins: [Origin]
 

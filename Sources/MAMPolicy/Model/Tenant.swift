@@ -29,6 +29,9 @@ public struct Tenant: Sendable {
     public var name: String
     public var users: [TenantUser]
     public var groups: [String]
+    /// Consumer accounts people sign in with; always unmanaged. Listed so tools can tell a
+    /// personal account from a typo.
+    public var personalAccounts: [String] = []
     public var device: Device
     public var policies: [Policy]
 
