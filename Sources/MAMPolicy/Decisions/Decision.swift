@@ -64,7 +64,7 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
     public var tag: Tag { rule.tag }
     public var ruleID: String { rule.id }
     /// The user-facing text; empty when the user sees nothing.
-    public var message: String { outcome.delivers && outcome != .encrypted ? "" : rule.message }
+    public var message: String { outcome.delivers ? "" : rule.message }
 
     public var description: String { "\(outcome.rawValue) (\(rule.id) [\(rule.tag.rawValue)])" }
 }

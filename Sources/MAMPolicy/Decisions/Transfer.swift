@@ -105,6 +105,8 @@ extension PolicyEngine {
         // The receiver is judged as it stands when the data arrives; a personal identity of an
         // app with the data's account enrolled switches by §4.2.1.
         var final = receive(by: receiver, owner: sender.dataAccount, fromManagedSender: sender.isManaged, mode: mode)
+        // An unmanaged receiver has nothing to say; the sender's rule is the one that decided.
+        if final.rule == .receiverUnmanaged { return out }
         final.senderRule = out.rule
         if final.outcome == .allowed && out.outcome == .switched {
             final.outcome = .switched

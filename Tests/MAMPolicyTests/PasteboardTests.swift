@@ -1,0 +1,71 @@
+import MAMPolicy
+import Testing
+
+@Suite("4.3 pasteboard")
+struct PasteboardTests {
+    func paste(_ lab: Lab, _ text: String, from: Party, into: Party) -> Decision {
+        lab.engine.paste(PasteboardItem(source: from, text: text), into: into)
+    }
+
+    @Test func sameAppSameIdentityAlwaysPastes() {
+        let lab = Lab(settings: .with { $0.clipboard = .blocked })
+        let d = paste(lab, "secret", from: lab.party("mail"), into: lab.party("mail"))
+        #expect(d.outcome == .allowed && d.rule.id == "4.3.1")
+    }
+
+    @Test(arguments: [
+        (ClipboardLevel.allApps, "notes", Outcome.allowed),
+        (.managedAppsWithPasteIn, "notes", .blocked),
+        (.managedApps, "notes", .blocked),
+        (.blocked, "notes", .blocked),
+        (.allApps, "docs", .allowed),
+        (.managedAppsWithPasteIn, "docs", .allowed),
+        (.managedApps, "docs", .allowed),
+        (.blocked, "docs", .blocked),
+    ])
+    func orgDataFollowsTheSourceLevel(level: ClipboardLevel, target: String, expected: Outcome) {
+        let lab = Lab(settings: .with { $0.clipboard = level })
+        let d = paste(lab, "quarterly numbers", from: lab.party("mail", Lab.adele), into: lab.party(target))
+        #expect(d.outcome == expected, "\(level) into \(target): \(d)")
+        #expect(d.rule.id == "4.3.2")
+    }
+
+    @Test func personalIdentityInsideAManagedAppIsNotAManagedTarget() {
+        let lab = Lab(settings: .with { $0.clipboard = .managedApps })
+        let d = paste(lab, "text", from: lab.party("docs"), into: lab.party("mail", "personal"))
+        #expect(d.outcome == .blocked && d.rule == .pasteOrgNotManagedTarget && d.tag == .observed)
+    }
+
+    @Test func blockedPasteDeliversTheNotice() {
+        let lab = Lab(settings: .with { $0.clipboard = .blocked })
+        let d = paste(lab, "secret", from: lab.party("mail"), into: lab.party("notes"))
+        #expect(d.replacementText == "Your organization's data cannot be pasted here.")
+        #expect(d.message == UserMessage.paste)
+    }
+
+    @Test func characterLimitCountsUnicodeScalars() {
+        let lab = Lab(settings: .with { $0.clipboard = .blocked; $0.clipboardExceptionLength = 5 })
+        let src = lab.party("mail"), dst = lab.party("notes")
+        #expect(paste(lab, "12345", from: src, into: dst).rule == .pasteUnderCharacterLimit)
+        #expect(paste(lab, "123456", from: src, into: dst).outcome == .blocked)
+        // Five scalars, more UTF-8 bytes: still within the limit.
+        #expect(paste(lab, "ééééé", from: src, into: dst).outcome == .allowed)
+        // A flag emoji is two scalars.
+        #expect(paste(lab, "🇫🇷🇫🇷🇫🇷", from: src, into: dst).outcome == .blocked)
+    }
+
+    @Test(arguments: [
+        (ClipboardLevel.allApps, Outcome.allowed), (.managedAppsWithPasteIn, .allowed),
+        (.managedApps, .blocked), (.blocked, .blocked),
+    ])
+    func nonOrgDataIntoAManagedPartyFollowsTheTargetLevel(level: ClipboardLevel, expected: Outcome) {
+        let lab = Lab(settings: .with { $0.clipboard = level })
+        let d = paste(lab, "from the web", from: lab.party("notes"), into: lab.party("docs"))
+        #expect(d.outcome == expected && d.rule.id == "4.3.3")
+    }
+
+    @Test func nonOrgDataIntoAnUnmanagedPartyIsUnrestricted() {
+        let lab = Lab(settings: .with { $0.clipboard = .blocked })
+        #expect(paste(lab, "x", from: lab.party("notes"), into: lab.party("chat")).outcome == .allowed)
+    }
+}
