@@ -34,6 +34,8 @@ public enum DebugSettings {
          ("ManagedBrowserRequired", \.managedBrowserRequired, false),
          ("EnableOpenInFilter", \.filterOpenInToOnlyManagedApps, false),
          ("ProtectManagedOpenInData", \.disableProtectionOfManagedOutboundOpenInData, true),
+         // [chosen] the log reference lists no key for this Graph flag; named after it.
+         ("ProtectInboundDataFromUnknownSources", \.protectInboundDataFromUnknownSources, false),
          ("PrintingBlocked", \.printBlocked, false),
          ("ContactSyncDisabled", \.contactSyncBlocked, false),
          ("DataBackupDisabled", \.dataBackupBlocked, false),
