@@ -109,6 +109,7 @@ public enum DebugSettings {
         case "filterOpenInToOnlyManagedApps": return "EnableOpenInFilter"
         case "disableProtectionOfManagedOutboundOpenInData": return "ProtectManagedOpenInData"
         case "customDialerAppProtocol": return "SpecificDialerProtocol"
+        case "protectInboundDataFromUnknownSources": return "ProtectInboundDataFromUnknownSources"
         default: return p
         }
     }
