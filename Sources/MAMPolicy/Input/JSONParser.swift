@@ -79,9 +79,10 @@ public struct JSONParser {
     }
 
     private mutating func expectWord(_ word: String) throws(SyntaxError) {
+        let start = position
         for b in word.utf8 {
             guard index < bytes.count, bytes[index] == b else {
-                throw error("invalid literal; expected '\(word)'")
+                throw SyntaxError(position: start, message: "invalid literal; expected '\(word)'")
             }
             index += 1
         }

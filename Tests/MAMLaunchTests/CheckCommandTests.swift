@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@Suite("mamlaunch check")
+struct CheckCommandTests {
+    @Test func theSampleProjectIsClean() throws {
+        let r = try CommandRunner.run(["check"])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("0 errors, 0 warnings"))
+    }
+
+    /// Each bad file and the line `check` must print for it (after the file name).
+    static let badFiles: [(name: String, content: String, line: String)] = [
+        ("syntax.json", "{\n  \"displayName\": \"x\",\n  \"saveAsBlocked\": tru\n}", ":3:20: error: invalid literal; expected 'true'"),
+        ("wrong-type.json", "{\"displayName\": \"x\", \"printBlocked\": \"no\"}", ":1:38: error: $.printBlocked: expected a boolean, found string \"no\""),
+        ("unknown-enum.json", "{\"allowedOutboundClipboardSharingLevel\": \"managed\"}",
+         ":1:42: error: $.allowedOutboundClipboardSharingLevel: unknown value \"managed\"; allowed values: allApps, managedAppsWithPasteIn, managedApps, blocked"),
+        ("coupling.json", "{\"allowedInboundDataTransferSources\": \"none\", \"protectInboundDataFromUnknownSources\": true}",
+         ": error: $.protectInboundDataFromUnknownSources: valid only with allowedInboundDataTransferSources = allApps (it is none)"),
+        ("tenant-group.json", "{\"users\": [{\"upn\": \"a@c.com\", \"groups\": [\"g\"]}], \"policies\": [{\"apps\": [\"com.contoso.mail\"], \"assignments\": [{\"target\": {\"groupId\": \"h\"}}]}]}",
+         ": error: $.policies[0].assignments[0].target.groupId: unknown group \"h\"; the tenant's groups are: g"),
+        ("tenant-user.json", "{\"users\": [{\"upn\": \"a@c.com\"}], \"device\": {\"mdmUser\": \"b@c.com\"}}",
+         ": error: $.device.mdmUser: unknown user \"b@c.com\"; the tenant's users are: a@c.com"),
+        ("tenant-app.json", "{\"users\": [{\"upn\": \"a@c.com\", \"groups\": [\"g\"]}], \"policies\": [{\"displayName\": \"P\", \"apps\": [\"com.nowhere.app\"], \"assignments\": [{\"target\": {\"groupId\": \"g\"}}]}]}",
+         ": error: $.policies[0].apps[0]: policy \"P\" targets unknown app com.nowhere.app"),
+        ("tenant-conflict.json", "{\"users\": [{\"upn\": \"a@c.com\", \"groups\": [\"g\"]}], \"policies\": [{\"displayName\": \"P1\", \"apps\": [\"com.contoso.mail\"], \"assignments\": [{\"target\": {\"groupId\": \"g\"}}]}, {\"displayName\": \"P2\", \"apps\": [\"com.contoso.mail\"], \"assignments\": [{\"target\": {\"groupId\": \"g\"}}]}]}",
+         "both target user a@c.com for app com.contoso.mail"),
+        ("debug-level.plist", "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>AppSharingFromLevel</key><integer>9</integer></dict></plist>",
+         ": error: AppSharingFromLevel: unknown level 9; allowed values: 0 (none), 1 (managedApps), 2 (allApps)"),
+        ("Info.plist", "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>CFBundleIdentifier</key><string>com.x</string><key>IntuneMAMSettings</key><dict><key>AutoEnrollOnLaunch</key><string>YES</string></dict></dict></plist>",
+         ": error: IntuneMAMSettings.AutoEnrollOnLaunch: expected a boolean, found string \"YES\""),
+        ("broken.plist", "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>a</key></dict></plist>", ": error: not a valid property list"),
+    ]
+
+    @Test("rejects", arguments: badFiles.indices)
+    func rejects(_ i: Int) throws {
+        let bad = Self.badFiles[i]
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent(bad.name)
+        try Data(bad.content.utf8).write(to: file)
+        let before = try Data(contentsOf: file)
+        let r = try CommandRunner.run(["check", file.path])
+        #expect(r.status == 1, "\(bad.name): \(r.stdout)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.hasPrefix(file.path) && $0.contains(bad.line) }, "\(bad.name): \(r.stdout)")
+        #expect(lines.last?.contains("1 error") == true, "\(bad.name): \(r.stdout)")
+        // Checking never touches the file.
+        #expect(try Data(contentsOf: file) == before)
+    }
+
+    @Test func warningsDoNotFailTheCheck() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-warn-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("d.plist")
+        try Data("<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>Whatever</key><true/></dict></plist>".utf8).write(to: file)
+        let r = try CommandRunner.run(["check", file.path])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("warning: Whatever: unknown debug setting"))
+        #expect(r.stdout.contains("0 errors, 1 warning"))
+    }
+
+    @Test func aMissingPathIsAnError() throws {
+        let r = try CommandRunner.run(["check", "/no/such/file.json"])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("/no/such/file.json: error: no such file or folder"))
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+/// `mamlaunch explain` answers the 12 cells of seed 002's send / import / passive-receive
+/// tables over the sample tenant (Send = Receive = managed apps for adele), run as a process.
+@Suite("mamlaunch explain")
+struct ExplainCommandTests {
+    static let adele = "adele@contoso.com"
+
+    static let cells: [(row: String, from: String, to: String, channel: String, outcome: String, allowed: Bool)] = [
+        ("Managed identity send to unmanaged app", "Mail:\(adele),personal", "Notes", "send", "blocked", false),
+        ("Managed identity send to managed app", "Mail:\(adele),personal", "Docs:\(adele)", "send", "allowed", true),
+        ("Unmanaged identity send to managed app", "Mail:personal", "Docs:\(adele)", "send", "blocked", false),
+        ("Unmanaged identity send to unmanaged app", "Mail:personal", "Notes", "send", "allowed", true),
+        ("Managed identity import from unmanaged app", "Notes", "Mail:\(adele),personal", "import", "blocked", false),
+        ("Managed identity import from managed app", "Docs:\(adele)", "Mail:\(adele),personal", "import", "allowed", true),
+        ("Unmanaged identity import from managed app", "Docs:\(adele)", "Mail:personal", "import", "blocked", false),
+        ("Unmanaged identity import from unmanaged app", "Notes", "Mail:personal", "import", "allowed", true),
+        ("Managed identity receive from unmanaged app", "Notes", "Mail:\(adele),personal", "receive", "switched", true),
+        ("Managed identity receive from managed app", "Docs:\(adele)", "Mail:\(adele),personal", "receive", "allowed", true),
+        ("Unmanaged identity receive from managed app", "com.contoso.docs:\(adele)", "mail:personal", "receive", "switched", true),
+        ("Unmanaged identity receive from unmanaged app", "com.example.notes", "Mail:personal", "receive", "allowed", true),
+    ]
+
+    @Test("seed 002 cell", arguments: cells.indices)
+    func cell(_ i: Int) throws {
+        let c = Self.cells[i]
+        let r = try CommandRunner.run(["explain", "--from", c.from, "--to", c.to, "--channel", c.channel, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(object["outcome"] as? String == c.outcome, "\(c.row): \(r.stdout)")
+        #expect(object["allowed"] as? Bool == c.allowed, "\(c.row)")
+        for key in ["rule", "tag", "message"] { #expect(object[key] is String, "\(key) missing") }
+        if c.outcome == "switched" {
+            let expected = c.row.hasPrefix("Managed identity") ? "personal" : Self.adele
+            #expect(object["receivingIdentity"] as? String == expected, "\(c.row): \(r.stdout)")
+        }
+    }
+
+    @Test func textOutputNamesRuleTagMessageAndFields() throws {
+        let r = try CommandRunner.run(["explain", "--from", "Mail", "--to", "Notes", "--channel", "send"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("BLOCKED  send  com.contoso.mail as adele@contoso.com (managed) → com.example.notes as personal (unmanaged)"))
+        #expect(r.stdout.contains("rule      4.1.4 [doc]"))
+        #expect(r.stdout.contains("message   Your organization only allows you to transfer its data to other managed apps."))
+        #expect(r.stdout.contains("allowedOutboundDataTransferDestinations = managedApps"))
+    }
+
+    @Test func everyChannelAnswers() throws {
+        let runs: [([String], String)] = [
+            (["--from", "Mail", "--to", "Notes", "--channel", "paste", "--text", "hello"], "\"blocked\""),
+            (["--from", "Mail", "--to", "Docs", "--channel", "paste", "--text", "hello"], "\"allowed\""),
+            (["--from", "Mail", "--to", "Docs", "--channel", "open-url", "--url", "contosodocs://x"], "contosodocs-intunemam://"),
+            (["--from", "Mail", "--channel", "open-url", "--url", "skype:echo"], "\"4.1.4\""),
+            (["--from", "Mail", "--to", "Notes", "--channel", "open-in", "--type", "com.adobe.pdf"], "\"encrypted\""),
+            (["--from", "Mail", "--channel", "save-to", "--location", "oneDriveForBusiness:adele@contoso.com"], "\"allowed\""),
+            (["--from", "Mail", "--channel", "save-to", "--location", "box"], "\"blocked\""),
+            (["--to", "Mail", "--channel", "open-from", "--location", "camera"], "\"allowed\""),
+            (["--to", "Mail", "--channel", "open-from", "--location", "localStorage"], "\"blocked\""),
+            (["--from", "Mail", "--to", "Notes", "--channel", "send", "--policy", "Policies/contoso/policies/allow-all.json"], "\"allowed\""),
+            (["--from", "Mail:ben@contoso.com", "--to", "Docs:ben@contoso.com", "--channel", "send"], "\"4.1.3\""),
+        ]
+        for (args, expected) in runs {
+            let r = try CommandRunner.run(["explain"] + args + ["--json"])
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            #expect(r.stdout.contains(expected), "\(args): \(r.stdout)")
+        }
+    }
+
+    @Test func badArgumentsFailWithOneClearLine() throws {
+        let cases: [([String], String)] = [
+            (["--from", "Nope", "--to", "Notes", "--channel", "send"], "unknown app \"Nope\"; known apps: Chat (com.example.chat)"),
+            (["--from", "Mail", "--to", "Notes", "--channel", "paste"], "--channel paste needs --text"),
+            (["--from", "Mail", "--channel", "save-to", "--location", "attic"], "unknown save location \"attic\"; allowed values: other, oneDriveForBusiness"),
+            (["--from", "Mail", "--to", "Notes", "--channel", "teleport"], "teleport"),
+            (["--tenant", "/nonexistent.json", "--from", "Mail", "--to", "Notes", "--channel", "send"], "/nonexistent.json: error: no such file"),
+        ]
+        for (args, expected) in cases {
+            let r = try CommandRunner.run(["explain"] + args)
+            #expect(r.status != 0, "\(args)")
+            #expect(r.stderr.contains(expected), "\(args): \(r.stderr)")
+        }
+    }
+
+    @Test func anAccountOutsideTheTenantIsNoted() throws {
+        let r = try CommandRunner.run(["explain", "--from", "Mail:carol@fabrikam.com", "--to", "Notes", "--channel", "send"])
+        #expect(r.stdout.contains("note: carol@fabrikam.com is not a user of tenant contoso.com"))
+        let personal = try CommandRunner.run(["explain", "--from", "Mail:dana@outlook.com", "--to", "Notes", "--channel", "send"])
+        #expect(!personal.stdout.contains("note:"))
+    }
+
+    @Test func helpIsProductText() throws {
+        let r = try CommandRunner.run(["explain", "--help"])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("--from is where the data comes from"))
+        let top = try CommandRunner.run(["--help"])
+        #expect(top.stdout.contains("check") && top.stdout.contains("explain"))
+    }
+}
