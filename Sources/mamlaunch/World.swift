@@ -34,7 +34,8 @@ struct World {
                 }
                 for i in tenant.policies.indices {
                     tenant.policies[i].settings = first.policy.settings
-                    tenant.policies[i].displayName = "\(first.policy.displayName) (from \(policyOverride))"
+                    tenant.policies[i].displayName = first.policy.displayName
+                    tenant.policies[i].settingsFile = policyOverride
                 }
                 tenant.reindex()
             } catch let error as LoadFailure {
