@@ -64,6 +64,12 @@ struct PasteboardTests {
         #expect(d.outcome == expected && d.rule.id == "4.3.3")
     }
 
+    @Test func personalTextFromAPolicyManagedAppPastesIntoManagedAppsLevel() {
+        let lab = Lab(settings: .with { $0.clipboard = .managedApps })
+        let d = paste(lab, "x", from: lab.party("mail", "personal"), into: lab.party("docs"))
+        #expect(d.outcome == .allowed && d.rule == .pasteInFromManaged && d.tag == .chosen)
+    }
+
     @Test func nonOrgDataIntoAnUnmanagedPartyIsUnrestricted() {
         let lab = Lab(settings: .with { $0.clipboard = .blocked })
         #expect(paste(lab, "x", from: lab.party("notes"), into: lab.party("chat")).outcome == .allowed)

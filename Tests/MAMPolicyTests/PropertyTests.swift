@@ -97,8 +97,11 @@ struct PropertyTests {
             }
             for l in OpenLocation.allCases {
                 out.append(("open \(l) \(i)", e.openFrom(l, account: l.takesAccount ? a : nil, receiver: from)))
+                out.append(("open \(l) nil \(i)", e.openFrom(l, account: nil, receiver: from)))
             }
             out.append(("isURLAllowed \(i)", e.isURLAllowed("contosodocs://x", by: from)))
+            out.append(("receive org \(i)", e.receive(by: from, owner: a, fromManagedSender: true, mode: .push)))
+            out.append(("receive personal \(i)", e.receive(by: from, owner: nil, fromManagedSender: false, mode: .push)))
         }
         return out
     }

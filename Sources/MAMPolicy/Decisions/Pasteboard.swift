@@ -54,7 +54,9 @@ extension PolicyEngine {
         case .allApps, .managedAppsWithPasteIn:
             return Decision(.allowed, .pasteInAllowed)
         case .managedApps:
-            return source.isManaged ? Decision(.allowed, .pasteInFromManaged) : Decision(.blocked, .pasteInBlocked)
+            // [chosen] "from a policy-managed party" read as the source app being managed by a
+            // policy (its enrolled account is targeted), whichever identity copied the text.
+            return source.policy != nil ? Decision(.allowed, .pasteInFromManaged) : Decision(.blocked, .pasteInBlocked)
         case .blocked:
             return Decision(.blocked, .pasteInBlocked)
         }
