@@ -1,6 +1,10 @@
 // swift-tools-version: 6.1
 // Benchmarks live in their own package so the main build stays light.
+import Foundation
 import PackageDescription
+
+// A path dependency is named after its folder, which differs between clones.
+let mamlab = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 let package = Package(
     name: "MAMLabBenchmarks",
@@ -13,7 +17,7 @@ let package = Package(
         .executableTarget(
             name: "EngineBenchmarks",
             dependencies: [
-                .product(name: "MAMPolicy", package: "main"),
+                .product(name: "MAMPolicy", package: mamlab),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/EngineBenchmarks",

@@ -2,9 +2,10 @@ extension PolicyEngine {
     /// `isSaveToAllowedForLocation(location, account)` on the data owner's policy (SEMANTICS §4.6).
     /// `account` is the account of the location; nil for locations that take none.
     public func saveTo(_ location: SaveLocation, account: Account?, owner: Party) -> Decision {
-        guard let policy = owner.activePolicy, let managed = owner.dataAccount else {
+        guard let ref = owner.activeRef, let managed = owner.enrolled else {
             return Decision(.allowed, .saveOwnerUnmanaged)
         }
+        let policy = ref.value.settings
         if policy.send == .allApps || !policy.saveAsBlocked { return Decision(.allowed, .saveAllowedByPolicy) }
         if policy.send == .none { return Decision(.blocked, .saveSendNone) }
         switch location {
@@ -23,9 +24,10 @@ extension PolicyEngine {
 
     /// `isOpenFromAllowedForLocation(location, account)` on the receiving party's policy (SEMANTICS §4.6).
     public func openFrom(_ location: OpenLocation, account: Account?, receiver: Party) -> Decision {
-        guard let policy = receiver.activePolicy, let managed = receiver.dataAccount else {
+        guard let ref = receiver.activeRef, let managed = receiver.enrolled else {
             return Decision(.allowed, .openReceiverUnmanaged)
         }
+        let policy = ref.value.settings
         switch policy.receive {
         case .allApps: return Decision(.allowed, .openReceiveAllApps)
         case .none: return Decision(.blocked, .openReceiveNone)

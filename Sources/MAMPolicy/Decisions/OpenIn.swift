@@ -22,23 +22,23 @@ extension PolicyEngine {
     public func openIn(type: String, from sender: Party, to target: Party, mode: TransferMode = .push) -> Decision {
         let plain = ContentType.stripped(type)
         let twin = ContentType.twin(of: plain)
-        let declared = target.app.contentTypeSet
+        let declared = target.appRef.value.contentTypeSet
         let declaresTwin = declared.contains(twin.lowercased())
         let declaresPlain = declared.contains(plain.lowercased()) || !declared.isDisjoint(with: ContentType.anyDocument)
         guard declaresTwin || declaresPlain else { return Decision(.filtered, .openInTypeNotDeclared) }
 
-        if let policy = sender.activePolicy, policy.send == .managedApps, policy.filterOpenInToOnlyManagedApps,
-           !declaresTwin {
+        if let ref = sender.activeRef, ref.value.settings.send == .managedApps,
+           ref.value.settings.filterOpenInToOnlyManagedApps, !declaresTwin {
             return Decision(.filtered, .openInFilterNeedsTwin)
         }
         var d = transfer(from: sender, to: target, mode: mode, kind: .openIn)
         guard d.outcome.delivers else { return d }
         // A managed sender's item travels typed as the twin; a receiving SDK app strips the
         // prefix, an unmanaged one sees the twin and encrypted bytes [doc].
-        let protected = sender.isManaged && sender.activePolicy?.send != .allApps && d.rule != .sendOpenInOSSharing
+        let protected = sender.isManaged && sender.activeRef?.value.settings.send != .allApps && d.rule != .sendOpenInOSSharing
             && d.senderRule != .sendOpenInOSSharing
         if protected {
-            d.deliveredType = target.app.integratesSDK && d.outcome != .encrypted ? plain : twin
+            d.deliveredType = target.integratesSDK && d.outcome != .encrypted ? plain : twin
         } else {
             d.deliveredType = plain
         }
@@ -50,7 +50,7 @@ extension PolicyEngine {
     /// a caller can show why; `offered` drops them.
     public func openInTargets(type: String, from sender: Party, candidates: [Party]) -> [(target: Party, decision: Decision)] {
         candidates.compactMap { c in
-            if c.app.bundleID == sender.app.bundleID { return nil }
+            if c.appRef === sender.appRef || c.bundleID == sender.bundleID { return nil }
             let d = openIn(type: type, from: sender, to: c)
             return d.rule == .openInTypeNotDeclared ? nil : (c, d)
         }

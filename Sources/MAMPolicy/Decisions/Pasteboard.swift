@@ -29,10 +29,11 @@ extension PolicyEngine {
 
     private func pasteRule(_ item: PasteboardItem, into target: Party) -> Decision {
         let source = item.source
-        if source.app.bundleID == target.app.bundleID && source.identity == target.identity {
+        if source.identity == target.identity && (source.appRef === target.appRef || source.bundleID == target.bundleID) {
             return Decision(.allowed, .pasteSameParty)
         }
-        if let owner = item.owner, let policy = source.activePolicy {
+        if let ref = source.activeRef, let owner = source.enrolled {
+            let policy = ref.value.settings
             // Whatever the level, a short enough text pastes anywhere [doc].
             if policy.clipboard != .allApps && item.length <= policy.clipboardExceptionLength {
                 return Decision(.allowed, .pasteUnderCharacterLimit)
@@ -49,14 +50,14 @@ extension PolicyEngine {
                 return Decision(.blocked, .pasteOrgBlocked)
             }
         }
-        guard let policy = target.activePolicy else { return Decision(.allowed, .pasteIntoUnmanaged) }
-        switch policy.clipboard {
+        guard let ref = target.activeRef else { return Decision(.allowed, .pasteIntoUnmanaged) }
+        switch ref.value.settings.clipboard {
         case .allApps, .managedAppsWithPasteIn:
             return Decision(.allowed, .pasteInAllowed)
         case .managedApps:
             // [chosen] "from a policy-managed party" read as the source app being managed by a
             // policy (its enrolled account is targeted), whichever identity copied the text.
-            return source.policy != nil ? Decision(.allowed, .pasteInFromManaged) : Decision(.blocked, .pasteInBlocked)
+            return source.policyRef != nil ? Decision(.allowed, .pasteInFromManaged) : Decision(.blocked, .pasteInBlocked)
         case .blocked:
             return Decision(.blocked, .pasteInBlocked)
         }

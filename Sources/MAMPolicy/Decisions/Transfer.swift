@@ -17,9 +17,10 @@ public enum SendKind: Sendable, Hashable {
 extension PolicyEngine {
     /// The sender's check (SEMANTICS §4.1), decided on the sender's policy.
     public func send(from sender: Party, to target: Party, mode: TransferMode, kind: SendKind = .data) -> Decision {
-        guard let policy = sender.activePolicy, let account = sender.dataAccount else {
+        guard let ref = sender.activeRef, let account = sender.enrolled else {
             return Decision(.allowed, .senderUnmanaged)
         }
+        let policy = ref.value.settings
         switch policy.send {
         case .allApps:
             return Decision(.allowed, .sendAllApps)
@@ -28,7 +29,7 @@ extension PolicyEngine {
         case .managedApps:
             switch mode {
             case .push where target.isPolicyManaged(under: account):
-                if target.identity == .account(account) { return Decision(.allowed, .sendToManagedTarget) }
+                if target.acts(as: account) { return Decision(.allowed, .sendToManagedTarget) }
                 var d = Decision(.switched, .sendToManagedTarget)
                 d.receivingIdentity = .account(account)
                 return d
@@ -57,16 +58,17 @@ extension PolicyEngine {
     /// The receiver's check (SEMANTICS §4.2), decided on the receiver's policy once the sender's
     /// check passed. `owner` is the managed account of the data, nil for personal data.
     public func receive(by receiver: Party, owner: Account?, fromManagedSender: Bool, mode: TransferMode) -> Decision {
-        guard let policy = receiver.activePolicy else {
+        guard let ref = receiver.activeRef else {
             // Org data reaching a personal identity of an app that has the data's account
             // enrolled makes the app switch to that account [doc].
-            if let owner, receiver.enrolled == owner, receiver.policy != nil, receiver.identity != .account(owner) {
+            if let owner, receiver.isPolicyManaged(under: owner), !receiver.acts(as: owner) {
                 var d = Decision(.switched, .receiverUnmanagedSwitch)
                 d.receivingIdentity = .account(owner)
                 return d
             }
             return Decision(.allowed, .receiverUnmanaged)
         }
+        let policy = ref.value.settings
         switch policy.receive {
         case .allApps:
             if owner == nil, policy.protectInboundDataFromUnknownSources, tenant.device.mdmEnrolled,
@@ -87,7 +89,7 @@ extension PolicyEngine {
     /// §4.2.5: what a refusal turns into.
     private func refused(_ receiver: Party, mode: TransferMode, rule: Rule) -> Decision {
         if mode == .import { return Decision(.blocked, .receiveImportBlocked) }
-        if receiver.app.isMultiIdentity && receiver.personalAccountSignedIn {
+        if receiver.isMultiIdentity && receiver.personalAccountSignedIn {
             var d = Decision(.switched, .receivePassiveSwitchToPersonal)
             d.receivingIdentity = .personal
             return d

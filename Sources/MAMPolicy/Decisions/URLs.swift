@@ -112,7 +112,7 @@ extension PolicyEngine {
         guard d.outcome.delivers, let target else { return d }
         // The delivered URL must be one the target registers: the plain scheme, or the twin for a wrapped URL.
         let delivered = d.url ?? url
-        if let s = URLText.scheme(of: delivered), !target.app.handles(scheme: String(s)) {
+        if let s = URLText.scheme(of: delivered), !target.appRef.value.handles(scheme: String(s)) {
             let wrapped = d.rule == .urlTwinWrapped
             d = Decision(.blocked, wrapped ? .urlNoTwin : .urlNotHandled)
         }
@@ -120,9 +120,10 @@ extension PolicyEngine {
     }
 
     private func urlPolicy(_ url: String, scheme: Substring, from sender: Party, to target: Party?) -> Decision {
-        guard let policy = sender.activePolicy, let account = sender.dataAccount else {
+        guard let ref = sender.activeRef, let account = sender.enrolled else {
             return Decision(.allowed, .senderUnmanaged)
         }
+        let policy = ref.value.settings
         let lower = scheme.lowercased()
         if (lower == "http" || lower == "https") && policy.managedBrowserRequired {
             var d = Decision(.rewritten, .urlManagedBrowser)
@@ -170,7 +171,7 @@ extension PolicyEngine {
         let d = urlPolicy(url, scheme: scheme, from: party, to: nil)
         guard d.rule == .urlTwinWrapped, !isKnownManagedAppScheme else { return d }
         // The wrapped URL can only be opened if the app may query the twin scheme [doc].
-        return party.app.queries(scheme: URLText.twin(of: scheme)) ? d : Decision(.blocked, .urlNotQueried)
+        return party.appRef.value.queries(scheme: URLText.twin(of: scheme)) ? d : Decision(.blocked, .urlNotQueried)
     }
 
     /// `canOpenURL`: iOS answers false for a scheme the app did not list in
@@ -179,7 +180,7 @@ extension PolicyEngine {
         guard let scheme = URLText.scheme(of: url) else { return false }
         let lower = scheme.lowercased()
         let needsListing = lower != "http" && lower != "https"
-        if needsListing && !party.app.queries(scheme: lower) { return false }
+        if needsListing && !party.appRef.value.queries(scheme: lower) { return false }
         let d = isURLAllowed(url, by: party)
         guard d.outcome.delivers else { return false }
         let delivered = URLText.scheme(of: d.url ?? url).map { String($0) } ?? lower

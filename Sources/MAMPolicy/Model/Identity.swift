@@ -3,38 +3,51 @@
 /// Accounts compare case-insensitively, and the UPN and the OID of one tenant user are the same
 /// account [doc]. An account the tenant does not know compares by its lower-cased name.
 public struct Account: Sendable, Hashable, CustomStringConvertible {
+    /// The names, kept behind one reference so that copying an account is cheap.
+    @usableFromInline
+    final class Names: Sendable {
+        let upn: String?
+        let oid: String?
+        let name: String
+        @usableFromInline let key: String
+        init(upn: String?, oid: String?, name: String, key: String) {
+            self.upn = upn
+            self.oid = oid
+            self.name = name
+            self.key = key
+        }
+    }
+
     /// Index of the user in the tenant's user list, when the tenant knows the account.
     public let userIndex: Int?
-    public let upn: String?
-    public let oid: String?
-    /// What the account was called where it came from.
-    public let name: String
-    private let key: String
+    @usableFromInline let names: Names
 
     /// An account of a tenant user.
     public init(userIndex: Int, upn: String, oid: String?) {
         self.userIndex = userIndex
-        self.upn = upn
-        self.oid = oid
-        self.name = upn
-        self.key = "#\(userIndex)"
+        self.names = Names(upn: upn, oid: oid, name: upn, key: "#\(userIndex)")
     }
 
     /// An account the tenant does not know.
     public init(unknown name: String) {
         self.userIndex = nil
-        self.upn = name.contains("@") ? name : nil
-        self.oid = name.contains("@") ? nil : name
-        self.name = name
-        self.key = name.lowercased()
+        let isUPN = name.contains("@")
+        self.names = Names(upn: isUPN ? name : nil, oid: isUPN ? nil : name, name: name, key: name.lowercased())
     }
 
+    public var upn: String? { names.upn }
+    public var oid: String? { names.oid }
+    /// What the account was called where it came from.
+    public var name: String { names.name }
+
+    @inlinable
     public static func == (a: Account, b: Account) -> Bool {
         if let x = a.userIndex, let y = b.userIndex { return x == y }
-        return a.key == b.key
+        if a.userIndex != nil || b.userIndex != nil { return false }
+        return a.names === b.names || a.names.key == b.names.key
     }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(key) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(names.key) }
 
     public var description: String { name }
 }
