@@ -5,9 +5,8 @@ extension PolicyEngine {
         guard let ref = owner.activeRef, let managed = owner.enrolled else {
             return Decision(.allowed, .saveOwnerUnmanaged)
         }
-        let policy = ref.value.settings
-        if policy.send == .allApps || !policy.saveAsBlocked { return Decision(.allowed, .saveAllowedByPolicy) }
-        if policy.send == .none { return Decision(.blocked, .saveSendNone) }
+        if ref.value.settings.send == .allApps || !ref.value.settings.saveAsBlocked { return Decision(.allowed, .saveAllowedByPolicy) }
+        if ref.value.settings.send == .none { return Decision(.blocked, .saveSendNone) }
         switch location {
         case .other:
             return Decision(.blocked, .saveOther)
@@ -15,7 +14,7 @@ extension PolicyEngine {
             // [chosen] a document of the managed account may be saved back to it.
             return account == managed ? Decision(.allowed, .saveAccountDocument) : Decision(.blocked, .saveWrongAccount)
         default:
-            guard policy.allowedSaveLocations.contains(location) else { return Decision(.blocked, .saveLocationNotAllowed) }
+            guard ref.value.settings.allowedSaveLocations.contains(location) else { return Decision(.blocked, .saveLocationNotAllowed) }
             // A nil account is not the managed account [doc].
             if location.takesAccount && account != managed { return Decision(.blocked, .saveWrongAccount) }
             return Decision(.allowed, .saveLocationAllowed)
@@ -27,20 +26,19 @@ extension PolicyEngine {
         guard let ref = receiver.activeRef, let managed = receiver.enrolled else {
             return Decision(.allowed, .openReceiverUnmanaged)
         }
-        let policy = ref.value.settings
-        switch policy.receive {
+        switch ref.value.settings.receive {
         case .allApps: return Decision(.allowed, .openReceiveAllApps)
         case .none: return Decision(.blocked, .openReceiveNone)
         case .managedApps: break
         }
-        if !policy.blockDataIngestionIntoOrganizationDocuments { return Decision(.allowed, .openIngestionAllowed) }
+        if !ref.value.settings.blockDataIngestionIntoOrganizationDocuments { return Decision(.allowed, .openIngestionAllowed) }
         switch location {
         case .other, .localStorage:
             return Decision(.blocked, .openLocalOrOther)
         case .accountDocument:
             return account == managed ? Decision(.allowed, .openAccountDocument) : Decision(.blocked, .openWrongAccount)
         case .oneDriveForBusiness, .sharePoint, .camera, .photos:
-            guard policy.allowedIngestionLocations.contains(location) else { return Decision(.blocked, .openLocationNotAllowed) }
+            guard ref.value.settings.allowedIngestionLocations.contains(location) else { return Decision(.blocked, .openLocationNotAllowed) }
             if location.takesAccount && account != managed { return Decision(.blocked, .openWrongAccount) }
             return Decision(.allowed, .openLocationAllowed)
         }

@@ -33,12 +33,11 @@ extension PolicyEngine {
             return Decision(.allowed, .pasteSameParty)
         }
         if let ref = source.activeRef, let owner = source.enrolled {
-            let policy = ref.value.settings
             // Whatever the level, a short enough text pastes anywhere [doc].
-            if policy.clipboard != .allApps && item.length <= policy.clipboardExceptionLength {
+            if ref.value.settings.clipboard != .allApps && item.length <= ref.value.settings.clipboardExceptionLength {
                 return Decision(.allowed, .pasteUnderCharacterLimit)
             }
-            switch policy.clipboard {
+            switch ref.value.settings.clipboard {
             case .allApps:
                 return Decision(.allowed, .pasteOrgAllApps)
             case .managedApps, .managedAppsWithPasteIn:

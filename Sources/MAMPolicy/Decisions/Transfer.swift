@@ -15,13 +15,12 @@ public enum SendKind: Sendable, Hashable {
 }
 
 extension PolicyEngine {
-    /// The sender's check (SEMANTICS §4.1), decided on the sender's policy.
+    /// The sender's check (SEMANTICS §4.1), decided on the sender's ref.value.settings.
     public func send(from sender: Party, to target: Party, mode: TransferMode, kind: SendKind = .data) -> Decision {
         guard let ref = sender.activeRef, let account = sender.enrolled else {
             return Decision(.allowed, .senderUnmanaged)
         }
-        let policy = ref.value.settings
-        switch policy.send {
+        switch ref.value.settings.send {
         case .allApps:
             return Decision(.allowed, .sendAllApps)
         case .none:
@@ -41,11 +40,11 @@ extension PolicyEngine {
                 break
             }
             switch kind {
-            case let .url(scheme) where policy.exemptedSchemeSet.contains(scheme.lowercased()):
+            case let .url(scheme) where ref.value.settings.exemptedSchemeSet.contains(scheme.lowercased()):
                 return Decision(.allowed, .sendExemptScheme)
             case .openIn:
-                if policy.filterOpenInToOnlyManagedApps { return Decision(.filtered, .sendOpenInFiltered) }
-                if policy.disableProtectionOfManagedOutboundOpenInData && tenant.device.mdmEnrolled && target.isMDMManaged {
+                if ref.value.settings.filterOpenInToOnlyManagedApps { return Decision(.filtered, .sendOpenInFiltered) }
+                if ref.value.settings.disableProtectionOfManagedOutboundOpenInData && tenant.device.mdmEnrolled && target.isMDMManaged {
                     return Decision(.allowed, .sendOpenInOSSharing)
                 }
                 return Decision(.encrypted, .sendOpenInEncrypted)
@@ -68,10 +67,9 @@ extension PolicyEngine {
             }
             return Decision(.allowed, .receiverUnmanaged)
         }
-        let policy = ref.value.settings
-        switch policy.receive {
+        switch ref.value.settings.receive {
         case .allApps:
-            if owner == nil, policy.protectInboundDataFromUnknownSources, tenant.device.mdmEnrolled,
+            if owner == nil, ref.value.settings.protectInboundDataFromUnknownSources, tenant.device.mdmEnrolled,
                let mdmUser = tenant.device.mdmUser {
                 var d = Decision(.allowed, .receiveAllAppsTagged)
                 d.receivingIdentity = .account(mdmUser)

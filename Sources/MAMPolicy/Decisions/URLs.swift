@@ -4,17 +4,32 @@ public enum URLText {
     /// The scheme of `url`: the text before the first `:`, if it is a valid scheme (RFC 3986).
     @inlinable
     public static func scheme(of url: String) -> Substring? {
-        var end = url.utf8.startIndex
-        for (i, b) in zip(url.utf8.indices, url.utf8) {
-            if b == UInt8(ascii: ":") { end = i; break }
-            let alpha = (b | 0x20) >= UInt8(ascii: "a") && (b | 0x20) <= UInt8(ascii: "z")
-            let digit = b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")
-            if i == url.utf8.startIndex ? !alpha : !(alpha || digit || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")) {
-                return nil
+        schemeKey(of: url)?.scheme
+    }
+
+    /// The scheme and its lower-cased form, in one pass over the bytes; lower-casing happens
+    /// only when the scheme has capitals (this is on every URL decision's path).
+    public static func schemeKey(of url: String) -> (scheme: Substring, key: String)? {
+        var copy = url
+        var length = 0
+        var hasCapitals = false
+        let valid: Bool = copy.withUTF8 { bytes in
+            for b in bytes {
+                if b == UInt8(ascii: ":") { return length > 0 }
+                let lower = b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")
+                let upper = b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z")
+                let digit = b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")
+                let mark = b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
+                if length == 0 ? !(lower || upper) : !(lower || upper || digit || mark) { return false }
+                hasCapitals = hasCapitals || upper
+                length += 1
             }
+            return false
         }
-        guard end != url.utf8.startIndex else { return nil }
-        return url[url.startIndex..<end]
+        guard valid else { return nil }
+        let end = url.utf8.index(url.utf8.startIndex, offsetBy: length)
+        let scheme = url[url.startIndex..<end]
+        return (scheme, hasCapitals ? scheme.lowercased() : String(scheme))
     }
 
     /// The part after the scheme and its `:`.
@@ -107,8 +122,8 @@ extension PolicyEngine {
     /// Opening `url` from `sender` in `target` (SEMANTICS §4.4). The target is the app the
     /// broker routes the URL to; nil asks about the policy alone.
     public func openURL(_ url: String, from sender: Party, to target: Party?) -> Decision {
-        guard let scheme = URLText.scheme(of: url) else { return Decision(.blocked, .urlNotHandled) }
-        var d = urlPolicy(url, scheme: scheme, from: sender, to: target)
+        guard let (scheme, key) = URLText.schemeKey(of: url) else { return Decision(.blocked, .urlNotHandled) }
+        var d = urlPolicy(url, scheme: scheme, key: key, from: sender, to: target)
         guard d.outcome.delivers, let target else { return d }
         // The delivered URL must be one the target registers: the plain scheme, or the twin for a wrapped URL.
         let delivered = d.url ?? url
@@ -119,16 +134,14 @@ extension PolicyEngine {
         return d
     }
 
-    private func urlPolicy(_ url: String, scheme: Substring, from sender: Party, to target: Party?) -> Decision {
+    private func urlPolicy(_ url: String, scheme: Substring, key lower: String, from sender: Party, to target: Party?) -> Decision {
         guard let ref = sender.activeRef, let account = sender.enrolled else {
             return Decision(.allowed, .senderUnmanaged)
         }
-        let policy = ref.value.settings
-        let lower = scheme.lowercased()
-        if (lower == "http" || lower == "https") && policy.managedBrowserRequired {
+        if (lower == "http" || lower == "https") && ref.value.settings.managedBrowserRequired {
             var d = Decision(.rewritten, .urlManagedBrowser)
             let rest = URLText.rest(of: url, scheme: scheme)
-            if let custom = policy.customBrowserProtocol, policy.managedBrowser != .microsoftEdge {
+            if let custom = ref.value.settings.customBrowserProtocol, ref.value.settings.managedBrowser != .microsoftEdge {
                 d.url = (lower == "http" ? custom : custom + "s") + ":" + rest
             } else {
                 d.url = "microsoft-edge-" + lower + ":" + rest
@@ -136,7 +149,7 @@ extension PolicyEngine {
             return d
         }
         if lower == "tel" || lower == "telprompt" {
-            switch policy.dialer {
+            switch ref.value.settings.dialer {
             case .allApps: return Decision(.allowed, .urlDialerAny)
             case .managedApps:
                 guard let target else { return Decision(.allowed, .urlDialerManaged) }
@@ -144,18 +157,18 @@ extension PolicyEngine {
                     ? Decision(.allowed, .urlDialerManaged) : Decision(.blocked, .urlDialerNotManaged)
             case .customApp:
                 var d = Decision(.rewritten, .urlDialerCustom)
-                d.url = (policy.customDialerAppProtocol ?? lower) + ":" + URLText.rest(of: url, scheme: scheme)
+                d.url = (ref.value.settings.customDialerAppProtocol ?? lower) + ":" + URLText.rest(of: url, scheme: scheme)
                 return d
             case .blocked: return Decision(.blocked, .urlDialerBlocked)
             }
         }
-        switch policy.send {
+        switch ref.value.settings.send {
         case .allApps:
             return Decision(.allowed, .sendAllApps)
         case .none:
             return Decision(.blocked, .sendNone)
         case .managedApps:
-            if policy.exemptedSchemeSet.contains(lower) { return Decision(.allowed, .sendExemptScheme) }
+            if ref.value.settings.exemptedSchemeSet.contains(lower) { return Decision(.allowed, .sendExemptScheme) }
             if let target, !target.isPolicyManaged(under: account) { return Decision(.blocked, .urlNoTwin) }
             var d = Decision(.allowed, .urlTwinWrapped)
             d.url = URLText.wrap(url, scheme: scheme, account: account)
@@ -167,11 +180,11 @@ extension PolicyEngine {
     /// [doc]: whether opening would succeed. With `isKnownManagedAppScheme` the twin need not be
     /// listed in `LSApplicationQueriesSchemes`.
     public func isURLAllowed(_ url: String, by party: Party, isKnownManagedAppScheme: Bool = false) -> Decision {
-        guard let scheme = URLText.scheme(of: url) else { return Decision(.blocked, .urlNotHandled) }
-        let d = urlPolicy(url, scheme: scheme, from: party, to: nil)
+        guard let (scheme, key) = URLText.schemeKey(of: url) else { return Decision(.blocked, .urlNotHandled) }
+        let d = urlPolicy(url, scheme: scheme, key: key, from: party, to: nil)
         guard d.rule == .urlTwinWrapped, !isKnownManagedAppScheme else { return d }
         // The wrapped URL can only be opened if the app may query the twin scheme [doc].
-        return party.appRef.value.queries(scheme: URLText.twin(of: scheme)) ? d : Decision(.blocked, .urlNotQueried)
+        return party.appRef.value.queries(scheme: key + URLText.twinSuffix) ? d : Decision(.blocked, .urlNotQueried)
     }
 
     /// `canOpenURL`: iOS answers false for a scheme the app did not list in

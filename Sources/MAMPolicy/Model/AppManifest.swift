@@ -54,6 +54,21 @@ public struct AppManifest: Sendable, Hashable {
         self.activationRule = activationRule
         self.mamSettings = mamSettings
         self.contentTypeSet = Set(documentTypes.flatMap(\.contentTypes).map { $0.lowercased() })
+        self.acceptsAnyDocument = !contentTypeSet.isDisjoint(with: ["public.item", "public.data", "public.content"])
+        var declarations: [String: TypeDeclaration] = [:]
+        for t in contentTypeSet {
+            let plain = ContentType.stripped(t)
+            declarations[plain, default: []].insert(plain == t ? .plain : .twin)
+        }
+        self.typeDeclarations = declarations
+    }
+
+    /// How a plain type `T` is declared: as `T`, as its twin, or both.
+    public struct TypeDeclaration: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let plain = TypeDeclaration(rawValue: 1)
+        public static let twin = TypeDeclaration(rawValue: 2)
     }
 
     public var integratesSDK: Bool { mamSettings != nil }
@@ -65,6 +80,11 @@ public struct AppManifest: Sendable, Hashable {
 
     /// All declared content types, lower-cased, for quick share-target checks.
     public private(set) var contentTypeSet: Set<String>
+    /// Declares a generic supertype that takes any document [chosen: `public.item`,
+    /// `public.data`, `public.content`].
+    public private(set) var acceptsAnyDocument: Bool
+    /// Plain type (lower-cased) → how it is declared; one lookup answers both questions of §4.5.
+    public private(set) var typeDeclarations: [String: TypeDeclaration]
 
     public func handles(scheme: String) -> Bool { urlSchemes.contains(scheme.lowercased()) }
     public func queries(scheme: String) -> Bool { queriedSchemes.contains(scheme.lowercased()) }
