@@ -15,7 +15,7 @@ public enum SendKind: Sendable, Hashable {
 }
 
 extension PolicyEngine {
-    /// The sender's check (SEMANTICS §4.1), decided on the sender's ref.value.settings.
+    /// The sender's check (SEMANTICS §4.1), decided on the sender's policy.
     public func send(from sender: Party, to target: Party, mode: TransferMode, kind: SendKind = .data) -> Decision {
         guard let ref = sender.activeRef, let account = sender.enrolled else {
             return Decision(.allowed, .senderUnmanaged)

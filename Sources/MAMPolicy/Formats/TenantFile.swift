@@ -18,13 +18,7 @@ public enum TenantFile {
 
     public static func load(_ data: Data, file: String, resolve: Resolver) throws(LoadFailure) -> Loaded {
         var log = DiagnosticLog()
-        let root: Node
-        do {
-            root = try JSONParser.parse(data)
-        } catch {
-            throw LoadFailure([Diagnostic(.error, file: file, path: "", position: error.position, message: error.message)])
-        }
-        let doc = Located(root, path: "$", file: file)
+        let doc = try JSONParser.document(data, file: file)
         guard let members = doc.object(&log) else { throw LoadFailure(log.items) }
         for (key, value) in members where !topLevelKeys.contains(key) {
             log.append(value.problem(.warning, "unknown tenant key \"\(key)\"; it is ignored"))
@@ -200,17 +194,11 @@ public enum PolicyFile {
                 policies.append(Policy(id: name, displayName: name, settings: settings, origin: Origin(doc)))
             }
         } else {
-            let root: Node
-            do {
-                root = try JSONParser.parse(data)
-            } catch {
-                throw LoadFailure([Diagnostic(.error, file: file, path: "", position: error.position, message: error.message)])
-            }
-            let doc = Located(root, path: "$", file: file)
+            let doc = try JSONParser.document(data, file: file)
             let items: [Located]
             if let value = doc.member("value") {
                 items = value.array(&log) ?? []
-            } else if case .array = root.value {
+            } else if case .array = doc.node.value {
                 items = doc.array(&log) ?? []
             } else {
                 items = [doc]
@@ -234,8 +222,6 @@ enum PropertyListText {
     static func reason(_ error: Error) -> String {
         let ns = error as NSError
         var texts: [String] = []
-        if let inner = ns.userInfo["kCFPropertyListOldStyleParsingError"] as? NSError,
-           let d = inner.userInfo[NSDebugDescriptionErrorKey] as? String { _ = d }
         if let d = ns.userInfo[NSDebugDescriptionErrorKey] as? String { texts.append(d) }
         return texts.first ?? ns.localizedDescription
     }

@@ -32,6 +32,15 @@ public struct JSONParser {
         return node
     }
 
+    /// Parses a whole file for a loader: a syntax error becomes the file's one diagnostic.
+    public static func document(_ data: Data, file: String) throws(LoadFailure) -> Located {
+        do {
+            return Located(try parse(data), path: "$", file: file)
+        } catch {
+            throw LoadFailure([Diagnostic(.error, file: file, path: "", position: error.position, message: error.message)])
+        }
+    }
+
     private init(bytes: [UInt8]) { self.bytes = bytes }
 
     private var position: SourcePosition {
