@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "MAMPolicy", targets: ["MAMPolicy"]),
         .executable(name: "mamlaunch", targets: ["mamlaunch"]),
+        .executable(name: "mamconfigurator", targets: ["mamconfigurator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -26,6 +27,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The Info.plist / entitlements configurator: ordered plist editing, pure.
+        .target(name: "MAMConfigurator", dependencies: ["MAMPolicy"]),
+        .executableTarget(
+            name: "mamconfigurator",
+            dependencies: ["MAMConfigurator", "MAMPolicy", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+        .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog"]),
         .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog"]),
     ],

@@ -4,8 +4,9 @@
 MAMLAB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export MAMLAB_ROOT
 
-# System packages: libseccomp for the app sandbox, pkg-config to find it.
-MAMLAB_PACKAGES=(libseccomp-dev pkg-config)
+# System packages: libseccomp for the app sandbox, pkg-config to find it, plistutil as a
+# second reader of the plists mamconfigurator writes.
+MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils)
 
 mamlab_find_swift() {
     if ! command -v swift >/dev/null 2>&1; then
