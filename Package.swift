@@ -23,17 +23,24 @@ let package = Package(
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
-                "MAMPolicy", "MAMCatalog",
+                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.
+        .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
+        .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),
+        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp"]),
         // The Info.plist / entitlements configurator: ordered plist editing, pure.
         .target(name: "MAMConfigurator", dependencies: ["MAMPolicy"]),
         .executableTarget(
             name: "mamconfigurator",
             dependencies: ["MAMConfigurator", "MAMPolicy", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
-        .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"]),
+        // Apps/Hostile: no SDK; tries every escape it can (its probes are C: raw system calls).
+        .target(name: "CHostileProbes", path: "Apps/Hostile/Probes"),
+        .executableTarget(name: "Hostile", dependencies: ["CHostileProbes"], path: "Apps/Hostile", exclude: ["Info.plist", "Probes"]),
+        .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog"]),
         .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog"]),
     ],

@@ -1,0 +1,103 @@
+// The part of the sandbox that must run between fork and exec, where only system calls are
+// safe. Swift prepares everything (paths, the compiled seccomp program, limits) in the parent;
+// the child only applies it.
+#ifndef MAM_SANDBOX_H
+#define MAM_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/resource.h>
+
+/// The descriptor number the broker connection always lands on in the app.
+#define MAM_BROKER_FD 3
+
+typedef struct {
+    int resource;
+    rlim_t soft;
+    rlim_t hard;
+} mam_rlimit;
+
+typedef struct {
+    const char *path;
+    uint64_t access;   // Landlock access rights for beneath this path
+} mam_landlock_rule;
+
+typedef struct {
+    const char *executable;
+    char *const *argv;
+    char *const *envp;
+    int stdin_fd, stdout_fd, stderr_fd;  // -1: inherit the launcher's
+    int broker_fd;                       // -1: none; else lands on MAM_BROKER_FD
+    const char *container;               // the working directory
+    int change_ids;                      // drop to uid/gid before confining
+    uid_t uid;
+    gid_t gid;
+    const mam_rlimit *rlimits;
+    int rlimit_count;
+    int landlock_abi;                    // 0: no Landlock
+    uint64_t landlock_handled_fs;
+    uint64_t landlock_handled_net;
+    uint64_t landlock_scoped;
+    const mam_landlock_rule *landlock_rules;
+    int landlock_rule_count;
+    const void *seccomp_program;         // struct sock_filter[]; NULL: no filter
+    unsigned short seccomp_length;       // instructions
+} mam_spawn_config;
+
+typedef struct {
+    pid_t pid;
+    int notify_fd;   // seccomp user-notification listener, or -1
+    int status_fd;   // reads EOF once the app's exec succeeded, or a failure message
+} mam_spawn_result;
+
+/// Forks and confines a child, which then execs the app. Returns 0, or -1 with `error` filled.
+int mam_spawn(const mam_spawn_config *config, mam_spawn_result *result, char *error, size_t error_size);
+
+/// One seccomp notification: which thread asked for which system call with which arguments.
+typedef struct {
+    uint64_t id;
+    uint32_t pid;
+    int32_t nr;
+    uint64_t args[6];
+} mam_notification;
+
+/// Blocks for the next notification. 0, or -1 with errno (ENOENT: the asker died; EBADF: closed).
+int mam_notify_receive(int fd, mam_notification *out);
+/// Lets the call run as if no filter stood in the way (Landlock and permissions still apply).
+int mam_notify_continue(int fd, uint64_t id);
+/// Fails the call with `error` (a positive errno).
+int mam_notify_deny(int fd, uint64_t id, int error);
+/// Whether the notification is still pending (the asker has not died or been interrupted).
+int mam_notify_valid(int fd, uint64_t id);
+
+/// Reads a NUL-terminated string at `address` in process `pid` (for a path argument).
+ssize_t mam_read_string(pid_t pid, uint64_t address, char *buffer, size_t size);
+
+/// The Landlock ABI the kernel offers, or a negative errno.
+int mam_landlock_abi(void);
+
+/// Exports a libseccomp filter context as a classic BPF program into `buffer` (malloc'd).
+int mam_seccomp_export(void *ctx, void **buffer, size_t *length);
+
+#endif
+
+/// libseccomp's version (a pointer to its static struct) and API level, for `doctor`.
+const void *mam_seccomp_version(void);
+unsigned int mam_seccomp_api_level(void);
+
+/// Whether this process may install seccomp filters (PR_GET_SECCOMP answers).
+int mam_seccomp_filters_supported(void);
+
+static const int mam_rlimit_nproc = RLIMIT_NPROC;
+static const int mam_rlimit_as = RLIMIT_AS;
+static const int mam_rlimit_nofile = RLIMIT_NOFILE;
+static const int mam_rlimit_fsize = RLIMIT_FSIZE;
+static const int mam_rlimit_core = RLIMIT_CORE;
+
+/// Connects a SOCK_SEQPACKET Unix socket to `path`; the descriptor or -1 with errno.
+int mam_connect_seqpacket(const char *path);
+/// Sends one message, with descriptor `fd` attached when `fd` >= 0. 0 or -1 with errno.
+int mam_send_with_fd(int socket, const void *bytes, size_t length, int fd);
+/// A connected SOCK_SEQPACKET pair (close-on-exec). 0 or -1 with errno.
+int mam_seqpacket_pair(int fds[2]);

@@ -1,0 +1,277 @@
+#define _GNU_SOURCE
+#include "mam_sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <seccomp.h>
+
+// The kernel's Landlock interface, written out here because Debian 12's headers predate ABI 4-7.
+struct mam_ll_ruleset_attr { uint64_t handled_access_fs, handled_access_net, scoped; };
+struct mam_ll_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __attribute__((packed));
+#define MAM_LL_RULE_PATH_BENEATH 1
+#define MAM_LL_CREATE_RULESET_VERSION (1U << 0)
+// Rights that apply to a file (as opposed to a directory): execute, write, read, truncate, ioctl.
+#define MAM_LL_FILE_RIGHTS ((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 14) | (1ULL << 15))
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+int mam_landlock_abi(void) {
+    long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, MAM_LL_CREATE_RULESET_VERSION);
+    return abi < 0 ? -errno : (int)abi;
+}
+
+// Child-side failure: one line to the status pipe, then exit. Only async-signal-safe calls.
+static void child_fail(int status_fd, const char *step) {
+    int saved = errno;
+    char line[160];
+    size_t n = 0;
+    for (const char *s = step; *s && n < sizeof line - 40; s++) line[n++] = *s;
+    const char *sep = ": ";
+    for (const char *s = sep; *s; s++) line[n++] = *s;
+    const char *reason = strerrorname_np(saved);
+    if (!reason) reason = "unknown error";
+    for (const char *s = reason; *s && n < sizeof line - 1; s++) line[n++] = *s;
+    (void)!write(status_fd, line, n);
+    _exit(127);
+}
+
+static int move_high(int fd) {
+    return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 64);
+}
+
+static void run_child(const mam_spawn_config *c, pid_t parent, int status_fd, int notify_sock) {
+    // 1. Die with the launcher, even if it is gone already.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(status_fd, "parent-death signal");
+    if (getppid() != parent) _exit(127);
+    // 2. A process group of its own, so the launcher can signal the app and its children together.
+    if (setpgid(0, 0) != 0) child_fail(status_fd, "process group");
+    // 3. Descriptors: stdio, the broker connection on its fixed number, nothing else after exec.
+    int in = move_high(c->stdin_fd), out = move_high(c->stdout_fd), err = move_high(c->stderr_fd);
+    int broker = move_high(c->broker_fd);
+    if (in >= 0 && dup2(in, 0) < 0) child_fail(status_fd, "stdin");
+    if (out >= 0 && dup2(out, 1) < 0) child_fail(status_fd, "stdout");
+    if (err >= 0 && dup2(err, 2) < 0) child_fail(status_fd, "stderr");
+    if (broker >= 0 && dup2(broker, MAM_BROKER_FD) < 0) child_fail(status_fd, "broker descriptor");
+    // 4. Resource limits before anything can allocate or fork on the app's behalf.
+    for (int i = 0; i < c->rlimit_count; i++) {
+        struct rlimit r = { c->rlimits[i].soft, c->rlimits[i].hard };
+        if (setrlimit(c->rlimits[i].resource, &r) != 0) child_fail(status_fd, "resource limit");
+    }
+    // 5. Drop root: limits on processes bind only without privileges, and DAC adds a wall.
+    if (c->change_ids) {
+        if (setgroups(0, NULL) != 0) child_fail(status_fd, "setgroups");
+        if (setgid(c->gid) != 0) child_fail(status_fd, "setgid");
+        if (setuid(c->uid) != 0) child_fail(status_fd, "setuid");
+    }
+    if (c->container && chdir(c->container) != 0) child_fail(status_fd, "container directory");
+    // 6. No new privileges: required for unprivileged Landlock and seccomp, and stops setuid binaries.
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(status_fd, "no_new_privs");
+    // 7. Landlock: what the app may read, write and execute, and (ABI 6) whom it may signal or reach.
+    if (c->landlock_abi > 0) {
+        struct mam_ll_ruleset_attr attr = { c->landlock_handled_fs, c->landlock_handled_net, c->landlock_scoped };
+        size_t size = c->landlock_abi >= 6 ? sizeof attr : (c->landlock_abi >= 4 ? 16 : 8);
+        int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+        if (ruleset < 0) child_fail(status_fd, "landlock ruleset");
+        for (int i = 0; i < c->landlock_rule_count; i++) {
+            int fd = open(c->landlock_rules[i].path, O_PATH | O_CLOEXEC);
+            if (fd < 0) continue;  // a path that does not exist grants nothing
+            struct stat st;
+            uint64_t access = c->landlock_rules[i].access & c->landlock_handled_fs;
+            if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode)) access &= MAM_LL_FILE_RIGHTS;
+            struct mam_ll_path_beneath rule = { access, fd };
+            if (access && syscall(SYS_landlock_add_rule, ruleset, MAM_LL_RULE_PATH_BENEATH, &rule, 0) != 0)
+                child_fail(status_fd, c->landlock_rules[i].path);
+            close(fd);
+        }
+        if (syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) child_fail(status_fd, "landlock restrict");
+        close(ruleset);
+    }
+    // 8. Seccomp last, so the set-up above is not itself filtered; its listener goes to the launcher.
+    if (c->seccomp_program) {
+        struct sock_fprog prog = { c->seccomp_length, (struct sock_filter *)c->seccomp_program };
+        int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        if (listener < 0) child_fail(status_fd, "seccomp filter");
+        char byte = 0;
+        struct iovec iov = { &byte, 1 };
+        union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+        struct msghdr msg = { 0 };
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = u.buf;
+        msg.msg_controllen = sizeof u.buf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &listener, sizeof(int));
+        if (sendmsg(notify_sock, &msg, 0) != 1) child_fail(status_fd, "send listener");
+        close(listener);
+    }
+    close(notify_sock);
+    // 9. Everything above descriptor 3 closes at exec (the status pipe too, which tells the launcher).
+    if (syscall(SYS_close_range, MAM_BROKER_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0) child_fail(status_fd, "close descriptors");
+    if (c->broker_fd < 0) close(MAM_BROKER_FD);
+    execve(c->executable, c->argv, c->envp);
+    child_fail(status_fd, "exec");
+}
+
+int mam_spawn(const mam_spawn_config *c, mam_spawn_result *r, char *error, size_t error_size) {
+    int status[2], sock[2];
+    r->pid = -1;
+    r->notify_fd = -1;
+    r->status_fd = -1;
+    if (pipe2(status, O_CLOEXEC) != 0) { snprintf(error, error_size, "pipe: %s", strerror(errno)); return -1; }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0) {
+        snprintf(error, error_size, "socketpair: %s", strerror(errno));
+        close(status[0]); close(status[1]);
+        return -1;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(error, error_size, "fork: %s", strerror(errno));
+        close(status[0]); close(status[1]); close(sock[0]); close(sock[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(status[0]);
+        close(sock[0]);
+        run_child(c, parent, status[1], sock[1]);
+    }
+    close(status[1]);
+    close(sock[1]);
+    r->pid = pid;
+    r->status_fd = status[0];
+    if (c->seccomp_program) {
+        // Wait for the listener, or for the child to report why it could not get that far.
+        struct pollfd fds[2] = { { sock[0], POLLIN, 0 }, { status[0], POLLIN, 0 } };
+        if (poll(fds, 2, 10000) <= 0 || !(fds[0].revents & POLLIN)) {
+            close(sock[0]);
+            return 0;  // the status pipe says what happened
+        }
+        char byte;
+        struct iovec iov = { &byte, 1 };
+        union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+        struct msghdr msg = { 0 };
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = u.buf;
+        msg.msg_controllen = sizeof u.buf;
+        if (recvmsg(sock[0], &msg, MSG_CMSG_CLOEXEC) == 1) {
+            struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+            if (cm && cm->cmsg_type == SCM_RIGHTS) memcpy(&r->notify_fd, CMSG_DATA(cm), sizeof(int));
+        }
+    }
+    close(sock[0]);
+    return 0;
+}
+
+int mam_notify_receive(int fd, mam_notification *out) {
+    struct seccomp_notif req;
+    memset(&req, 0, sizeof req);
+    if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return -1;
+    out->id = req.id;
+    out->pid = req.pid;
+    out->nr = req.data.nr;
+    for (int i = 0; i < 6; i++) out->args[i] = req.data.args[i];
+    return 0;
+}
+
+static int respond(int fd, uint64_t id, int error, uint32_t flags) {
+    struct seccomp_notif_resp resp = { 0 };
+    resp.id = id;
+    resp.error = error ? -error : 0;
+    resp.val = 0;
+    resp.flags = flags;
+    return ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+}
+
+int mam_notify_continue(int fd, uint64_t id) { return respond(fd, id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE); }
+int mam_notify_deny(int fd, uint64_t id, int error) { return respond(fd, id, error, 0); }
+int mam_notify_valid(int fd, uint64_t id) { return ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0; }
+
+ssize_t mam_read_string(pid_t pid, uint64_t address, char *buffer, size_t size) {
+    struct iovec local = { buffer, size - 1 }, remote = { (void *)(uintptr_t)address, size - 1 };
+    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n < 0) {
+        // The string may end near a page boundary: fall back to /proc/PID/mem.
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/mem", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return -1;
+        n = pread(fd, buffer, size - 1, (off_t)address);
+        close(fd);
+        if (n < 0) return -1;
+    }
+    buffer[n] = 0;
+    return (ssize_t)strnlen(buffer, (size_t)n);
+}
+
+int mam_seccomp_export(void *ctx, void **buffer, size_t *length) {
+    int fd = memfd_create("mam-seccomp", MFD_CLOEXEC);
+    if (fd < 0) return -errno;
+    int rc = seccomp_export_bpf((scmp_filter_ctx)ctx, fd);
+    if (rc != 0) { close(fd); return rc; }
+    off_t size = lseek(fd, 0, SEEK_END);
+    void *buf = malloc((size_t)size);
+    if (!buf || pread(fd, buf, (size_t)size, 0) != size) { free(buf); close(fd); return -EIO; }
+    close(fd);
+    *buffer = buf;
+    *length = (size_t)size;
+    return 0;
+}
+
+const void *mam_seccomp_version(void) { return seccomp_version(); }
+unsigned int mam_seccomp_api_level(void) { return seccomp_api_get(); }
+
+int mam_seccomp_filters_supported(void) { return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0; }
+
+#include <sys/un.h>
+
+int mam_connect_seqpacket(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof a.sun_path) { close(fd); errno = ENAMETOOLONG; return -1; }
+    strcpy(a.sun_path, path);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) { int e = errno; close(fd); errno = e; return -1; }
+    return fd;
+}
+
+int mam_send_with_fd(int sock, const void *bytes, size_t length, int fd) {
+    struct iovec iov = { (void *)bytes, length };
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+    struct msghdr msg = { 0 };
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (fd >= 0) {
+        msg.msg_control = u.buf;
+        msg.msg_controllen = sizeof u.buf;
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    }
+    return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)length ? 0 : -1;
+}
+
+int mam_seqpacket_pair(int fds[2]) { return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds); }

@@ -1,0 +1,89 @@
+import CMAMSandbox
+import Foundation
+
+/// The Landlock part of a launch: which rights the kernel should police and where the app has them.
+public struct LandlockPolicy: Sendable {
+    // Filesystem rights (kernel uapi), with the ABI that introduced the later ones.
+    public static let execute: UInt64 = 1 << 0
+    public static let writeFile: UInt64 = 1 << 1
+    public static let readFile: UInt64 = 1 << 2
+    public static let readDir: UInt64 = 1 << 3
+    public static let removeDir: UInt64 = 1 << 4
+    public static let removeFile: UInt64 = 1 << 5
+    public static let makeChar: UInt64 = 1 << 6
+    public static let makeDir: UInt64 = 1 << 7
+    public static let makeReg: UInt64 = 1 << 8
+    public static let makeSock: UInt64 = 1 << 9
+    public static let makeFifo: UInt64 = 1 << 10
+    public static let makeBlock: UInt64 = 1 << 11
+    public static let makeSym: UInt64 = 1 << 12
+    public static let refer: UInt64 = 1 << 13      // ABI 2
+    public static let truncate: UInt64 = 1 << 14   // ABI 3
+    public static let ioctlDev: UInt64 = 1 << 15   // ABI 5
+    // Network rights (ABI 4): handled with no rule, they forbid TCP bind and connect outright.
+    public static let bindTCP: UInt64 = 1 << 0
+    public static let connectTCP: UInt64 = 1 << 1
+    // Scopes (ABI 6): no abstract Unix sockets or signals across the sandbox's edge.
+    public static let scopeAbstractUnixSocket: UInt64 = 1 << 0
+    public static let scopeSignal: UInt64 = 1 << 1
+
+    public static let read = readFile | readDir
+    public static let readExecute = read | execute
+    public static let readWrite = read | writeFile | removeDir | removeFile | makeDir | makeReg | makeSym | makeFifo | makeSock
+        | refer | truncate
+
+    public var abi: Int
+    public var rules: [(path: String, access: UInt64)]
+
+    public static func handledFilesystem(abi: Int) -> UInt64 {
+        var all: UInt64 = (1 << 13) - 1
+        if abi >= 2 { all |= refer }
+        if abi >= 3 { all |= truncate }
+        if abi >= 5 { all |= ioctlDev }
+        return all
+    }
+
+    public var handledFilesystem: UInt64 { Self.handledFilesystem(abi: abi) }
+    public var handledNetwork: UInt64 { abi >= 4 ? Self.bindTCP | Self.connectTCP : 0 }
+    public var scoped: UInt64 { abi >= 6 ? Self.scopeAbstractUnixSocket | Self.scopeSignal : 0 }
+
+    /// The kernel's Landlock ABI, or nil when Landlock is off or missing.
+    public static func kernelABI() -> Int? {
+        let abi = mam_landlock_abi()
+        return abi > 0 ? Int(abi) : nil
+    }
+
+    /// What an app needs to run and nothing else: its executable, the Swift runtime and system
+    /// libraries (read and execute), a few read-only system files, and its container (read-write).
+    public static func forApp(executable: String, container: String, abi: Int, extraReadOnly: [String] = []) -> LandlockPolicy {
+        var rules: [(String, UInt64)] = [(executable, readExecute), (container, readWrite)]
+        for dir in libraryDirectories(for: executable) { rules.append((dir, readExecute)) }
+        for path in ["/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/proc", "/sys/devices/system/cpu",
+                     "/dev/urandom", "/dev/random"] + extraReadOnly {
+            rules.append((path, read))
+        }
+        rules.append(("/dev/null", read | writeFile))
+        return LandlockPolicy(abi: abi, rules: rules)
+    }
+
+    /// The system library folders, and the folder of each shared library the launcher itself
+    /// has mapped (the Swift runtime is found this way wherever the toolchain lives).
+    static func libraryDirectories(for executable: String) -> [String] {
+        var dirs = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"]
+        if let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) {
+            for line in maps.split(separator: "\n") {
+                guard let slash = line.firstIndex(of: "/") else { continue }
+                let path = String(line[slash...])
+                guard path.contains(".so") else { continue }
+                let dir = (path as NSString).deletingLastPathComponent
+                if !dirs.contains(where: { dir == $0 || dir.hasPrefix($0 + "/") }) { dirs.append(dir) }
+            }
+        }
+        // Libraries shipped beside the executable (SwiftPM's build folder keeps some there).
+        let own = (executable as NSString).deletingLastPathComponent
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: own)) ?? [] where entry.hasSuffix(".so") {
+            dirs.append((own as NSString).appendingPathComponent(entry))
+        }
+        return dirs
+    }
+}

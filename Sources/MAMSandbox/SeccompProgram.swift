@@ -1,0 +1,50 @@
+import CMAMSandbox
+import CSeccomp
+import Glibc
+
+/// The compiled seccomp filter: classic BPF built by libseccomp in the launcher, applied by the
+/// child between fork and exec.
+public struct SeccompProgram: Sendable {
+    public let bytes: [UInt8]
+    /// Syscall numbers the filter sends to the supervisor, by name.
+    public let numbers: [Int32: String]
+
+    public var instructionCount: Int { bytes.count / 8 }
+
+    public struct BuildError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public static func build() throws -> SeccompProgram {
+        guard let ctx = seccomp_init(SCMP_ACT_ALLOW) else { throw BuildError(description: "libseccomp could not start a filter") }
+        defer { seccomp_release(ctx) }
+        var numbers: [Int32: String] = [:]
+        let notify = UInt32(0x7fc0_0000)  // SCMP_ACT_NOTIFY
+        func add(_ name: String, _ args: [scmp_arg_cmp] = []) throws {
+            let nr = seccomp_syscall_resolve_name(name)
+            guard nr != __NR_SCMP_ERROR else { return }  // not on this architecture
+            var args = args
+            let rc = args.withUnsafeMutableBufferPointer { seccomp_rule_add_array(ctx, notify, nr, UInt32($0.count), $0.baseAddress) }
+            guard rc == 0 else { throw BuildError(description: "libseccomp refused a rule for \(name): \(String(cString: strerror(-rc)))") }
+            numbers[nr] = name
+        }
+        for (name, _) in SyscallPolicy.denied { try add(name) }
+        for name in SyscallPolicy.fatal { try add(name) }
+        for name in SyscallPolicy.exec { try add(name) }
+        for name in SyscallPolicy.opens { try add(name) }
+        for name in SyscallPolicy.signals { try add(name) }
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let rc = mam_seccomp_export(UnsafeMutableRawPointer(ctx), &buffer, &length)
+        guard rc == 0, let buffer else { throw BuildError(description: "libseccomp could not export the filter: \(String(cString: strerror(-rc)))") }
+        defer { free(buffer) }
+        return SeccompProgram(bytes: Array(UnsafeRawBufferPointer(start: buffer, count: length)), numbers: numbers)
+    }
+
+    /// The name of a syscall number, for reports.
+    public static func name(of nr: Int32) -> String {
+        guard let c = seccomp_syscall_resolve_num_arch(UInt32(SCMP_ARCH_NATIVE), nr) else { return "syscall \(nr)" }
+        defer { free(c) }
+        return String(cString: c)
+    }
+}

@@ -1,0 +1,160 @@
+import CMAMSandbox
+import Foundation
+import Glibc
+
+/// Answers the seccomp notifications of one app: lets its own exec through once, checks
+/// write-opens against the container, refuses or kills on the listed calls, and reports each
+/// refusal by name. The app cannot silence it: the kernel blocks the call until it answers.
+final class Supervisor: @unchecked Sendable {
+    private let fd: Int32
+    private let appPID: Int32
+    private let bundleID: String
+    private let container: String
+    /// Where the app may read (the Landlock grant), as normalised paths.
+    private let readable: [String]
+    private let names: [Int32: String]
+    private let report: @Sendable (Violation) -> Void
+    private var thread: Thread?
+    private var execAllowed = true
+    private let lock = NSLock()
+    private var stopped = false
+
+    init(fd: Int32, appPID: Int32, bundleID: String, container: String, readable: [String], names: [Int32: String],
+         report: @escaping @Sendable (Violation) -> Void) {
+        self.fd = fd
+        self.appPID = appPID
+        self.bundleID = bundleID
+        self.container = (container as NSString).standardizingPath
+        self.readable = readable.map { ($0 as NSString).standardizingPath }
+        self.names = names
+        self.report = report
+    }
+
+    func start() {
+        let t = Thread { [self] in self.loop() }
+        t.name = "mam-supervisor-\(appPID)"
+        thread = t
+        t.start()
+    }
+
+    func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        stopped = true
+        // Closing the listener wakes the receive with an error; pending calls then fail with ENOSYS.
+        close(fd)
+    }
+
+    private func loop() {
+        var n = mam_notification()
+        while true {
+            if mam_notify_receive(fd, &n) != 0 {
+                if errno == EINTR || errno == ENOENT { continue }
+                return
+            }
+            handle(n)
+        }
+    }
+
+    private func handle(_ n: mam_notification) {
+        let name = names[n.nr] ?? SeccompProgram.name(of: n.nr)
+        let pid = Int32(bitPattern: n.pid)
+        switch name {
+        case "execve", "execveat":
+            let path = string(pid, argument(n, name == "execve" ? 0 : 1))
+            if execAllowed && pid == appPID {
+                execAllowed = false
+                _ = mam_notify_continue(fd, n.id)
+            } else {
+                _ = mam_notify_deny(fd, n.id, EPERM)
+                violation(pid, name, path, "denied")
+            }
+        case "open", "openat", "creat":
+            let pathArg = argument(n, name == "openat" ? 1 : 0)
+            let raw = string(pid, pathArg) ?? ""
+            let resolved = resolve(raw, pid: pid, dirfd: name == "openat" ? Int32(truncatingIfNeeded: argument(n, 0)) : AT_FDCWD)
+            let flags = name == "creat" ? Int32(O_WRONLY | O_CREAT) : Int32(truncatingIfNeeded: argument(n, name == "openat" ? 2 : 1))
+            let writes = flags & O_ACCMODE != O_RDONLY || flags & (O_CREAT | O_TRUNC) != 0
+            let allowed = writes
+                ? resolved == "/dev/null" || beneath(resolved, container)
+                : beneath(resolved, container) || readable.contains { beneath(resolved, $0) }
+            // A path that does not exist is the loader searching its library path, not an
+            // attempt on anything: let the kernel answer (ENOENT, or Landlock's EACCES).
+            var st = stat()
+            let exists = lstat(resolved, &st) == 0
+            if allowed || (!writes && !exists) {
+                _ = mam_notify_continue(fd, n.id)
+            } else {
+                _ = mam_notify_deny(fd, n.id, EACCES)
+                violation(pid, "\(name) for \(writes ? "writing" : "reading")", resolved, "denied")
+            }
+        case "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal":
+            if name == "pidfd_send_signal" {
+                _ = mam_notify_deny(fd, n.id, EPERM)
+                violation(pid, name, nil, "denied")
+                return
+            }
+            let target = Int32(truncatingIfNeeded: argument(n, 0))
+            let inside = target == 0 || target == -appPID || target == appPID || getpgid(abs(target)) == appPID
+            if inside {
+                _ = mam_notify_continue(fd, n.id)
+            } else {
+                _ = mam_notify_deny(fd, n.id, EPERM)
+                violation(pid, name, "pid \(target)", "denied")
+            }
+        default:
+            switch SyscallPolicy.action(for: name) {
+            case let .deny(code)?:
+                _ = mam_notify_deny(fd, n.id, code)
+                violation(pid, name, name.hasPrefix("socket") ? family(argument(n, 0)) : nil, "denied")
+            case .kill?, nil:
+                // Kill first, so the call never returns to the app; then release the notification.
+                kill(pid, SIGKILL)
+                _ = mam_notify_deny(fd, n.id, EPERM)
+                violation(pid, name, nil, "killed")
+            }
+        }
+    }
+
+    private func family(_ domain: UInt64) -> String {
+        switch Int32(truncatingIfNeeded: domain) {
+        case AF_UNIX: return "AF_UNIX"
+        case AF_INET: return "AF_INET"
+        case AF_INET6: return "AF_INET6"
+        case AF_NETLINK: return "AF_NETLINK"
+        case AF_PACKET: return "AF_PACKET"
+        default: return "family \(domain)"
+        }
+    }
+
+    private func beneath(_ path: String, _ base: String) -> Bool {
+        path == base || path.hasPrefix(base.hasSuffix("/") ? base : base + "/")
+    }
+
+    private func argument(_ n: mam_notification, _ i: Int) -> UInt64 {
+        withUnsafeBytes(of: n.args) { $0.load(fromByteOffset: i * 8, as: UInt64.self) }
+    }
+
+    private func violation(_ pid: Int32, _ syscall: String, _ path: String?, _ action: String) {
+        report(Violation(bundleID: bundleID, pid: pid, syscall: syscall, path: path, action: action, time: Date()))
+    }
+
+    private func string(_ pid: Int32, _ address: UInt64) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard mam_read_string(pid, address, &buffer, buffer.count) >= 0 else { return nil }
+        return cText(buffer)
+    }
+
+    /// An absolute, normalised form of a path as the asking thread would see it.
+    private func resolve(_ path: String, pid: Int32, dirfd: Int32) -> String {
+        if path.hasPrefix("/") { return (path as NSString).standardizingPath }
+        let base: String
+        if dirfd == AT_FDCWD {
+            base = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd")) ?? "/"
+        } else {
+            base = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(dirfd)")) ?? "/"
+        }
+        return ((base as NSString).appendingPathComponent(path) as NSString).standardizingPath
+    }
+}

@@ -1,0 +1,53 @@
+import Glibc
+
+/// What the supervisor does with a system call the filter sends it.
+public enum SyscallAction: Sendable, Equatable {
+    /// Fail the call with this errno; the app sees an ordinary error and carries on.
+    case deny(Int32)
+    /// Fail the call, report it, and kill the app.
+    case kill
+}
+
+/// The system calls an app may not make, and what happens when it tries (docs/SANDBOX.md).
+///
+/// Every listed call goes to the supervisor (seccomp user notification) rather than being
+/// answered by the kernel alone, so each attempt is reported by name and the app cannot
+/// silence the report.
+public enum SyscallPolicy {
+    /// Calls that ordinary programs probe and handle: refused with an errno.
+    public static let denied: [(String, Int32)] = [
+        // No new sockets or connections of any family: the broker connection is the only way out.
+        ("socket", EPERM), ("socketpair", EPERM), ("connect", EPERM), ("bind", EPERM), ("listen", EPERM),
+        ("accept", EPERM), ("accept4", EPERM),
+        // Kernel surfaces a sandboxed app has no use for; libraries fall back when they fail.
+        ("io_uring_setup", ENOSYS), ("io_uring_enter", ENOSYS), ("io_uring_register", ENOSYS),
+        ("perf_event_open", EACCES), ("userfaultfd", EPERM),
+        ("keyctl", ENOSYS), ("add_key", ENOSYS), ("request_key", ENOSYS),
+    ]
+
+    /// Calls whose only use here is an attack on the host or another process: the app is killed.
+    public static let fatal: [String] = [
+        "ptrace", "process_vm_readv", "process_vm_writev",
+        "mount", "umount2", "pivot_root", "unshare", "setns", "fsopen", "fsmount", "move_mount", "open_tree",
+        "bpf", "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+        "reboot", "swapon", "swapoff", "open_by_handle_at",
+    ]
+
+    /// The app's own exec is let through once; any later exec is refused (Landlock's execute
+    /// right cannot stop `ld.so /bin/sh`, this can).
+    public static let exec = ["execve", "execveat"]
+
+    /// Opens: checked against the paths Landlock grants, so that an open elsewhere is reported
+    /// by path (Landlock refuses it either way; this is for the report).
+    public static let opens = ["open", "openat", "creat"]
+
+    /// Signals: allowed inside the app's own process group, reported elsewhere (Landlock's
+    /// signal scope refuses them either way on ABI 6).
+    public static let signals = ["kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal"]
+
+    public static func action(for name: String) -> SyscallAction? {
+        if let d = denied.first(where: { $0.0 == name }) { return .deny(d.1) }
+        if fatal.contains(name) { return .kill }
+        return nil
+    }
+}

@@ -1,0 +1,145 @@
+import ArgumentParser
+import CMAMSandbox
+import Foundation
+import Glibc
+import MAMCatalog
+import MAMPolicy
+import MAMSandbox
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run one app in its sandbox, connected to the broker.",
+        discussion: """
+            APP is a folder name under Apps/ (its executable is the one built beside mamlaunch), or,
+            with --manifest, the path of your own app's executable. The app gets its own container
+            folder (its working directory and the only place it may write), its standard input and
+            output, and one broker connection on descriptor 3 (MAMLAB_BROKER_FD). The broker learns
+            the app's bundle id and pid from mamlaunch, never from the app.
+
+            The broker is the one at --broker SOCKET, else a mambroker started for this run. Each
+            sandbox violation is printed on standard error with the app, pid, system call or path
+            and time, and sent to the broker. The exit status is the app's (128 + signal if it was
+            killed).
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The app: an Apps/ name, or your executable with --manifest.", valueName: "APP"))
+    var app: String
+
+    @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal).", valueName: "ACCOUNT"))
+    var user: String?
+
+    @Option(help: ArgumentHelp("The tenant file for a broker started here.", valueName: "FILE"))
+    var tenant: String?
+
+    @Option(help: ArgumentHelp("A running broker's launcher socket.", valueName: "SOCKET"))
+    var broker: String?
+
+    @Flag(help: "Run without any broker connection (the app then has no way out at all).")
+    var noBroker = false
+
+    @Option(help: ArgumentHelp("Your app's Info.plist; APP is then its executable.", valueName: "Info.plist"))
+    var manifest: String?
+
+    @Option(help: ArgumentHelp("Where containers live (default: $TMPDIR/mamlab/containers).", valueName: "DIR"))
+    var containers: String?
+
+    @Flag(help: "Delete the app's container when it exits.")
+    var clean = false
+
+    @Flag(help: "Run even if the kernel cannot provide every protection (logged at every launch).")
+    var allowWeakerSandbox = false
+
+    @Argument(parsing: .postTerminator, help: "Arguments for the app, after --.")
+    var arguments: [String] = []
+
+    func run() throws {
+        let (manifest, executable) = try resolveApp()
+        let root = containers ?? ((ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/mamlab/containers")
+        let container = (root as NSString).appendingPathComponent(manifest.bundleID)
+        try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
+        defer { if clean { try? FileManager.default.removeItem(atPath: container) } }
+
+        var control: Int32 = -1
+        var appEnd: Int32?
+        var brokerEnd: Int32 = -1
+        if !noBroker {
+            guard let socket = broker else {
+                throw ValidationError("no broker: pass --broker SOCKET of a running mambroker, or --no-broker (mambroker itself is not built yet)")
+            }
+            control = mam_connect_seqpacket(socket)
+            guard control >= 0 else { throw ValidationError("cannot reach the broker at \(socket): \(String(cString: strerror(errno)))") }
+            var pair: [Int32] = [-1, -1]
+            guard mam_seqpacket_pair(&pair) == 0 else { throw ValidationError("socketpair: \(String(cString: strerror(errno)))") }
+            appEnd = pair[0]
+            brokerEnd = pair[1]
+        }
+        let controlFD = control
+        let bundle = manifest.bundleID
+        let report: @Sendable (Violation) -> Void = { v in
+            FileHandle.standardError.write(Data("mamlaunch: \(v)\n".utf8))
+            if controlFD >= 0 { Handoff.send(controlFD, Handoff.violation(v)) }
+        }
+        let config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
+                                         environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+                                             .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
+                                         container: container, brokerDescriptor: appEnd, allowWeaker: allowWeakerSandbox)
+        let app: SandboxedApp
+        do {
+            app = try Sandbox.launch(config, report: report)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        if let appEnd { close(appEnd) }
+        if !app.weakened.isEmpty {
+            FileHandle.standardError.write(Data("mamlaunch: warning: \(bundle) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n".utf8))
+        }
+        if controlFD >= 0 {
+            Handoff.send(controlFD, Handoff.adopt(bundleID: bundle, pid: app.pid, account: user), fd: brokerEnd)
+            close(brokerEnd)
+        }
+        let status = app.wait()
+        if controlFD >= 0 { close(controlFD) }
+        throw ExitCode(status)
+    }
+
+    private func resolveApp() throws -> (AppManifest, String) {
+        if let manifest {
+            let loaded: (manifest: AppManifest, warnings: [Diagnostic])
+            do { loaded = try Catalog.loadManifest(manifest) } catch { throw ValidationError(error.description) }
+            return (loaded.manifest, app)
+        }
+        guard let root = Catalog.projectRoot() else { throw ValidationError("no MAMLab project found; use --manifest for your own app") }
+        let apps = Catalog.loadApps(in: root.appendingPathComponent("Apps")).apps
+        guard let found = Catalog.find(app, in: apps) else {
+            throw ValidationError("unknown app \"\(app)\"; known apps: \(apps.map(\.name).joined(separator: ", "))")
+        }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let binary = ((exe as NSString).deletingLastPathComponent as NSString).appendingPathComponent(found.manifest.executable ?? found.name)
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw ValidationError("\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.manifest.executable ?? found.name)`")
+        }
+        return (found.manifest, binary)
+    }
+}
+
+/// The launcher's messages to the broker's launcher socket (docs/PROTOCOL.md, "Launcher hand-off").
+enum Handoff {
+    static func adopt(bundleID: String, pid: Int32, account: String?) -> [String: Any] {
+        var m: [String: Any] = ["type": "adopt", "bundleId": bundleID, "pid": Int(pid)]
+        if let account { m["account"] = account }
+        return m
+    }
+
+    static func violation(_ v: Violation) -> [String: Any] {
+        var m: [String: Any] = ["type": "violation", "bundleId": v.bundleID, "pid": Int(v.pid), "syscall": v.syscall,
+                                "action": v.action, "time": ISO8601DateFormatter().string(from: v.time)]
+        if let p = v.path { m["path"] = p }
+        return m
+    }
+
+    static func send(_ socket: Int32, _ message: [String: Any], fd: Int32 = -1) {
+        guard let data = try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys]) else { return }
+        _ = data.withUnsafeBytes { mam_send_with_fd(socket, $0.baseAddress, $0.count, fd) }
+    }
+}
