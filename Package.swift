@@ -41,6 +41,7 @@ let package = Package(
         .target(name: "CHostileProbes", path: "Apps/Hostile/Probes"),
         .executableTarget(name: "Hostile", dependencies: ["CHostileProbes"], path: "Apps/Hostile", exclude: ["Info.plist", "Probes"]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
+        .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog"]),
         .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog"]),
     ],

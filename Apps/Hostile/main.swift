@@ -62,6 +62,9 @@ if flags.contains("--destructive") {
     let memory = probe_memory_bomb(16384, &mib)
     line("memory_bomb", memory, "\(mib) MiB")
 }
+// Not escapes: what the app may do must still work, or the sandbox is merely broken.
+let own = container + "/own.txt"
+print(#"{"check": "write_own_container", "result": "\#(probe_open_write(own) == 0 ? "ok" : "failed")"}"#)
 if let fd = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"].flatMap(Int32.init) {
     // Not an escape: the one channel the app is given still works.
     let r = probe_send(fd)

@@ -275,3 +275,36 @@ int mam_send_with_fd(int sock, const void *bytes, size_t length, int fd) {
 }
 
 int mam_seqpacket_pair(int fds[2]) { return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds); }
+
+int mam_listen_seqpacket(const char *path, int backlog) {
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    if (strlen(path) >= sizeof a.sun_path) { close(fd); errno = ENAMETOOLONG; return -1; }
+    strcpy(a.sun_path, path);
+    unlink(path);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, backlog) != 0) { int e = errno; close(fd); errno = e; return -1; }
+    return fd;
+}
+
+ssize_t mam_receive_with_fd(int sock, void *buffer, size_t size, int *fd) {
+    struct iovec iov = { buffer, size };
+    union { char buf[CMSG_SPACE(sizeof(int) * 4)]; struct cmsghdr align; } u;
+    struct msghdr msg = { 0 };
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = u.buf;
+    msg.msg_controllen = sizeof u.buf;
+    *fd = -1;
+    ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0) return -1;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+            int count = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            int fds[4];
+            memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)(count > 4 ? 4 : count));
+            for (int i = 0; i < count && i < 4; i++) { if (i == 0) *fd = fds[0]; else close(fds[i]); }
+        }
+    }
+    return n;
+}

@@ -101,3 +101,9 @@ int mam_connect_seqpacket(const char *path);
 int mam_send_with_fd(int socket, const void *bytes, size_t length, int fd);
 /// A connected SOCK_SEQPACKET pair (close-on-exec). 0 or -1 with errno.
 int mam_seqpacket_pair(int fds[2]);
+
+/// Binds and listens on a SOCK_SEQPACKET Unix socket at `path` (replacing a stale one).
+int mam_listen_seqpacket(const char *path, int backlog);
+/// Receives one message into `buffer`; a descriptor that came with it lands in `*fd` (else -1).
+/// Returns the message length, 0 at end of stream, or -1 with errno.
+ssize_t mam_receive_with_fd(int socket, void *buffer, size_t size, int *fd);
