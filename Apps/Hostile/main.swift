@@ -13,7 +13,13 @@ var rest = CommandLine.arguments.dropFirst()
 while let arg = rest.popFirst() {
     if arg == "--destructive" || arg == "--exit" { flags.insert(arg) } else if arg.hasPrefix("--"), let v = rest.popFirst() { options[arg] = v }
 }
-if flags.contains("--exit") { exit(0) }  // for launch benchmarks: start, then stop
+if flags.contains("--exit") {
+    // For launch benchmarks: the first broker message, then stop.
+    if let fd = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"].flatMap(Int32.init) ?? (fcntl(3, F_GETFD) >= 0 ? 3 : nil) {
+        _ = probe_send(fd)
+    }
+    exit(0)
+}
 
 func line(_ attempt: String, _ result: probe_result, _ detail: String = "") {
     let outcome = result == 0 ? "succeeded" : "blocked"

@@ -185,6 +185,11 @@ int mam_spawn(const mam_spawn_config *c, mam_spawn_result *r, char *error, size_
 }
 
 int mam_notify_receive(int fd, mam_notification *out) {
+    // Once every process under the filter has gone the listener hangs up; report that as ESRCH
+    // instead of letting the caller spin on ENOENT.
+    struct pollfd p = { fd, POLLIN, 0 };
+    while (poll(&p, 1, -1) < 0) { if (errno != EINTR) return -1; }
+    if ((p.revents & (POLLHUP | POLLERR | POLLNVAL)) && !(p.revents & POLLIN)) { errno = ESRCH; return -1; }
     struct seccomp_notif req;
     memset(&req, 0, sizeof req);
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return -1;

@@ -131,7 +131,7 @@ public enum Sandbox {
         guard FileManager.default.isExecutableFile(atPath: config.executable) else {
             throw LaunchError("\(config.executable): not an executable file")
         }
-        let program = support.seccompNotify && support.seccompFilter ? try SeccompProgram.build() : nil
+        let program = support.seccompNotify && support.seccompFilter ? try SeccompProgram.shared() : nil
         if program == nil { weakened.append("no seccomp filter") }
         let landlock = support.landlockABI.map {
             LandlockPolicy.forApp(executable: config.executable, container: config.container, abi: $0, extraReadOnly: config.extraReadOnly)

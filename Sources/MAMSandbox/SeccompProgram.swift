@@ -1,5 +1,6 @@
 import CMAMSandbox
 import CSeccomp
+import Foundation
 import Glibc
 
 /// The compiled seccomp filter: classic BPF built by libseccomp in the launcher, applied by the
@@ -14,6 +15,18 @@ public struct SeccompProgram: Sendable {
     public struct BuildError: Error, CustomStringConvertible {
         public var description: String
     }
+
+    /// The filter never changes within a process: build it once.
+    public static func shared() throws -> SeccompProgram {
+        try cache.withLock { cached in
+            if let cached { return cached }
+            let built = try build()
+            cached = built
+            return built
+        }
+    }
+
+    private static let cache = LockedValue<SeccompProgram?>(nil)
 
     public static func build() throws -> SeccompProgram {
         guard let ctx = seccomp_init(SCMP_ACT_ALLOW) else { throw BuildError(description: "libseccomp could not start a filter") }
@@ -31,7 +44,18 @@ public struct SeccompProgram: Sendable {
         for (name, _) in SyscallPolicy.denied { try add(name) }
         for name in SyscallPolicy.fatal { try add(name) }
         for name in SyscallPolicy.exec { try add(name) }
-        for name in SyscallPolicy.opens { try add(name) }
+        // Opens that may write, recognised by their flags. Read-only opens are left to Landlock:
+        // sending each to the supervisor costs a round trip, and the loader alone makes eighty.
+        func masked(_ index: UInt32, _ mask: Int32, _ value: Int32) -> scmp_arg_cmp {
+            scmp_arg_cmp(arg: index, op: SCMP_CMP_MASKED_EQ, datum_a: UInt64(mask), datum_b: UInt64(value))
+        }
+        for (name, index) in [("openat", UInt32(2)), ("open", UInt32(1))] {
+            try add(name, [masked(index, O_ACCMODE, O_WRONLY)])
+            try add(name, [masked(index, O_ACCMODE, O_RDWR)])
+            try add(name, [masked(index, O_CREAT, O_CREAT)])
+            try add(name, [masked(index, O_TRUNC, O_TRUNC)])
+        }
+        try add("creat")
         for name in SyscallPolicy.signals { try add(name) }
         var buffer: UnsafeMutableRawPointer?
         var length = 0
@@ -46,5 +70,17 @@ public struct SeccompProgram: Sendable {
         guard let c = seccomp_syscall_resolve_num_arch(UInt32(SCMP_ARCH_NATIVE), nr) else { return "syscall \(nr)" }
         defer { free(c) }
         return String(cString: c)
+    }
+}
+
+/// A value behind a lock (Swift 6's Mutex needs macOS 15 in the manifest's platforms).
+final class LockedValue<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }

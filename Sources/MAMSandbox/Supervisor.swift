@@ -50,7 +50,9 @@ final class Supervisor: @unchecked Sendable {
         var n = mam_notification()
         while true {
             if mam_notify_receive(fd, &n) != 0 {
+                // ENOENT: the asker died between poll and receive; anything else ends the watch.
                 if errno == EINTR || errno == ENOENT { continue }
+                stop()
                 return
             }
             handle(n)

@@ -134,8 +134,9 @@ struct HostileTests {
         // The supervisor names each system call or path; the app cannot keep it quiet.
         let reported = [
             "socket AF_INET denied", "socketpair AF_UNIX denied", "socket AF_UNIX denied",
-            "openat for reading \(scene.other.path)/secret.txt denied", "openat for reading \(scene.brokerDir.path)/state.sqlite denied",
-            "openat for reading \(scene.brokerDir.path)/audit.jsonl denied", "openat for writing \(scene.outside.path) denied",
+            // Reads outside the grant are refused by Landlock in the kernel, without a round trip
+            // to the supervisor (docs/SANDBOX.md); writes are reported with their path.
+            "openat for writing \(scene.outside.path) denied",
             "execve /bin/sh denied", "execve /lib64/ld-linux-x86-64.so.2 denied", "kill pid \(target.processIdentifier) denied",
             "io_uring_setup denied", "keyctl denied", "process_vm_readv killed", "unshare killed", "ptrace killed",
             "mount killed", "bpf killed",
