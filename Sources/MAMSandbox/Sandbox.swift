@@ -156,7 +156,9 @@ public enum Sandbox {
         func limit(_ resource: Int32, _ value: UInt64?) {
             if let v = value { rlimits.append(mam_rlimit(resource: resource, soft: rlim_t(v), hard: rlim_t(v))) }
         }
-        limit(mam_rlimit_nproc, config.limits.processes)
+        // RLIMIT_NPROC counts every process of the user: for a user other than nobody, the
+        // allowance comes on top of what that user already runs.
+        limit(mam_rlimit_nproc, config.limits.processes.map { dropIDs ? $0 : $0 + UInt64(processCount(uid: getuid())) })
         limit(mam_rlimit_as, config.limits.addressSpace)
         limit(mam_rlimit_nofile, config.limits.openFiles)
         limit(mam_rlimit_fsize, config.limits.fileSize)
@@ -254,4 +256,15 @@ func withCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMu
 /// The text of a NUL-terminated C buffer.
 func cText(_ buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// How many processes `uid` runs now.
+func processCount(uid: uid_t) -> Int {
+    guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return 0 }
+    var count = 0
+    var st = stat()
+    for e in entries where e.first?.isNumber == true {
+        if stat("/proc/\(e)", &st) == 0 && st.st_uid == uid { count += 1 }
+    }
+    return count
 }
