@@ -9,20 +9,20 @@ struct MAMConfiguratorCommand: ParsableCommand {
         commandName: "mamconfigurator",
         abstract: "Configure an app's Info.plist and entitlements for the app-protection SDK.",
         discussion: """
-            Adds what the SDK needs and the vendor's configurator would add: an -intunemam twin for
-            every URL scheme the app registers and every scheme it queries; the fixed queried
-            schemes (the browsers' twins and the threat-defence apps), and ms-outlook-intunemam
-            when the app queries mailto; a com.microsoft.intune.mam. twin for every document
-            content type; twins in a share or action extension's activation rule (a dictionary
-            rule is first turned into a predicate); the SDK's keychain groups; and the app groups
+            Adds what the SDK needs and the vendor's configurator would add: an -intunemam twin for \
+            every URL scheme the app registers and every scheme it queries; the fixed queried \
+            schemes (the browsers' twins and the threat-defence apps), and ms-outlook-intunemam \
+            when the app queries mailto; a com.microsoft.intune.mam. twin for every document \
+            content type; twins in a share or action extension's activation rule (a dictionary \
+            rule is first turned into a predicate); the SDK's keychain groups; and the app groups \
             mirrored into IntuneMAMSettings.AppGroupIdentifiers.
 
-            It checks IntuneMAMSettings against the SDK's settings table and prints problems like
-            a compiler. It keeps every other key, the key order of XML files, the file's format
-            (XML or binary) and $(VARIABLE) placeholders. Running it twice changes nothing the
+            It checks IntuneMAMSettings against the SDK's settings table and prints problems like \
+            a compiler. It keeps every other key, the key order of XML files, the file's format \
+            (XML or binary) and $(VARIABLE) placeholders. Running it twice changes nothing the \
             second time. A file that needs no change is not rewritten.
 
-            Exit status: 0 on success; 1 on an error in the files, or with --check when something
+            Exit status: 0 on success; 1 on an error in the files, or with --check when something \
             would change.
             """
     )

@@ -9,9 +9,9 @@ struct BenchLaunch: ParsableCommand {
         commandName: "bench-launch",
         abstract: "Measure what the sandbox adds to an app's launch on this machine.",
         discussion: """
-            Times, in one run and in turn, the launch of the same executable three ways, from the
-            launch request to the app's first broker message (one byte on descriptor 3): a plain
-            posix_spawn, bubblewrap (bwrap --unshare-all, when installed), and MAMLab's sandbox.
+            Times, in one run and in turn, the launch of the same executable three ways, from the \
+            launch request to the app's first broker message (one byte on descriptor 3): a plain \
+            posix_spawn, bubblewrap (bwrap --unshare-all, when installed), and MAMLab's sandbox. \
             Prints the median of each and the ratios to the plain spawn.
             """
     )

@@ -7,14 +7,14 @@ struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate tenants, policy files and app manifests.",
         discussion: """
-            Each PATH is a tenant file, a policy file (Graph JSON: one policy, an array, or a list
-            response {"value": [...]}; or a debug-form .plist), an app's Info.plist, or a folder
-            searched for *.json and *.plist. With no PATH, checks the project's Policies/ and
+            Each PATH is a tenant file, a policy file (Graph JSON: one policy, an array, or a list \
+            response {"value": [...]}; or a debug-form .plist), an app's Info.plist, or a folder \
+            searched for *.json and *.plist. With no PATH, checks the project's Policies/ and \
             Apps/.
 
-            Problems print one per line, like a compiler: file, line and column where known,
-            severity, JSON path or plist key path, and what is wrong, with the allowed values.
-            A policy that targets an app no manifest describes is an error: pass the app's
+            Problems print one per line, like a compiler: file, line and column where known, \
+            severity, JSON path or plist key path, and what is wrong, with the allowed values. \
+            A policy that targets an app no manifest describes is an error: pass the app's \
             Info.plist too, or --ignore-unknown-apps.
 
             Exit status: 0 when there is no error (warnings allowed), 1 otherwise.

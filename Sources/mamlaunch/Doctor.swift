@@ -5,9 +5,9 @@ struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Report what this kernel offers the sandbox.",
         discussion: """
-            Prints the Landlock ABI, whether seccomp filters and seccomp user notification are
-            available, and the libseccomp version; then what the sandbox would miss here. Exit
-            status 1 when a protection is missing (mamlaunch run then refuses to launch unless
+            Prints the Landlock ABI, whether seccomp filters and seccomp user notification are \
+            available, and the libseccomp version; then what the sandbox would miss here. Exit \
+            status 1 when a protection is missing (mamlaunch run then refuses to launch unless \
             --allow-weaker-sandbox is given).
             """
     )

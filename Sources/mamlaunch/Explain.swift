@@ -26,16 +26,16 @@ struct Explain: ParsableCommand {
               save-to   --from saves org data to --location
               open-from --to (or --from) opens data from --location
 
-            APP is a folder name under Apps/ (Mail), a bundle id (com.contoso.mail), or the
-            bundle id of a manifest given with --manifest. ACCOUNT is a UPN, an OID or
-            `personal`; several may be listed with commas: the first is the identity the app
-            acts under now, the others are also signed in (Mail:adele@contoso.com,personal).
-            Omitted, the app acts under the managed account enrolled in it: the tenant's
+            APP is a folder name under Apps/ (Mail), a bundle id (com.contoso.mail), or the \
+            bundle id of a manifest given with --manifest. ACCOUNT is a UPN, an OID or \
+            `personal`; several may be listed with commas: the first is the identity the app \
+            acts under now, the others are also signed in (Mail:adele@contoso.com,personal). \
+            Omitted, the app acts under the managed account enrolled in it: the tenant's \
             device.enrollments entry, else the first user a policy targets for the app.
 
-            A LOCATION is a save location (oneDriveForBusiness, sharePoint, box, dropbox,
-            googleDrive, localDrive, cameraRoll, accountDocument, other) or an open location
-            (oneDriveForBusiness, sharePoint, camera, localStorage, photos, accountDocument,
+            A LOCATION is a save location (oneDriveForBusiness, sharePoint, box, dropbox, \
+            googleDrive, localDrive, cameraRoll, accountDocument, other) or an open location \
+            (oneDriveForBusiness, sharePoint, camera, localStorage, photos, accountDocument, \
             other), with :ACCOUNT for the ones that belong to an account.
             """
     )

@@ -7,9 +7,9 @@ struct MAMLaunch: ParsableCommand {
         abstract: "Run and question MAMLab, the app-protection (MAM) sharing emulator.",
         discussion: """
             MAMLab answers, on Linux, the questions an app-protection policy answers on a phone:
-            may this app send this document, paste this text, open this link, save to this
-            location? Every answer names the rule that gave it and where that rule comes from
-            (doc: the vendor's documentation; observed: reported behaviour; chosen: MAMLab's own
+            may this app send this document, paste this text, open this link, save to this \
+            location? Every answer names the rule that gave it and where that rule comes from \
+            (doc: the vendor's documentation; observed: reported behaviour; chosen: MAMLab's own \
             call where the sources are silent).
 
             Start with:

@@ -10,21 +10,21 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run one app in its sandbox, connected to the broker.",
         discussion: """
-            APP is a folder name under Apps/ (its executable is the one built beside mamlaunch), or,
-            with --manifest, the path of your own app's executable. The app gets its own container
-            folder (its working directory and the only place it may write), its standard input and
-            output, and one broker connection on descriptor 3 (MAMLAB_BROKER_FD). The broker learns
+            APP is a folder name under Apps/ (its executable is the one built beside mamlaunch), or, \
+            with --manifest, the path of your own app's executable. The app gets its own container \
+            folder (its working directory and the only place it may write), its standard input and \
+            output, and one broker connection on descriptor 3 (MAMLAB_BROKER_FD). The broker learns \
             the app's bundle id and pid from mamlaunch, never from the app.
 
-            The broker is the one at --broker SOCKET, else a mambroker started for this run. Each
-            sandbox violation is printed on standard error with the app, pid, system call or path
-            and time, and sent to the broker. The exit status is the app's (128 + signal if it was
+            The broker is the one listening at --broker SOCKET; --no-broker runs the app with no channel at all. Each \
+            sandbox violation is printed on standard error with the app, pid, system call or path \
+            and time, and sent to the broker. The exit status is the app's (128 + signal if it was \
             killed).
             """
     )
 
-    @Argument(help: ArgumentHelp("The app: an Apps/ name, or your executable with --manifest.", valueName: "APP"))
-    var app: String
+    @Argument(help: ArgumentHelp("The app: an Apps/ name; with --manifest, your executable (or give it first after --).", valueName: "APP"))
+    var app: String?
 
     @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal).", valueName: "ACCOUNT"))
     var user: String?
@@ -50,11 +50,18 @@ struct Run: ParsableCommand {
     @Flag(help: "Run even if the kernel cannot provide every protection (logged at every launch).")
     var allowWeakerSandbox = false
 
+    @Option(name: .customLong("limit"), help: ArgumentHelp(
+        "Override a resource limit: processes, address-space, open-files, file-size or core (bytes or a count; 'none' lifts it).",
+        valueName: "NAME=VALUE"))
+    var limits: [String] = []
+
     @Argument(parsing: .postTerminator, help: "Arguments for the app, after --.")
     var arguments: [String] = []
 
     func run() throws {
-        let (manifest, executable) = try resolveApp()
+        var arguments = self.arguments
+        let (manifest, executable) = try resolveApp(&arguments)
+        let resourceLimits = try parseLimits()
         let root = containers ?? ((ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/mamlab/containers")
         let container = (root as NSString).appendingPathComponent(manifest.bundleID)
         try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
@@ -68,7 +75,7 @@ struct Run: ParsableCommand {
                 throw ValidationError("no broker: pass --broker SOCKET of a running mambroker, or --no-broker (mambroker itself is not built yet)")
             }
             control = mam_connect_seqpacket(socket)
-            guard control >= 0 else { throw ValidationError("cannot reach the broker at \(socket): \(String(cString: strerror(errno)))") }
+            guard control >= 0 else { throw World.Failure(description: "cannot reach the broker at \(socket): \(String(cString: strerror(errno)))") }
             var pair: [Int32] = [-1, -1]
             guard mam_seqpacket_pair(&pair) == 0 else { throw ValidationError("socketpair: \(String(cString: strerror(errno)))") }
             appEnd = pair[0]
@@ -83,12 +90,13 @@ struct Run: ParsableCommand {
         let config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
-                                         container: container, brokerDescriptor: appEnd, allowWeaker: allowWeakerSandbox)
+                                         container: container, brokerDescriptor: appEnd, limits: resourceLimits,
+                                         allowWeaker: allowWeakerSandbox)
         let app: SandboxedApp
         do {
             app = try Sandbox.launch(config, report: report)
         } catch {
-            throw ValidationError("\(error)")
+            throw World.Failure(description: "\(error)")
         }
         if let appEnd { close(appEnd) }
         if !app.weakened.isEmpty {
@@ -103,12 +111,41 @@ struct Run: ParsableCommand {
         throw ExitCode(status)
     }
 
-    private func resolveApp() throws -> (AppManifest, String) {
+    private func parseLimits() throws -> ResourceLimits {
+        var l = ResourceLimits()
+        for spec in limits {
+            let parts = spec.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--limit \(spec): expected NAME=VALUE") }
+            let value: UInt64?
+            if parts[1] == "none" { value = nil } else if let v = UInt64(parts[1]) { value = v } else {
+                throw ValidationError("--limit \(spec): \(parts[1]) is not a number or 'none'")
+            }
+            switch parts[0] {
+            case "processes": l.processes = value
+            case "address-space": l.addressSpace = value
+            case "open-files": l.openFiles = value
+            case "file-size": l.fileSize = value
+            case "core": l.coreDumps = value
+            default: throw ValidationError("--limit \(spec): unknown limit \(parts[0]); allowed: processes, address-space, open-files, file-size, core")
+            }
+        }
+        return l
+    }
+
+    private func resolveApp(_ arguments: inout [String]) throws -> (AppManifest, String) {
         if let manifest {
             let loaded: (manifest: AppManifest, warnings: [Diagnostic])
             do { loaded = try Catalog.loadManifest(manifest) } catch { throw ValidationError(error.description) }
-            return (loaded.manifest, app)
+            var path: String
+            if let app { path = app } else {
+                guard !arguments.isEmpty else { throw ValidationError("--manifest needs your executable, as APP or first after --") }
+                path = arguments.removeFirst()
+            }
+            // The app starts in its container: a relative path would no longer point at it.
+            if !path.hasPrefix("/") { path = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path) }
+            return (loaded.manifest, (path as NSString).standardizingPath)
         }
+        guard let app else { throw ValidationError("name the app to run (an Apps/ folder name), or give --manifest") }
         guard let root = Catalog.projectRoot() else { throw ValidationError("no MAMLab project found; use --manifest for your own app") }
         let apps = Catalog.loadApps(in: root.appendingPathComponent("Apps")).apps
         guard let found = Catalog.find(app, in: apps) else {
