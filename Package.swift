@@ -27,6 +27,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The broker protocol: frames, strict decoding, descriptors and sealed documents.
+        .target(name: "CMAMWire"),
+        .target(name: "MAMWire", dependencies: ["CMAMWire"]),
+        .testTarget(name: "MAMWireTests", dependencies: ["MAMWire"]),
         // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),

@@ -1,0 +1,91 @@
+/// The messages apps and the broker exchange (docs/PROTOCOL.md, "Messages").
+public enum Message: Sendable, Equatable {
+    // Handshake
+    case hello(minVersion: UInt8, maxVersion: UInt8, integratesSDK: Bool)
+    case welcome(version: UInt8, bundleID: String, managedAccount: String?)
+    case error(code: WireErrorCode, detail: String)
+    case bye
+    // Identity
+    case setIdentity(account: String)
+    // URLs
+    case canOpenURL(url: String)
+    case canOpenURLResult(Bool)
+    case openURL(url: String)
+    case urlDelivery(url: String, senderAccount: String?)
+    // Every decision the broker answers with
+    case decision(DecisionRecord)
+    // Pasteboard
+    case copy(text: String, types: [String])
+    case copied(changeCount: UInt32)
+    case paste
+    case pasteResult(decision: DecisionRecord, text: String)
+    // Open-in and share
+    case listTargets(contentType: String)
+    case targets([ShareTarget])
+    case share(target: String, contentType: String, name: String)            // + document descriptor
+    case document(contentType: String, name: String, owner: String?, encrypted: Bool)  // + descriptor
+    case importRequest(source: String, contentType: String)
+    case exportRequest(contentType: String)
+    case exportReply(contentType: String, name: String)                     // + descriptor
+    // Storage locations
+    case saveTo(location: UInt8, account: String?, name: String)            // + descriptor
+    case openFrom(location: UInt8, account: String?, name: String)
+    case file(name: String)                                                 // + descriptor
+
+    /// Which side may send it.
+    public enum Direction: Sendable { case toBroker, toApp, both }
+
+    /// Whether the message carries exactly one descriptor.
+    public var carriesDescriptor: Bool {
+        switch self {
+        case .share, .document, .exportReply, .saveTo, .file: return true
+        default: return false
+        }
+    }
+}
+
+/// A decision as it travels: SEMANTICS §4's answer in a form any language can read.
+public struct DecisionRecord: Sendable, Equatable {
+    public var allowed: Bool
+    /// 0 allowed, 1 blocked, 2 encrypted, 3 filtered, 4 switched, 5 rewritten.
+    public var outcome: UInt8
+    public var rule: String
+    /// 0 doc, 1 observed, 2 chosen.
+    public var tag: UInt8
+    public var message: String
+    /// What the outcome changed: the rewritten URL, the receiving identity, the delivered type.
+    public var detail: String
+
+    public init(allowed: Bool, outcome: UInt8, rule: String, tag: UInt8, message: String, detail: String = "") {
+        self.allowed = allowed
+        self.outcome = outcome
+        self.rule = rule
+        self.tag = tag
+        self.message = message
+        self.detail = detail
+    }
+
+    public static let outcomes: ClosedRange<UInt8> = 0...5
+    public static let tags: ClosedRange<UInt8> = 0...2
+}
+
+/// One entry of a share sheet.
+public struct ShareTarget: Sendable, Equatable {
+    public var bundleID: String
+    /// As in `DecisionRecord.outcome`.
+    public var outcome: UInt8
+    public init(bundleID: String, outcome: UInt8) {
+        self.bundleID = bundleID
+        self.outcome = outcome
+    }
+}
+
+/// One framed message: its request id (a reply carries the id of what it answers) and the message.
+public struct Frame: Sendable, Equatable {
+    public var id: UInt32
+    public var message: Message
+    public init(id: UInt32, _ message: Message) {
+        self.id = id
+        self.message = message
+    }
+}

@@ -1,0 +1,52 @@
+import CMAMWire
+import Glibc
+
+/// A document as it travels: a memfd sealed against any change, so what the broker decided on
+/// is what the receiver reads, and the broker never copies the bytes.
+public enum SealedDocument {
+    static let allSeals: Int32 = 0x0001 | 0x0002 | 0x0004 | 0x0008  // F_SEAL_SEAL, SHRINK, GROW, WRITE
+
+    /// A sealed memfd holding `bytes`.
+    public static func create(_ bytes: [UInt8], name: String = "mamlab-document") throws(WireError) -> Int32 {
+        let fd = mam_memfd_sealable(name)
+        guard fd >= 0 else { throw WireError(.internalError, "memfd_create: \(String(cString: strerror(errno)))") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; let e = errno; Glibc.close(fd); throw WireError(.internalError, "write: \(String(cString: strerror(e)))") }
+            written += n
+        }
+        guard seal(fd) else { Glibc.close(fd); throw WireError(.internalError, "sealing the document failed") }
+        return fd
+    }
+
+    /// Seals a memfd; false when it cannot be sealed (not a memfd, or sealing not allowed).
+    public static func seal(_ fd: Int32) -> Bool {
+        fcntlInt(fd, F_ADD_SEALS, allSeals) == 0
+    }
+
+    /// Whether `fd` is a memfd that can no longer change.
+    public static func isSealed(_ fd: Int32) -> Bool {
+        let seals = fcntlInt(fd, F_GET_SEALS, 0)
+        return seals >= 0 && seals & allSeals == allSeals
+    }
+
+    public static func size(_ fd: Int32) -> Int {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? Int(st.st_size) : -1
+    }
+
+    /// Reads the whole document (for receivers; the broker never calls this).
+    public static func read(_ fd: Int32) -> [UInt8] {
+        let n = size(fd)
+        guard n > 0 else { return [] }
+        var out = [UInt8](repeating: 0, count: n)
+        let got = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress, n, 0) }
+        return got == n ? out : []
+    }
+
+    private static let F_ADD_SEALS: Int32 = 1033
+    private static let F_GET_SEALS: Int32 = 1034
+}
+
+private func fcntlInt(_ fd: Int32, _ cmd: Int32, _ arg: Int32) -> Int32 { fcntl(fd, cmd, arg) }

@@ -1,0 +1,150 @@
+import Glibc
+import MAMWire
+import Testing
+
+let sample = DecisionRecord(allowed: false, outcome: 1, rule: "4.1.4", tag: 0,
+                            message: "Your organization only allows you to transfer its data to other managed apps.", detail: "")
+
+/// One of every message, with values at the edges (empty, non-ASCII, nil and present).
+let everyMessage: [Message] = [
+    .hello(minVersion: 1, maxVersion: 3, integratesSDK: true), .welcome(version: 1, bundleID: "com.contoso.mail", managedAccount: "adele@contoso.com"),
+    .welcome(version: 1, bundleID: "com.example.notes", managedAccount: nil), .error(code: .truncated, detail: "at byte 7"), .bye,
+    .setIdentity(account: ""), .canOpenURL(url: "contosodocs://x"), .canOpenURLResult(false), .openURL(url: "https://contoso.com/é"),
+    .urlDelivery(url: "contosodocs://x", senderAccount: "adele@contoso.com"), .decision(sample),
+    .copy(text: "Q3 forecast 🇫🇷", types: ["public.utf8-plain-text"]), .copied(changeCount: 42), .paste,
+    .pasteResult(decision: sample, text: "Your organization's data cannot be pasted here."), .listTargets(contentType: "com.adobe.pdf"),
+    .targets([ShareTarget(bundleID: "com.contoso.docs", outcome: 0), ShareTarget(bundleID: "com.example.notes", outcome: 2)]),
+    .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf"),
+    .document(contentType: "com.microsoft.intune.mam.com.adobe.pdf", name: "q3.pdf", owner: nil, encrypted: true),
+    .importRequest(source: "com.contoso.docs", contentType: "public.plain-text"), .exportRequest(contentType: "public.plain-text"),
+    .exportReply(contentType: "public.plain-text", name: "notes.txt"), .saveTo(location: 1, account: "adele@contoso.com", name: "a.docx"),
+    .openFrom(location: 4, account: nil, name: "photo.jpg"), .file(name: "photo.jpg"),
+]
+
+@Suite("MAMWire frames")
+struct CodecTests {
+    @Test func everyMessageRoundTrips() throws {
+        for (i, m) in everyMessage.enumerated() {
+            let frame = Frame(id: UInt32(i * 7919), m)
+            #expect(try Wire.decode(Wire.encode(frame)) == frame, "\(m)")
+        }
+        #expect(Set(everyMessage.map(Wire.type(of:))) == Wire.knownTypes, "one sample of every type")
+    }
+
+    @Test func theHeaderIsAsDocumented() {
+        let bytes = Wire.encode(Frame(id: 0x0102_0304, .paste))
+        #expect(bytes == [0x4D, 0x57, 1, 0x32, 0x04, 0x03, 0x02, 0x01, 0, 0, 0, 0])
+        let hello = Wire.encode(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
+        #expect(Array(hello[12...]) == [1, 1, 0])
+        let text = Wire.encode(Frame(id: 1, .setIdentity(account: "é")))
+        #expect(Array(text[12...]) == [2, 0, 0xC3, 0xA9])
+    }
+
+    func error(_ bytes: [UInt8]) -> WireError? {
+        do { _ = try Wire.decode(bytes); return nil } catch { return error }
+    }
+
+    @Test func eachBadFrameNamesItsProblem() {
+        let good = Wire.encode(Frame(id: 9, .setIdentity(account: "adele")))
+        #expect(error(Array(good.prefix(5)))?.code == .truncated)
+        #expect(error(Array(good.prefix(5)))?.detail == "frame of 5 bytes is shorter than the 12-byte header")
+        #expect(error(Array(good.dropLast()))?.detail == "header announces 7 payload bytes; 6 arrived")
+        #expect(error(good + [0])?.code == .trailingBytes)
+        var magic = good; magic[0] = 0x4E
+        #expect(error(magic)?.detail == "bytes 0-1 are 0x4E57; a frame starts with \"MW\" (0x4D57)")
+        var version = good; version[2] = 9
+        #expect(error(version)?.code == .unsupportedVersion)
+        var type = good; type[3] = 0x99
+        #expect(error(type)?.detail == "byte 3: unknown message type 0x99")
+        #expect(error([UInt8](repeating: 0, count: Wire.maximumFrame + 1))?.code == .oversized)
+        // A flag that is neither 0 nor 1.
+        var flag = Wire.encode(Frame(id: 1, .canOpenURLResult(true))); flag[12] = 2
+        #expect(error(flag)?.detail == "field result at byte 12 is 2; a flag is 0 or 1")
+        // An outcome past the table.
+        var outcome = Wire.encode(Frame(id: 1, .decision(sample))); outcome[13] = 9
+        #expect(error(outcome)?.detail == "field outcome at byte 13 is 9; allowed 0...5")
+        // A location that is not one bit.
+        var location = Wire.encode(Frame(id: 1, .saveTo(location: 1, account: nil, name: "a"))); location[12] = 3
+        #expect(error(location)?.code == .fieldOutOfRange)
+        // Invalid UTF-8.
+        var utf = Wire.encode(Frame(id: 1, .setIdentity(account: "ab"))); utf[14] = 0xFF
+        #expect(error(utf)?.detail == "field account at byte 14 is not valid UTF-8")
+        // A text longer than its limit.
+        let long = Wire.encode(Frame(id: 1, .setIdentity(account: String(repeating: "a", count: Wire.maximumText + 1))))
+        #expect(error(long)?.detail == "field account at byte 12 is 4097 bytes long; the limit is 4096")
+        // An unknown error code.
+        var code = Wire.encode(Frame(id: 1, .error(code: .truncated, detail: ""))); code[12] = 0xEE
+        #expect(error(code)?.code == .fieldOutOfRange)
+    }
+
+    @Test func theConversationKeepsItsOrder() throws {
+        var c = Conversation()
+        #expect(throws: WireError(.outOfOrder, "openURL before hello")) { try c.accept(Frame(id: 1, .openURL(url: "x:")), hasDescriptor: false) }
+        try c.accept(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)), hasDescriptor: false)
+        #expect(throws: WireError(.outOfOrder, "hello twice")) { try c.accept(Frame(id: 2, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)), hasDescriptor: false) }
+        #expect(throws: WireError(.outOfOrder, "welcome is sent by the broker, not to it")) {
+            try c.accept(Frame(id: 3, .welcome(version: 1, bundleID: "x", managedAccount: nil)), hasDescriptor: false)
+        }
+        #expect(throws: WireError(.missingDescriptor, "share must carry one descriptor (SCM_RIGHTS)")) {
+            try c.accept(Frame(id: 4, .share(target: "a", contentType: "b", name: "c")), hasDescriptor: false)
+        }
+        #expect(throws: WireError(.unexpectedDescriptor, "paste carries no descriptor")) { try c.accept(Frame(id: 5, .paste), hasDescriptor: true) }
+        try c.accept(Frame(id: 6, .paste), hasDescriptor: false)
+        try c.accept(Frame(id: 7, .bye), hasDescriptor: false)
+        #expect(throws: WireError(.outOfOrder, "message after bye")) { try c.accept(Frame(id: 8, .paste), hasDescriptor: false) }
+        var old = Conversation()
+        #expect(throws: WireError(.unsupportedVersion, "the app speaks versions 2...3; the broker speaks 1")) {
+            try old.accept(Frame(id: 1, .hello(minVersion: 2, maxVersion: 3, integratesSDK: false)), hasDescriptor: false)
+        }
+    }
+}
+
+@Suite("MAMWire over a socket")
+struct SocketTests {
+    @Test func framesAndSealedDocumentsCrossARealSocketPair() throws {
+        let (a, b) = try WireSocket.pair()
+        defer { a.close(); b.close() }
+        let content = Array("quarterly numbers".utf8)
+        let doc = try SealedDocument.create(content)
+        #expect(SealedDocument.isSealed(doc))
+        // Sealed: nobody, not even the sender, can change it after the decision.
+        #expect(content.withUnsafeBytes { pwrite(doc, $0.baseAddress, $0.count, 0) } == -1)
+        #expect(ftruncate(doc, 1) == -1)
+        try a.send(Frame(id: 5, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf")), descriptor: doc)
+        Glibc.close(doc)
+        let got = try #require(b.receive())
+        #expect(try got.frame.get() == Frame(id: 5, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf")))
+        let received = try #require(got.descriptor)
+        #expect(SealedDocument.read(received) == content)
+        #expect(SealedDocument.isSealed(received))
+        Glibc.close(received)
+    }
+
+    @Test func oversizedAndMalformedFramesAreReportedNotTrusted() throws {
+        let (a, b) = try WireSocket.pair()
+        defer { a.close(); b.close() }
+        try a.sendRaw([UInt8](repeating: 7, count: Wire.maximumFrame + 100))
+        let big = try #require(b.receive())
+        #expect(throws: WireError.self) { try big.frame.get() }
+        if case let .failure(e) = big.frame { #expect(e.code == .oversized) }
+        try a.sendRaw([0x4D, 0x57, 1, 0x99, 0, 0, 0, 0, 0, 0, 0, 0])
+        if case let .failure(e)? = b.receive()?.frame { #expect(e.code == .unknownType) } else { Issue.record("accepted an unknown type") }
+        // The pair still carries good frames after bad ones.
+        try a.send(Frame(id: 1, .paste))
+        #expect(try b.receive()?.frame.get() == Frame(id: 1, .paste))
+        a.close()
+        #expect(b.receive() == nil)
+    }
+
+    @Test func aPlainFileCannotPassAsASealedDocument() throws {
+        let path = "/tmp/mamwire-\(getpid()).txt"
+        let fd = open(path, O_CREAT | O_RDWR, 0o600)
+        defer { Glibc.close(fd); unlink(path) }
+        #expect(!SealedDocument.isSealed(fd))
+        #expect(!SealedDocument.seal(fd))
+    }
+}
+
+extension WireSocket.Received: Equatable {
+    public static func == (a: Self, b: Self) -> Bool { (try? a.frame.get()) == (try? b.frame.get()) && a.descriptor == b.descriptor }
+}
