@@ -9,9 +9,12 @@ let package = Package(
         .library(name: "MAMPolicy", targets: ["MAMPolicy"]),
         .executable(name: "mamlaunch", targets: ["mamlaunch"]),
         .executable(name: "mamconfigurator", targets: ["mamconfigurator"]),
+        .executable(name: "mambroker", targets: ["mambroker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The engine: pure decisions over value types. Foundation only, no I/O beyond the
@@ -31,6 +34,16 @@ let package = Package(
         .target(name: "CMAMWire"),
         .target(name: "MAMWire", dependencies: ["CMAMWire"]),
         .testTarget(name: "MAMWireTests", dependencies: ["MAMWire"]),
+        // The broker as a library: registry, routing, pasteboard, share, locations, audit, state.
+        .target(name: "MAMBroker", dependencies: [
+            "MAMPolicy", "MAMWire", "CMAMWire", "MAMCatalog",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        .executableTarget(name: "mambroker", dependencies: [
+            "MAMBroker", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),

@@ -6,7 +6,7 @@ export MAMLAB_ROOT
 
 # System packages: libseccomp for the app sandbox, pkg-config to find it, plistutil as a
 # second reader of the plists mamconfigurator writes.
-MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils)
+MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev)
 
 mamlab_find_swift() {
     if ! command -v swift >/dev/null 2>&1; then

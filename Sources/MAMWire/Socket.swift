@@ -15,14 +15,16 @@ public struct WireSocket: Sendable {
     }
 
     /// Sends a frame; `descriptor` travels with it when given.
-    public func send(_ frame: Frame, descriptor: Int32? = nil) throws(WireError) {
+    /// Sends a frame; `descriptor` travels with it when given. `wait: false` refuses rather than
+    /// blocks when the peer is not reading (the broker never blocks on one app for another).
+    public func send(_ frame: Frame, descriptor: Int32? = nil, wait: Bool = true) throws(WireError) {
         let bytes = Wire.encode(frame)
         guard bytes.count <= Wire.maximumFrame else { throw WireError(.oversized, "refusing to send a frame of \(bytes.count) bytes") }
-        try sendRaw(bytes, descriptor: descriptor)
+        try sendRaw(bytes, descriptor: descriptor, wait: wait)
     }
 
     /// Sends bytes as they are (tests use it to send malformed frames).
-    public func sendRaw(_ bytes: [UInt8], descriptor: Int32? = nil) throws(WireError) {
+    public func sendRaw(_ bytes: [UInt8], descriptor: Int32? = nil, wait: Bool = true) throws(WireError) {
         var bytes = bytes
         var iov = iovec()
         let rc: Int = bytes.withUnsafeMutableBytes { raw in
@@ -43,7 +45,7 @@ public struct WireSocket: Sendable {
                         cm.pointee.cmsg_len = cmsgLength(MemoryLayout<Int32>.size)
                         (c.baseAddress! + cmsgHeaderSize).storeBytes(of: d, as: Int32.self)
                     }
-                    return sendmsg(fd, &msg, Int32(MSG_NOSIGNAL))
+                    return sendmsg(fd, &msg, Int32(MSG_NOSIGNAL) | (wait ? 0 : Int32(MSG_DONTWAIT)))
                 }
             }
         }
@@ -53,6 +55,22 @@ public struct WireSocket: Sendable {
     /// Receives one frame; nil at end of stream. A frame larger than the limit is drained and
     /// reported as oversized without reading it whole.
     public func receive() -> Received? {
+        guard let raw = receiveRaw() else { return nil }
+        if let error = raw.error { return Received(frame: .failure(error), descriptor: nil) }
+        let frame: Result<Frame, WireError>
+        do { frame = .success(try Wire.decode(raw.bytes)) } catch { frame = .failure(error) }
+        return Received(frame: frame, descriptor: raw.descriptor)
+    }
+
+    /// One packet as it came: its bytes and descriptor, or why it was refused unread.
+    public struct RawPacket: Sendable {
+        public var bytes: [UInt8]
+        public var descriptor: Int32?
+        public var error: WireError?
+    }
+
+    /// Receives one packet without decoding it; nil at end of stream.
+    public func receiveRaw() -> RawPacket? {
         var buffer = [UInt8](repeating: 0, count: Wire.maximumFrame + 1)
         var control = [UInt8](repeating: 0, count: controlSize * 4)
         var msg = msghdr()
@@ -73,7 +91,7 @@ public struct WireSocket: Sendable {
             }
         }
         if n == 0 { return nil }
-        if n < 0 { return Received(frame: .failure(WireError(.internalError, "receive failed: \(String(cString: strerror(errno)))")), descriptor: nil) }
+        if n < 0 { return RawPacket(bytes: [], descriptor: nil, error: WireError(.internalError, "receive failed: \(String(cString: strerror(errno)))")) }
         // Collect descriptors; more than one is itself an error (and none may leak).
         var fds: [Int32] = []
         control.withUnsafeBytes { c in
@@ -90,15 +108,13 @@ public struct WireSocket: Sendable {
         }
         if fds.count > 1 {
             fds.forEach { Glibc.close($0) }
-            return Received(frame: .failure(WireError(.unexpectedDescriptor, "\(fds.count) descriptors on one frame; at most one")), descriptor: nil)
+            return RawPacket(bytes: [], descriptor: nil, error: WireError(.unexpectedDescriptor, "\(fds.count) descriptors on one frame; at most one"))
         }
         if n > Wire.maximumFrame || msg.msg_flags & Int32(MSG_TRUNC) != 0 {
             fds.forEach { Glibc.close($0) }
-            return Received(frame: .failure(WireError(.oversized, "frame of \(n) bytes; the limit is \(Wire.maximumFrame)")), descriptor: nil)
+            return RawPacket(bytes: [], descriptor: nil, error: WireError(.oversized, "frame of \(n) bytes; the limit is \(Wire.maximumFrame)"))
         }
-        let frame: Result<Frame, WireError>
-        do { frame = .success(try Wire.decode(Array(buffer[0..<n]))) } catch { frame = .failure(error) }
-        return Received(frame: frame, descriptor: fds.first)
+        return RawPacket(bytes: Array(buffer[0..<n]), descriptor: fds.first, error: nil)
     }
 
     public func close() { _ = Glibc.close(fd) }

@@ -3,4 +3,9 @@
 #define MAM_WIRE_H
 /// A sealable, close-on-exec memfd, or -1 with errno.
 int mam_memfd_sealable(const char *name);
+
+/// accept4 with SOCK_CLOEXEC; the connection or -1 with errno.
+int mam_accept(int listener);
+/// The pid of the process at the other end of a Unix socket (SO_PEERCRED), or -1.
+int mam_peer_pid(int fd);
 #endif
