@@ -34,6 +34,7 @@ let package = Package(
         .target(name: "CMAMWire"),
         .target(name: "MAMWire", dependencies: ["CMAMWire"]),
         .testTarget(name: "MAMWireTests", dependencies: ["MAMWire"]),
+        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire"]),
         // The broker as a library: registry, routing, pasteboard, share, locations, audit, state.
         .target(name: "MAMBroker", dependencies: [
             "MAMPolicy", "MAMWire", "CMAMWire", "MAMCatalog",
@@ -57,6 +58,8 @@ let package = Package(
         // Apps/Hostile: no SDK; tries every escape it can (its probes are C: raw system calls).
         .target(name: "CHostileProbes", path: "Apps/Hostile/Probes"),
         .executableTarget(name: "Hostile", dependencies: ["CHostileProbes"], path: "Apps/Hostile", exclude: ["Info.plist", "Probes"]),
+        // Apps/Courier: a scriptable MAMWire client the broker tests launch as two apps.
+        .executableTarget(name: "Courier", dependencies: ["MAMWire"], path: "Apps/Courier", exclude: ["Info.plist"]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog"]),

@@ -1,0 +1,167 @@
+// Courier: a small app that speaks the broker protocol (MAMWire) step by step, as its arguments
+// say, and prints one JSON line per step. Tests launch two of them under the identities of
+// real sample apps (mamlaunch run --manifest Apps/Mail/Info.plist -- Courier ...) and watch
+// data move between them through the broker. It is also the shortest example of a client.
+//
+// Steps: hello | identity ACCOUNT | copy TEXT | paste | can-open URL | open-url URL | wait-url |
+// targets TYPE | share TARGET TYPE NAME CONTENT | wait-document | serve-export NAME CONTENT |
+// import SOURCE TYPE | save LOCATION ACCOUNT|- NAME CONTENT | open LOCATION ACCOUNT|- NAME |
+// raw HEX | sleep MS | bye
+import Foundation
+import Glibc
+import MAMWire
+
+guard let fdText = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"], let fd = Int32(fdText) else {
+    print(#"{"error": "no broker connection (MAMLAB_BROKER_FD)"}"#)
+    exit(2)
+}
+let socket = WireSocket(fd: fd)
+nonisolated(unsafe) var nextID: UInt32 = 1
+/// Frames that arrived while waiting for something else (documents, URLs, export requests).
+nonisolated(unsafe) var inbox: [(Frame, Int32?)] = []
+
+func emit(_ object: [String: Any]) {
+    let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    print(String(decoding: data, as: UTF8.self))
+    fflush(nil)
+}
+
+func describe(_ d: DecisionRecord) -> [String: Any] {
+    let outcomes = ["allowed", "blocked", "encrypted", "filtered", "switched", "rewritten"]
+    return ["allowed": d.allowed, "outcome": outcomes[Int(d.outcome)], "rule": d.rule, "message": d.message, "detail": d.detail]
+}
+
+func next() -> (Frame, Int32?)? {
+    if !inbox.isEmpty { return inbox.removeFirst() }
+    guard let r = socket.receive() else { return nil }
+    switch r.frame {
+    case let .success(f): return (f, r.descriptor)
+    case let .failure(e): emit(["local-error": e.description]); return nil
+    }
+}
+
+/// Sends a request and returns its replies: everything with its id up to the first that ends it.
+func request(_ m: Message, descriptor: Int32? = nil, replies: Int = 1) -> [(Frame, Int32?)] {
+    let id = nextID
+    nextID += 1
+    do { try socket.send(Frame(id: id, m), descriptor: descriptor) } catch { emit(["send-error": error.description]); return [] }
+    var got: [(Frame, Int32?)] = []
+    var parked: [(Frame, Int32?)] = []
+    while got.count < replies, let f = next() {
+        if f.0.id == id {
+            got.append(f)
+            if case .error = f.0.message { break }
+            if case let .decision(d) = f.0.message, !d.allowed { break }
+        } else {
+            parked.append(f)
+        }
+    }
+    inbox = parked + inbox
+    return got
+}
+
+func waitFor(_ match: (Message) -> Bool, seconds: Double = 10) -> (Frame, Int32?)? {
+    if let i = inbox.firstIndex(where: { match($0.0.message) }) { return inbox.remove(at: i) }
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline, let r = socket.receive() {
+        guard case let .success(f) = r.frame else { return nil }
+        if match(f.message) { return (f, r.descriptor) }
+        inbox.append((f, r.descriptor))
+    }
+    return nil
+}
+
+func result(_ step: String, _ replies: [(Frame, Int32?)]) {
+    var object: [String: Any] = ["step": step]
+    for (f, d) in replies {
+        switch f.message {
+        case let .decision(r): object["decision"] = describe(r)
+        case let .error(code, detail): object["error"] = "\(code)"; object["detail"] = detail
+        case let .welcome(v, bundle, account): object["version"] = Int(v); object["bundleId"] = bundle; object["managedAccount"] = account ?? NSNull()
+        case let .canOpenURLResult(b): object["result"] = b
+        case let .copied(n): object["changeCount"] = Int(n)
+        case let .pasteResult(r, text): object["decision"] = describe(r); object["text"] = text
+        case let .targets(list): object["targets"] = list.map { ["app": $0.bundleID, "outcome": Int($0.outcome)] }
+        case let .document(type, name, owner, encrypted):
+            object["type"] = type; object["name"] = name; object["owner"] = owner ?? NSNull(); object["encrypted"] = encrypted
+            if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); object["sealed"] = SealedDocument.isSealed(d); close(d) }
+        case let .file(name):
+            object["file"] = name
+            if let d { var st = stat(); fstat(d, &st); var buf = [UInt8](repeating: 0, count: Int(st.st_size)); _ = read(d, &buf, buf.count); object["content"] = String(decoding: buf, as: UTF8.self); close(d) }
+        default: object["message"] = "\(f.message)"
+        }
+    }
+    if replies.isEmpty { object["closed"] = true }
+    emit(object)
+}
+
+func document(_ content: String) -> Int32? { try? SealedDocument.create(Array(content.utf8)) }
+func optional(_ s: String) -> String? { s == "-" ? nil : s }
+
+nonisolated(unsafe) var args = Array(CommandLine.arguments.dropFirst())
+func take() -> String { args.isEmpty ? "" : args.removeFirst() }
+while !args.isEmpty {
+    let step = take()
+    switch step {
+    case "hello": result(step, request(.hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
+    case "identity": result(step, request(.setIdentity(account: take())))
+    case "copy": result(step, request(.copy(text: take(), types: ["public.utf8-plain-text"])))
+    case "paste": result(step, request(.paste))
+    case "can-open": result(step, request(.canOpenURL(url: take())))
+    case "open-url": result(step, request(.openURL(url: take())))
+    case "targets": result(step, request(.listTargets(contentType: take())))
+    case "share":
+        let target = take(), type = take(), name = take(), content = take()
+        // The target may still be starting: retry while the broker does not know it yet.
+        var replies: [(Frame, Int32?)] = []
+        for _ in 0..<100 {
+            let fd = document(content)
+            replies = request(.share(target: target, contentType: type, name: name), descriptor: fd)
+            fd.map { _ = close($0) }
+            if case .error(.unknownTarget, _)? = replies.first?.0.message { usleep(50_000); continue }
+            break
+        }
+        result(step, replies)
+    case "wait-document":
+        result(step, waitFor { if case .document = $0 { return true } else { return false } }.map { [$0] } ?? [])
+    case "wait-url":
+        if let (f, _) = waitFor({ if case .urlDelivery = $0 { return true } else { return false } }), case let .urlDelivery(url, sender) = f.message {
+            emit(["step": step, "url": url, "sender": sender ?? NSNull()])
+        } else { emit(["step": step, "closed": true]) }
+    case "serve-export":
+        let name = take(), content = take()
+        if let (f, _) = waitFor({ if case .exportRequest = $0 { return true } else { return false } }), case let .exportRequest(type) = f.message {
+            let fd = document(content)
+            try? socket.send(Frame(id: f.id, .exportReply(contentType: type, name: name)), descriptor: fd)
+            fd.map { _ = close($0) }
+            emit(["step": step, "type": type])
+        } else { emit(["step": step, "closed": true]) }
+    case "import":
+        let source = take(), type = take()
+        var replies: [(Frame, Int32?)] = []
+        for _ in 0..<100 {
+            replies = request(.importRequest(source: source, contentType: type), replies: 2)
+            if case .error(.unknownTarget, _)? = replies.first?.0.message { usleep(50_000); continue }
+            break
+        }
+        result(step, replies)
+    case "save":
+        let location = UInt8(take()) ?? 0, account = optional(take()), name = take(), content = take()
+        let fd = document(content)
+        result(step, request(.saveTo(location: location, account: account, name: name), descriptor: fd, replies: 1))
+        fd.map { _ = close($0) }
+    case "open":
+        let location = UInt8(take()) ?? 0, account = optional(take()), name = take()
+        result(step, request(.openFrom(location: location, account: account, name: name), replies: 2))
+    case "raw":
+        let hex = take()
+        var bytes: [UInt8] = []
+        var i = hex.startIndex
+        while i < hex.endIndex, let j = hex.index(i, offsetBy: 2, limitedBy: hex.endIndex) { bytes.append(UInt8(hex[i..<j], radix: 16) ?? 0); i = j }
+        try? socket.sendRaw(bytes)
+        result(step, next().map { [$0] } ?? [])
+    case "sleep": usleep(useconds_t((Int(take()) ?? 0) * 1000))
+    case "bye": try? socket.send(Frame(id: nextID, .bye)); emit(["step": step])
+    default: emit(["step": step, "error": "unknown step"])
+    }
+}

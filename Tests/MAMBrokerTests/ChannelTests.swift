@@ -1,0 +1,113 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Data moving between real, sandboxed app processes through a real broker, over every channel,
+/// decided by the engine and written to the audit log. Mail and Docs are adele's managed apps
+/// ("Managed only"); Notes has no SDK.
+@Suite("Broker channels between real apps", .serialized)
+struct ChannelTests {
+    @Test func openInBetweenManagedAppsDeliversTheSealedBytesAndTheOwner() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "wait-document"])
+        let mail = try b.run("Mail", ["hello", "share", "com.contoso.docs", "com.adobe.pdf", "q3.pdf", "Q3 numbers"])
+        let got = docs.finish().step("wait-document")
+        #expect(mail.step("share").outcome == "allowed")
+        #expect(got["content"] as? String == "Q3 numbers")
+        #expect(got["owner"] as? String == "adele@contoso.com")
+        #expect(got["sealed"] as? Bool == true && got["encrypted"] as? Bool == false)
+        #expect(got["type"] as? String == "com.adobe.pdf")
+        let line = b.auditRecords.first { $0["channel"] as? String == "open-in" }
+        #expect(line?["outcome"] as? String == "allowed" && line?["size"] as? Int == 10)
+        #expect((line?["target"] as? [String: Any])?["app"] as? String == "com.contoso.docs")
+    }
+
+    @Test func openInToAnUnmanagedAppArrivesEncryptedUnderTheTwinType() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let notes = try b.launch("Notes", ["hello", "wait-document"])
+        let mail = try b.run("Mail", ["hello", "share", "com.example.notes", "com.adobe.pdf", "q3.pdf", "Q3"])
+        let got = notes.finish().step("wait-document")
+        #expect(mail.step("share").outcome == "encrypted")
+        #expect(got["encrypted"] as? Bool == true)
+        #expect(got["type"] as? String == "com.microsoft.intune.mam.com.adobe.pdf")
+    }
+
+    @Test func theShareSheetListsRunningTargetsWithTheirOutcome() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "sleep", "1500"])
+        let notes = try b.launch("Notes", ["hello", "sleep", "1500"])
+        usleep(400_000)
+        let mail = try b.run("Mail", ["hello", "targets", "com.adobe.pdf"])
+        let targets = (mail.step("targets")["targets"] as? [[String: Any]]) ?? []
+        let byApp = Dictionary(targets.map { ($0["app"] as? String ?? "", $0["outcome"] as? Int ?? -1) }, uniquingKeysWith: { a, _ in a })
+        #expect(byApp["com.contoso.docs"] == 0 && byApp["com.example.notes"] == 2, "\(targets)")
+        _ = docs.finish()
+        _ = notes.finish()
+    }
+
+    @Test func pasteFollowsTheClipboardPolicy() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let copy = try b.run("Mail", ["hello", "copy", "Q3 forecast: 4.2M"])
+        #expect(copy.step("copy")["changeCount"] as? Int == 1)
+        let notes = try b.run("Notes", ["hello", "paste"]).step("paste")
+        #expect(notes.outcome == "blocked" && notes["text"] as? String == "Your organization's data cannot be pasted here.")
+        let docs = try b.run("Docs", ["hello", "paste"]).step("paste")
+        #expect(docs.outcome == "allowed" && docs["text"] as? String == "Q3 forecast: 4.2M")
+        #expect(b.auditRecords.filter { $0["channel"] as? String == "paste" }.map { $0["outcome"] as? String } == ["blocked", "allowed"])
+    }
+
+    @Test func openURLWrapsForAManagedTargetAndDeliversTheSender() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "wait-url"])
+        usleep(300_000)
+        let mail = try b.run("Mail", ["hello", "can-open", "contosodocs://x", "can-open", "chat://x", "open-url", "contosodocs://open?doc=42"])
+        let got = docs.finish().step("wait-url")
+        #expect(mail.step("can-open")["result"] as? Bool == true)
+        #expect(mail.step("can-open", 1)["result"] as? Bool == false)
+        #expect(mail.step("open-url").outcome == "allowed")
+        #expect((got["url"] as? String)?.hasPrefix("contosodocs-intunemam://contosodocs%3A%2F%2Fopen%3Fdoc%3D42?") == true)
+        #expect(got["sender"] as? String == "adele@contoso.com")
+        let notes = try b.run("Mail", ["hello", "open-url", "notes://new"]).step("open-url")
+        #expect(notes.outcome == "blocked")
+    }
+
+    @Test func importAsksTheSourceAndDecidesAsAnActiveImport() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "serve-export", "report.txt", "the report"])
+        let mail = try b.run("Mail", ["hello", "import", "com.contoso.docs", "public.plain-text"]).step("import")
+        #expect(docs.finish().step("serve-export")["type"] as? String == "public.plain-text")
+        #expect(mail.outcome == "allowed" && mail["content"] as? String == "the report")
+        // Seed 002: unmanaged identity import from a managed app is blocked.
+        let docs2 = try b.launch("Docs", ["hello", "serve-export", "report.txt", "the report"])
+        let personal = try b.run("Mail", ["hello", "identity", "personal", "import", "com.contoso.docs", "public.plain-text"]).step("import")
+        docs2.process.terminate()
+        _ = docs2.finish()
+        #expect(personal.outcome == "blocked" && personal["content"] == nil)
+    }
+
+    @Test func storageLocationsGoThroughTheBrokerOnly() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        // Save locations: 1 OneDrive, 8 Dropbox; open locations: 1 OneDrive, 8 local storage.
+        let mail = try b.run("Mail", ["hello", "save", "1", "adele@contoso.com", "plan.txt", "the plan", "save", "1", "-", "x.txt", "no account",
+                                      "save", "8", "-", "y.txt", "dropbox", "open", "1", "adele@contoso.com", "plan.txt"])
+        #expect(mail.step("save").outcome == "allowed")
+        #expect(mail.step("save", 1).outcome == "blocked")
+        #expect(mail.step("save", 2).outcome == "blocked")
+        #expect(mail.step("open")["content"] as? String == "the plan")
+        let saved = b.device + "/locations/oneDriveForBusiness/adele@contoso.com/plan.txt"
+        #expect((try? String(contentsOfFile: saved, encoding: .utf8)) == "the plan")
+        #expect(!FileManager.default.fileExists(atPath: b.device + "/locations/dropbox/y.txt"))
+        // Notes has no SDK: unrestricted.
+        let notes = try b.run("Notes", ["hello", "save", "8", "-", "n.txt", "mine", "open", "8", "-", "n.txt"])
+        #expect(notes.step("save").outcome == "allowed")
+        #expect(notes.step("open").outcome == "allowed")
+        #expect(b.auditRecords.filter { ($0["channel"] as? String)?.hasPrefix("save") == true }.count == 4)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Glibc
+import Testing
+
+/// A broker process on a throwaway device directory, and apps launched against it.
+final class BrokerHarness: @unchecked Sendable {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static var bin: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = (exe as NSString).deletingLastPathComponent
+        for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: dir + "/mambroker") { dir = (dir as NSString).deletingLastPathComponent }
+        return dir
+    }
+
+    let device: String
+    let tenant: String
+    var process: Process?
+    var launcherSocket: String { device + "/launcher.sock" }
+    var publicSocket: String { device + "/mambroker.sock" }
+    var audit: String { device + "/audit.jsonl" }
+    let log: String
+
+    init(tenant: String = BrokerHarness.root + "/Policies/contoso/tenant.json", device: String? = nil) throws {
+        self.device = device ?? "/tmp/mamlab-broker-\(UUID().uuidString.prefix(8))"
+        self.tenant = tenant
+        log = self.device + ".log"
+        try start()
+    }
+
+    func start() throws {
+        try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.bin + "/mambroker")
+        p.arguments = ["--tenant", tenant, "--device", device, "--apps", Self.root + "/Apps"]
+        let out = Pipe()
+        p.standardOutput = out
+        FileManager.default.createFile(atPath: log, contents: nil)
+        p.standardError = FileHandle(forWritingAtPath: log)
+        try p.run()
+        process = p
+        // Ready once it says so (or gone, when it refused to start).
+        let line = out.fileHandleForReading.availableData
+        guard String(decoding: line, as: UTF8.self).hasPrefix("ready") else {
+            p.waitUntilExit()
+            throw BrokerError("mambroker did not start: \(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data(), as: UTF8.self))")
+        }
+    }
+
+    var pid: Int32 { process?.processIdentifier ?? -1 }
+
+    func kill(_ signal: Int32) {
+        guard let p = process else { return }
+        Glibc.kill(p.processIdentifier, signal)
+        p.waitUntilExit()
+        process = nil
+    }
+
+    func stop() {
+        kill(SIGTERM)
+        try? FileManager.default.removeItem(atPath: device)
+        try? FileManager.default.removeItem(atPath: log)
+    }
+
+    var openDescriptors: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1 }
+
+    var auditRecords: [[String: Any]] {
+        let text = (try? String(contentsOfFile: audit, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Starts `Courier` as the app of `Apps/<app>` (its bundle id), sandboxed, with these steps.
+    func launch(_ app: String, _ steps: [String]) throws -> App {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.bin + "/mamlaunch")
+        p.arguments = ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
+                       "--containers", device + "-containers", "--", Self.bin + "/Courier"] + steps
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        return App(process: p, out: out, err: err)
+    }
+
+    func run(_ app: String, _ steps: [String]) throws -> [[String: Any]] {
+        try launch(app, steps).finish()
+    }
+}
+
+struct BrokerError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+final class App: @unchecked Sendable {
+    let process: Process
+    let out: Pipe
+    let err: Pipe
+    init(process: Process, out: Pipe, err: Pipe) {
+        self.process = process
+        self.out = out
+        self.err = err
+    }
+
+    /// Waits for the app and returns its JSON lines.
+    func finish() -> [[String: Any]] {
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        _ = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}
+
+extension Array where Element == [String: Any] {
+    func step(_ name: String, _ n: Int = 0) -> [String: Any] {
+        filter { $0["step"] as? String == name }.dropFirst(n).first ?? [:]
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    var outcome: String? { (self["decision"] as? [String: Any])?["outcome"] as? String }
+    var rule: String? { (self["decision"] as? [String: Any])?["rule"] as? String }
+}
