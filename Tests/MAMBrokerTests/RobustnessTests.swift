@@ -1,0 +1,144 @@
+import Foundation
+import Glibc
+import MAMWire
+import Testing
+
+@Suite("Broker under bad input and kills", .serialized)
+struct RobustnessTests {
+    @Test func eachBadFrameGetsItsErrorAndClosesOnlyThatConnection() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        // A well-behaved app keeps working while others misbehave.
+        let steady = try b.launch("Docs", ["hello", "sleep", "600", "copy", "still here", "paste"])
+        let cases: [(String, [String], String)] = [
+            ("bad magic", ["raw", "4E57010400000000000000000000"], "badMagic"),
+            ("unknown type", ["hello", "raw", "4D5701990100000000000000"], "unknownType"),
+            ("truncated", ["hello", "raw", "4D5701100100000005000000AA"], "truncated"),
+            ("field out of range", ["hello", "raw", "4D570121010000000100000007"], "fieldOutOfRange"),
+            ("out of order", ["open-url", "contosodocs://x"], "outOfOrder"),
+            ("hello twice", ["hello", "hello"], "outOfOrder"),
+        ]
+        for (name, steps, code) in cases {
+            let lines = try b.run("Mail", steps + ["paste"])
+            let err = lines.first { $0["error"] != nil }
+            #expect(err?["error"] as? String == code, "\(name): \(lines)")
+            let detail = err?["detail"] as? String ?? ""
+            #expect(detail.count > 5, "\(name): the error names the problem")
+            // After the error the broker closed that connection: the paste after it got nothing.
+            #expect(lines.last?["closed"] as? Bool == true || lines.last?["error"] != nil, "\(name): \(lines)")
+        }
+        let ok = steady.finish()
+        #expect(ok.step("paste")["text"] as? String == "still here", "\(ok)")
+    }
+
+    @Test func anOversizedFrameIsRefusedUnread() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        // An unknown app on the public socket sends a frame over the limit.
+        let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, c) in b.publicSocket.utf8.enumerated() { raw[i] = c } }
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        #expect(rc == 0)
+        let s = WireSocket(fd: fd)
+        defer { s.close() }
+        try s.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
+        guard case let .welcome(_, bundle, account)? = try? s.receive()?.frame.get().message else { Issue.record("no welcome"); return }
+        // A process that connected by itself is an unknown, unmanaged app.
+        #expect(bundle == "unknown.pid\(getpid())" && account == nil)
+        try s.sendRaw([UInt8](repeating: 0x4D, count: Wire.maximumFrame + 10))
+        guard case let .error(code, _)? = try? s.receive()?.frame.get().message else { Issue.record("no error"); return }
+        #expect(code == .oversized)
+        #expect(s.receive() == nil, "the connection is closed after the error")
+    }
+
+    @Test func anAppKilledMidTransferLeavesNothingBehind() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        usleep(200_000)
+        let baseline = b.openDescriptors
+        // The receiver dies while documents are on their way to it; the sender keeps sharing.
+        let docs = try b.launch("Docs", ["hello", "sleep", "5000"])
+        usleep(300_000)
+        let mail = try b.launch("Mail", ["hello"] + Array(repeating: ["share", "com.contoso.docs", "com.adobe.pdf", "q.pdf", "bytes"], count: 20).flatMap { $0 })
+        usleep(100_000)
+        docs.process.terminate()
+        _ = docs.finish()
+        _ = mail.finish()
+        var settled = b.openDescriptors
+        for _ in 0..<50 where settled != baseline { usleep(100_000); settled = b.openDescriptors }
+        #expect(settled == baseline, "the broker holds \(settled - baseline) more descriptors than before")
+        let delivered = b.auditRecords.filter { $0["channel"] as? String == "open-in" }
+        #expect(delivered.allSatisfy { $0["outcome"] as? String == "allowed" })
+    }
+
+    @Test func aBrokerKilledUnderLoadLeavesWholeLinesAndRestartsWithItsState() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        _ = try b.run("Mail", ["hello", "copy", "before the crash"])
+        let load = try (0..<3).map { _ in try b.launch("Mail", ["hello"] + Array(repeating: ["copy", "x", "paste", "save", "1", "adele@contoso.com", "f.txt", "y"], count: 40).flatMap { $0 }) }
+        usleep(250_000)
+        b.kill(SIGKILL)
+        load.forEach { _ = $0.finish() }
+        // Every line of the audit log is a whole JSON object.
+        let text = try String(contentsOfFile: b.audit, encoding: .utf8)
+        #expect(text.isEmpty || text.hasSuffix("\n"))
+        let lines = text.split(separator: "\n")
+        #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
+        let lastID = lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? Int }.max() ?? 0
+        // The same device directory: the pasteboard and the decision numbering carry on.
+        try b.start()
+        let after = try b.run("Docs", ["hello", "paste"]).step("paste")
+        #expect(after.outcome == "allowed")
+        #expect((after["text"] as? String) == "x" || (after["text"] as? String) == "before the crash")
+        let newIDs = b.auditRecords.compactMap { $0["id"] as? Int }.filter { $0 > lastID }
+        #expect(!newIDs.isEmpty, "new decisions are numbered after the old ones")
+    }
+
+    @Test func sighupReloadsAtomicallyAndKeepsTheOldPolicyOnABadFile() throws {
+        let dir = "/tmp/mamlab-reload-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let policies = BrokerHarness.root + "/Policies/contoso"
+        try FileManager.default.copyItem(atPath: policies + "/policies", toPath: dir + "/policies")
+        let tenantPath = dir + "/tenant.json"
+        let original = try String(contentsOfFile: policies + "/tenant.json", encoding: .utf8)
+        try original.write(toFile: tenantPath, atomically: true, encoding: .utf8)
+        let b = try BrokerHarness(tenant: tenantPath)
+        defer { b.stop() }
+        // A broken file: the old policy stays.
+        try "{ not json".write(toFile: tenantPath, atomically: true, encoding: .utf8)
+        kill(b.pid, SIGHUP)
+        usleep(300_000)
+        _ = try b.run("Mail", ["hello", "save", "8", "-", "a.txt", "x"])
+        #expect(b.auditRecords.last?["revision"] as? Int == 1)
+        #expect(b.auditRecords.last?["outcome"] as? String == "blocked")
+        let log = try String(contentsOfFile: b.log, encoding: .utf8)
+        #expect(log.contains("tenant reload refused"))
+        // Adele's policy becomes allow-all: after SIGHUP the next decision uses it.
+        try original.replacingOccurrences(of: "policies/managed-only.json", with: "policies/allow-all.json").write(toFile: tenantPath, atomically: true, encoding: .utf8)
+        kill(b.pid, SIGHUP)
+        usleep(300_000)
+        _ = try b.run("Mail", ["hello", "save", "8", "-", "b.txt", "x"])
+        #expect(b.auditRecords.last?["revision"] as? Int == 2)
+        #expect(b.auditRecords.last?["outcome"] as? String == "allowed")
+    }
+
+    @Test func anInvalidTenantRefusesToStartAndSaysWhere() throws {
+        let path = "/tmp/mamlab-bad-tenant-\(getpid()).json"
+        try "{\"users\": [{\"upn\": \"a@c.com\"}], \"device\": {\"mdmUser\": \"b@c.com\"}}".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { unlink(path) }
+        do {
+            let b = try BrokerHarness(tenant: path)
+            b.stop()
+            Issue.record("the broker started on an invalid tenant")
+        } catch {
+            #expect("\(error)".contains("$.device.mdmUser: unknown user \"b@c.com\""), "\(error)")
+        }
+    }
+}
+
+extension WireSocket.Received: Equatable {
+    public static func == (a: Self, b: Self) -> Bool { (try? a.frame.get()) == (try? b.frame.get()) && a.descriptor == b.descriptor }
+}
