@@ -26,7 +26,7 @@ let package = Package(
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
-                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox",
+                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -71,7 +71,8 @@ public struct WireSocket: Sendable {
 
     /// Receives one packet without decoding it; nil at end of stream.
     public func receiveRaw() -> RawPacket? {
-        var buffer = [UInt8](repeating: 0, count: Wire.maximumFrame + 1)
+        // Uninitialised: clearing 64 KiB for every message costs more than the message.
+        var buffer = [UInt8](unsafeUninitializedCapacity: Wire.maximumFrame + 1) { _, count in count = Wire.maximumFrame + 1 }
         var control = [UInt8](repeating: 0, count: controlSize * 4)
         var msg = msghdr()
         var iov = iovec()

@@ -16,7 +16,7 @@ struct Run: ParsableCommand {
             output, and one broker connection on descriptor 3 (MAMLAB_BROKER_FD). The broker learns \
             the app's bundle id and pid from mamlaunch, never from the app.
 
-            The broker is the one listening at --broker SOCKET; --no-broker runs the app with no channel at all. Each \
+            The broker is the one listening at --broker SOCKET, else a mambroker started for this run with --tenant (default: Policies/contoso/tenant.json); --no-broker runs the app with no channel at all. Each \
             sandbox violation is printed on standard error with the app, pid, system call or path \
             and time, and sent to the broker. The exit status is the app's (128 + signal if it was \
             killed).
@@ -70,9 +70,15 @@ struct Run: ParsableCommand {
         var control: Int32 = -1
         var appEnd: Int32?
         var brokerEnd: Int32 = -1
+        var started: Process?
+        defer { if let started { started.terminate(); started.waitUntilExit() } }
         if !noBroker {
-            guard let socket = broker else {
-                throw ValidationError("no broker: pass --broker SOCKET of a running mambroker, or --no-broker (mambroker itself is not built yet)")
+            var socket = broker ?? ""
+            if broker == nil {
+                // No broker given: start one for this run, on a device directory of its own.
+                let (process, launcherSocket) = try startBroker()
+                started = process
+                socket = launcherSocket
             }
             control = mam_connect_seqpacket(socket)
             guard control >= 0 else { throw World.Failure(description: "cannot reach the broker at \(socket): \(String(cString: strerror(errno)))") }
@@ -109,6 +115,31 @@ struct Run: ParsableCommand {
         let status = app.wait()
         if controlFD >= 0 { close(controlFD) }
         throw ExitCode(status)
+    }
+
+    /// Starts `mambroker` (built beside mamlaunch) and waits until it serves.
+    private func startBroker() throws -> (Process, String) {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let path = ((exe as NSString).deletingLastPathComponent as NSString).appendingPathComponent("mambroker")
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw ValidationError("no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
+        }
+        guard let tenantPath = tenant ?? Catalog.projectRoot().map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
+            throw ValidationError("no broker: pass --tenant FILE for the broker this run starts, or --broker SOCKET")
+        }
+        let device = NSTemporaryDirectory() + "mamlab-device-\(getpid())"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = ["--tenant", tenantPath, "--device", device, "--log-level", "warning"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let ready = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        guard ready.hasPrefix("ready") else {
+            p.waitUntilExit()
+            throw World.Failure(description: "mambroker did not start (exit \(p.terminationStatus)); see its messages above")
+        }
+        return (p, device + "/launcher.sock")
     }
 
     private func parseLimits() throws -> ResourceLimits {

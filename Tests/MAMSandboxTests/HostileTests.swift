@@ -184,8 +184,8 @@ struct HostileTests {
         #expect(r.status != 0 && r.err.contains("unknown app \"Nonexistent\""))
         let own = try Built.run("mamlaunch", ["run", "/no/such/binary", "--manifest", CommandRunnerPaths.root + "/Apps/Notes/Info.plist", "--no-broker"])
         #expect(own.status != 0 && own.err.contains("/no/such/binary: not an executable file"), "\(own.err)")
-        let noBroker = try Built.run("mamlaunch", ["run", "Hostile"])
-        #expect(noBroker.status != 0 && noBroker.err.contains("no broker"))
+        let badTenant = try Built.run("mamlaunch", ["run", "Hostile", "--tenant", "/no/tenant.json"])
+        #expect(badTenant.status != 0 && badTenant.err.contains("/no/tenant.json: error: no such file"), "\(badTenant.err)")
     }
 }
 
