@@ -3,6 +3,7 @@
 // real sample apps (mamlaunch run --manifest Apps/Mail/Info.plist -- Courier ...) and watch
 // data move between them through the broker. It is also the shortest example of a client.
 //
+// With no steps it greets and waits for one URL, which is how the broker starts it to open one.
 // Steps: hello | identity ACCOUNT | copy TEXT | paste | can-open URL | open-url URL | wait-url |
 // targets TYPE | share TARGET TYPE NAME CONTENT | wait-document | serve-export NAME CONTENT |
 // import SOURCE TYPE | save LOCATION ACCOUNT|- NAME CONTENT | open LOCATION ACCOUNT|- NAME |
@@ -99,6 +100,8 @@ func document(_ content: String) -> Int32? { try? SealedDocument.create(Array(co
 func optional(_ s: String) -> String? { s == "-" ? nil : s }
 
 nonisolated(unsafe) var args = Array(CommandLine.arguments.dropFirst())
+// Started by the broker to open a URL (no steps given): greet, take the URL, say what came.
+if args.isEmpty { args = ["hello", "wait-url", "bye"] }
 func take() -> String { args.isEmpty ? "" : args.removeFirst() }
 while !args.isEmpty {
     let step = take()

@@ -61,6 +61,8 @@ public final class Broker: @unchecked Sendable {
     var changeCount: UInt32 = 0
     /// Exports the broker asked a source app for, by the id it used: who asked, with which frame.
     var pendingImports: [UInt32: (requester: Int, frameID: UInt32, source: Int, contentType: String)] = [:]
+    /// URLs waiting for an app the broker asked the launcher to start, by bundle id (lower-cased).
+    var pendingURLs: [String: [(url: String, sender: String?)]] = [:]
     let audit: AuditLog
     let store: StateStore
     private var listeners: [Int32] = []

@@ -36,6 +36,10 @@ extension Broker {
         switch frame.message {
         case .hello:
             reply(s, frame.id, .welcome(version: Wire.version, bundleID: s.bundleID, managedAccount: party(s).isManaged ? s.enrolled?.name : nil))
+            // URLs that waited for this app to start.
+            for pending in pendingURLs.removeValue(forKey: s.bundleID.lowercased()) ?? [] {
+                reply(s, 0, .urlDelivery(url: pending.url, senderAccount: pending.sender))
+            }
         case let .setIdentity(account):
             let wanted = engine.tenant.identity(named: account)
             // One managed account per app [doc]: an app may act as it, or as personal.
@@ -95,16 +99,32 @@ extension Broker {
         let deliveredScheme = URLText.scheme(of: first.url.flatMap { URLText.unwrap($0)?.url ?? $0 } ?? url).map { String($0).lowercased() } ?? ""
         let runningApps = sessions.values.sorted { $0.id < $1.id }
         let handler = runningApps.first { $0.id != s.id && ($0.manifest.handles(scheme: deliveredScheme) || $0.manifest.handles(scheme: deliveredScheme + URLText.twinSuffix)) }
-        let decision: Decision
+        var decision: Decision
         if let handler {
             decision = engine.openURL(url, from: me, to: party(handler))
+            log(decision, channel: "open-url", source: auditParty(s), target: auditParty(handler), type: deliveredScheme)
+            if decision.allowed {
+                let delivered = decision.url ?? url
+                try? handler.socket.send(Frame(id: frame.id, .urlDelivery(url: delivered, senderAccount: me.dataAccount?.name)), wait: false)
+            }
+        } else if let installed = catalog.first(where: { $0.bundleID.lowercased() != s.bundleID.lowercased()
+                    && ($0.handles(scheme: deliveredScheme) || $0.handles(scheme: deliveredScheme + URLText.twinSuffix)) }) {
+            // Not running: decide as if it were, then have the launcher start it; the URL waits.
+            let target = engine.party(installed, identity: installed.integratesSDK
+                ? engine.tenant.defaultEnrollment(app: installed.bundleID).map { .account($0) } ?? .personal : .personal)
+            decision = engine.openURL(url, from: me, to: target)
+            log(decision, channel: "open-url", source: auditParty(s), target: AuditLog.Party(app: installed.bundleID, identity: target.identity.description),
+                type: deliveredScheme)
+            if decision.allowed {
+                if startThroughLauncher(installed.bundleID) {
+                    pendingURLs[installed.bundleID.lowercased(), default: []].append((decision.url ?? url, me.dataAccount?.name))
+                } else {
+                    decision = Decision(.blocked, .urlNotHandled)
+                }
+            }
         } else {
             decision = Decision(.blocked, .urlNotHandled)
-        }
-        log(decision, channel: "open-url", source: auditParty(s), target: handler.map(auditParty), type: deliveredScheme)
-        if decision.allowed, let handler {
-            let delivered = decision.url ?? url
-            try? handler.socket.send(Frame(id: frame.id, .urlDelivery(url: delivered, senderAccount: me.dataAccount?.name)), wait: false)
+            log(decision, channel: "open-url", source: auditParty(s), target: nil, type: deliveredScheme)
         }
         reply(s, frame.id, .decision(record(decision)))
     }
@@ -258,6 +278,31 @@ extension Broker {
         ok = ok && fsync(out) == 0
         close(out)
         guard ok, rename(temporary, path) == 0 else { unlink(temporary); return false }
+        return true
+    }
+}
+
+extension Broker {
+    /// Asks the launcher (`mamlaunch run`, built beside the broker) to start an app in its
+    /// sandbox against this broker. False when there is no launcher to ask.
+    func startThroughLauncher(_ bundleID: String) -> Bool {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let launcher = ((exe as NSString).deletingLastPathComponent as NSString).appendingPathComponent("mamlaunch")
+        guard FileManager.default.isExecutableFile(atPath: launcher) else { return false }
+        let logs = (configuration.deviceDirectory as NSString).appendingPathComponent("logs")
+        try? FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        let logPath = (logs as NSString).appendingPathComponent("\(bundleID).log")
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: launcher)
+        p.arguments = ["run", bundleID, "--broker", configuration.launcherSocket,
+                       "--containers", (configuration.deviceDirectory as NSString).appendingPathComponent("containers")]
+        if let dir = configuration.appsDirectory { p.environment = ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": (dir as NSString).deletingLastPathComponent]) { _, b in b } }
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle(forWritingAtPath: logPath)
+        p.standardError = FileHandle(forWritingAtPath: logPath)
+        do { try p.run() } catch { return false }
+        logger.info("starting an app to open a URL", metadata: ["app": "\(bundleID)", "pid": "\(p.processIdentifier)"])
         return true
     }
 }

@@ -34,6 +34,22 @@ struct ChannelTests {
         #expect(got["type"] as? String == "com.microsoft.intune.mam.com.adobe.pdf")
     }
 
+    @Test func passiveReceiveAtAPersonalIdentitySwitchesToTheDataAccount() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        // Seed 002: unmanaged identity receive from a managed app is not received by the personal account.
+        let mail = try b.launch("Mail", ["hello", "identity", "personal", "wait-document"])
+        usleep(300_000)
+        let docs = try b.run("Docs", ["hello", "share", "com.contoso.mail", "com.adobe.pdf", "r.pdf", "report"]).step("share")
+        let got = mail.finish().step("wait-document")
+        #expect(docs.outcome == "switched")
+        #expect((docs["decision"] as? [String: Any])?["detail"] as? String == "adele@contoso.com")
+        #expect(got["owner"] as? String == "adele@contoso.com" && got["content"] as? String == "report")
+        // A managed account other than the enrolled one is refused (one managed account per app).
+        let other = try b.run("Mail", ["hello", "identity", "ben@contoso.com"]).step("identity")
+        #expect(other["error"] as? String == "notAllowed")
+    }
+
     @Test func theShareSheetListsRunningTargetsWithTheirOutcome() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
@@ -74,6 +90,21 @@ struct ChannelTests {
         #expect(got["sender"] as? String == "adele@contoso.com")
         let notes = try b.run("Mail", ["hello", "open-url", "notes://new"]).step("open-url")
         #expect(notes.outcome == "blocked")
+    }
+
+    @Test func aURLForAnAppThatIsNotRunningStartsItThroughTheLauncher() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let notes = try b.run("Notes", ["hello", "open-url", "courier://greeting?from=notes"]).step("open-url")
+        #expect(notes.outcome == "allowed", "\(notes)")
+        // The broker asked mamlaunch to start Courier in its sandbox; it received the URL.
+        let log = b.device + "/logs/com.example.courier.log"
+        var text = ""
+        for _ in 0..<100 where !text.contains("wait-url") {
+            usleep(50_000)
+            text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        }
+        #expect(text.contains("\"url\":\"courier://greeting?from=notes\""), "\(text)")
     }
 
     @Test func importAsksTheSourceAndDecidesAsAnActiveImport() throws {

@@ -125,6 +125,17 @@ struct RobustnessTests {
         #expect(b.auditRecords.last?["outcome"] as? String == "allowed")
     }
 
+    @Test func sigtermShutsDownCleanly() throws {
+        let b = try BrokerHarness()
+        let process = try #require(b.process)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: b.publicSocket) && !FileManager.default.fileExists(atPath: b.launcherSocket))
+        b.process = nil
+        b.stop()
+    }
+
     @Test func anInvalidTenantRefusesToStartAndSaysWhere() throws {
         let path = "/tmp/mamlab-bad-tenant-\(getpid()).json"
         try "{\"users\": [{\"upn\": \"a@c.com\"}], \"device\": {\"mdmUser\": \"b@c.com\"}}".write(toFile: path, atomically: true, encoding: .utf8)
