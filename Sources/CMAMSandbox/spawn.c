@@ -110,19 +110,7 @@ static void run_child(const mam_spawn_config *c, pid_t parent, int status_fd, in
         int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
         if (listener < 0) child_fail(status_fd, "seccomp filter");
         char byte = 0;
-        struct iovec iov = { &byte, 1 };
-        union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
-        struct msghdr msg = { 0 };
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = u.buf;
-        msg.msg_controllen = sizeof u.buf;
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-        cm->cmsg_level = SOL_SOCKET;
-        cm->cmsg_type = SCM_RIGHTS;
-        cm->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(cm), &listener, sizeof(int));
-        if (sendmsg(notify_sock, &msg, 0) != 1) child_fail(status_fd, "send listener");
+        if (mam_send_with_fd(notify_sock, &byte, 1, listener) != 0) child_fail(status_fd, "send listener");
         close(listener);
     }
     close(notify_sock);
@@ -168,17 +156,8 @@ int mam_spawn(const mam_spawn_config *c, mam_spawn_result *r, char *error, size_
             return 0;  // the status pipe says what happened
         }
         char byte;
-        struct iovec iov = { &byte, 1 };
-        union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
-        struct msghdr msg = { 0 };
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = u.buf;
-        msg.msg_controllen = sizeof u.buf;
-        if (recvmsg(sock[0], &msg, MSG_CMSG_CLOEXEC) == 1) {
-            struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-            if (cm && cm->cmsg_type == SCM_RIGHTS) memcpy(&r->notify_fd, CMSG_DATA(cm), sizeof(int));
-        }
+        int listener = -1;
+        if (mam_receive_with_fd(sock[0], &byte, 1, &listener) == 1) r->notify_fd = listener;
     }
     close(sock[0]);
     return 0;

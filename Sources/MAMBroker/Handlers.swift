@@ -1,4 +1,5 @@
 import Foundation
+import MAMCatalog
 import Glibc
 import MAMPolicy
 import MAMWire
@@ -286,13 +287,12 @@ extension Broker {
     /// Asks the launcher (`mamlaunch run`, built beside the broker) to start an app in its
     /// sandbox against this broker. False when there is no launcher to ask.
     func startThroughLauncher(_ bundleID: String) -> Bool {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let launcher = ((exe as NSString).deletingLastPathComponent as NSString).appendingPathComponent("mamlaunch")
+        let launcher = (Catalog.toolDirectory as NSString).appendingPathComponent("mamlaunch")
         guard FileManager.default.isExecutableFile(atPath: launcher) else { return false }
         let logs = (configuration.deviceDirectory as NSString).appendingPathComponent("logs")
         try? FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         let logPath = (logs as NSString).appendingPathComponent("\(bundleID).log")
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: launcher)
         p.arguments = ["run", bundleID, "--broker", configuration.launcherSocket,

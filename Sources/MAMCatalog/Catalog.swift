@@ -44,6 +44,12 @@ public enum Catalog {
         return nil
     }
 
+    /// The folder of the running executable: MAMLab's tools and apps are built side by side.
+    public static var toolDirectory: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (exe as NSString).deletingLastPathComponent
+    }
+
     /// Reads a file, turning a failure into a diagnostic that names it.
     public static func read(_ path: String) throws(LoadFailure) -> Data {
         do {

@@ -41,6 +41,13 @@ struct MAMBrokerCommand: ParsableCommand {
     var logLevel: String = "info"
 
     func run() throws {
+        // Signals are taken by sigwait on the main thread, not by handlers: block them before
+        // any thread starts, so every thread inherits the mask and none is lost before the loop.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for s in [SIGHUP, SIGTERM, SIGINT] { sigaddset(&signals, s) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var h = StreamLogHandler.standardError(label: label)
@@ -57,23 +64,17 @@ struct MAMBrokerCommand: ParsableCommand {
             FileHandle.standardError.write(Data("mambroker: \(error)\n".utf8))
             throw ExitCode(1)
         }
-        // Signals arrive on a dispatch queue, not in a handler, so the broker does real work there.
-        for s in [SIGHUP, SIGTERM, SIGINT] { signal(s, SIG_IGN) }
-        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .main)
-        hup.setEventHandler { _ = broker.reload() }
-        hup.resume()
-        let stop: @Sendable () -> Void = {
-            broker.stop()
-            Foundation.exit(0)
-        }
-        let term = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
-        term.setEventHandler(handler: stop)
-        term.resume()
-        let int = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
-        int.setEventHandler(handler: stop)
-        int.resume()
         print("ready \(broker.configuration.publicSocket) \(broker.configuration.launcherSocket)")
         fflush(nil)
-        withExtendedLifetime([hup, term, int]) { dispatchMain() }
+        while true {
+            var received: Int32 = 0
+            guard sigwait(&signals, &received) == 0 else { continue }
+            if received == SIGHUP {
+                _ = broker.reload()
+            } else {
+                broker.stop()
+                return
+            }
+        }
     }
 }

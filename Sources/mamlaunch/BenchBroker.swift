@@ -22,8 +22,7 @@ struct BenchBroker: ParsableCommand {
     var iterations = 5000
 
     func run() throws {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let dir = (exe as NSString).deletingLastPathComponent
+        let dir = Catalog.toolDirectory
         let device = NSTemporaryDirectory() + "mamlab-bench-broker-\(getpid())"
         defer { try? FileManager.default.removeItem(atPath: device) }
         guard let tenant = Catalog.projectRoot()?.appendingPathComponent("Policies/contoso/tenant.json").path else {

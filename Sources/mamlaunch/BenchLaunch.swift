@@ -1,6 +1,7 @@
 import ArgumentParser
 import CMAMSandbox
 import Foundation
+import MAMCatalog
 import Glibc
 import MAMSandbox
 
@@ -23,8 +24,7 @@ struct BenchLaunch: ParsableCommand {
     var executable: String?
 
     func run() throws {
-        let exe = executable ?? ((((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "") as NSString)
-            .deletingLastPathComponent as NSString).appendingPathComponent("Hostile")
+        let exe = executable ?? (Catalog.toolDirectory as NSString).appendingPathComponent("Hostile")
         let container = NSTemporaryDirectory() + "mamlab-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: container) }

@@ -119,8 +119,7 @@ struct Run: ParsableCommand {
 
     /// Starts `mambroker` (built beside mamlaunch) and waits until it serves.
     private func startBroker() throws -> (Process, String) {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let path = ((exe as NSString).deletingLastPathComponent as NSString).appendingPathComponent("mambroker")
+        let path = (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker")
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw ValidationError("no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
         }
@@ -182,8 +181,7 @@ struct Run: ParsableCommand {
         guard let found = Catalog.find(app, in: apps) else {
             throw ValidationError("unknown app \"\(app)\"; known apps: \(apps.map(\.name).joined(separator: ", "))")
         }
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        let binary = ((exe as NSString).deletingLastPathComponent as NSString).appendingPathComponent(found.manifest.executable ?? found.name)
+        let binary = (Catalog.toolDirectory as NSString).appendingPathComponent(found.manifest.executable ?? found.name)
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw ValidationError("\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.manifest.executable ?? found.name)`")
         }

@@ -5,7 +5,7 @@ import Testing
 /// Data moving between real, sandboxed app processes through a real broker, over every channel,
 /// decided by the engine and written to the audit log. Mail and Docs are adele's managed apps
 /// ("Managed only"); Notes has no SDK.
-@Suite("Broker channels between real apps", .serialized)
+@Suite("Broker channels between real apps", .serialized, .timeLimit(.minutes(2)))
 struct ChannelTests {
     @Test func openInBetweenManagedAppsDeliversTheSealedBytesAndTheOwner() throws {
         let b = try BrokerHarness()

@@ -34,7 +34,7 @@ final class BrokerHarness: @unchecked Sendable {
         p.arguments = ["--tenant", tenant, "--device", device, "--apps", Self.root + "/Apps"]
         let out = Pipe()
         p.standardOutput = out
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         p.standardError = FileHandle(forWritingAtPath: log)
         try p.run()
         process = p

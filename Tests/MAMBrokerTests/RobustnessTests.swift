@@ -3,7 +3,7 @@ import Glibc
 import MAMWire
 import Testing
 
-@Suite("Broker under bad input and kills", .serialized)
+@Suite("Broker under bad input and kills", .serialized, .timeLimit(.minutes(2)))
 struct RobustnessTests {
     @Test func eachBadFrameGetsItsErrorAndClosesOnlyThatConnection() throws {
         let b = try BrokerHarness()

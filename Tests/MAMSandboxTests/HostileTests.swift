@@ -74,7 +74,7 @@ func sleeper() throws -> Process {
     return p
 }
 
-@Suite("Sandbox: the hostile app", .serialized)
+@Suite("Sandbox: the hostile app", .serialized, .timeLimit(.minutes(2)))
 struct HostileTests {
     static let attempts = [
         "tcp_socket", "udp_socket", "unix_socketpair", "connect_broker_public_socket", "connect_abstract_socket",
