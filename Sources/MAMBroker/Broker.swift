@@ -72,6 +72,12 @@ public final class Broker: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         try FileManager.default.createDirectory(atPath: configuration.deviceDirectory, withIntermediateDirectories: true)
+        // One folder per storage location; those that belong to an account get one per account when used.
+        for name in ["localDrive", "oneDriveForBusiness", "sharePoint", "box", "dropbox", "googleDrive", "photos", "camera",
+                     "accountDocument", "other"] {
+            try FileManager.default.createDirectory(atPath: (configuration.deviceDirectory as NSString).appendingPathComponent("locations/\(name)"),
+                                                    withIntermediateDirectories: true)
+        }
         let loaded = try Self.loadTenant(configuration.tenantPath)
         var apps: [AppManifest] = []
         if let dir = configuration.appsDirectory ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path {
