@@ -13,9 +13,11 @@ final class Session: @unchecked Sendable {
     let pid: Int32
     let manifest: AppManifest
     let socket: WireSocket
-    var identity: Identity
+    var identity: Identity { didSet { cachedParty = nil } }
     let enrolled: Account?
     var conversation = Conversation()
+    /// The party as the engine last built it, and for which tenant revision.
+    var cachedParty: (revision: Int, party: Party)?
 
     init(id: Int, bundleID: String, pid: Int32, manifest: AppManifest, socket: WireSocket, identity: Identity, enrolled: Account?) {
         self.id = id

@@ -7,7 +7,11 @@ import MAMWire
 extension Broker {
     /// The party a session is now, as the engine sees it.
     func party(_ s: Session) -> Party {
-        engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled, personalAccountSignedIn: s.manifest.isMultiIdentity)
+        // Built once per identity and policy revision: decisions then cost no allocation here.
+        if let cached = s.cachedParty, cached.revision == revision { return cached.party }
+        let p = engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled, personalAccountSignedIn: s.manifest.isMultiIdentity)
+        s.cachedParty = (revision, p)
+        return p
     }
 
     func auditParty(_ s: Session) -> AuditLog.Party { AuditLog.Party(app: s.bundleID, identity: s.identity.description) }
