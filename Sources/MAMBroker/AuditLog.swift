@@ -38,49 +38,82 @@ public final class AuditLog: @unchecked Sendable {
     deinit { close(fd) }
 
     public func append(_ r: Record) {
-        // Written by hand: this runs for every decision, and Foundation's JSON writer and date
-        // formatter cost more than the decision itself. Keys come out sorted, as a reader expects.
-        var line = "{\"channel\":\(json(r.channel)),\"id\":\(r.id),\"outcome\":\(json(r.outcome)),\"revision\":\(r.revision)"
-        line += ",\"rule\":\(json(r.rule))"
-        if let s = r.size { line += ",\"size\":\(s)" }
-        line += ",\"source\":{\"app\":\(json(r.source.app)),\"identity\":\(json(r.source.identity))}"
-        line += ",\"tag\":\(json(r.tag))"
-        if let t = r.target { line += ",\"target\":{\"app\":\(json(t.app)),\"identity\":\(json(t.identity))}" }
-        line += ",\"time\":\"\(Self.timestamp())\""
-        if let d = r.dataType { line += ",\"type\":\(json(d))" }
-        line += "}\n"
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress, $0.count) }
+        // Written byte by byte: this runs for every decision, and Foundation's JSON writer, its
+        // date formatter, and even string interpolation cost more than the decision itself. Keys
+        // come out sorted, as a reader expects.
+        var b = [UInt8]()
+        b.reserveCapacity(320)
+        b += Self.literal("{\"channel\":"); string(r.channel, &b)
+        b += Self.literal(",\"id\":"); number(UInt64(r.id), &b)
+        b += Self.literal(",\"outcome\":"); string(r.outcome, &b)
+        b += Self.literal(",\"revision\":"); number(UInt64(r.revision), &b)
+        b += Self.literal(",\"rule\":"); string(r.rule, &b)
+        if let size = r.size { b += Self.literal(",\"size\":"); number(UInt64(size), &b) }
+        b += Self.literal(",\"source\":{\"app\":"); string(r.source.app, &b)
+        b += Self.literal(",\"identity\":"); string(r.source.identity, &b)
+        b += Self.literal("},\"tag\":"); string(r.tag, &b)
+        if let t = r.target {
+            b += Self.literal(",\"target\":{\"app\":"); string(t.app, &b)
+            b += Self.literal(",\"identity\":"); string(t.identity, &b)
+            b.append(UInt8(ascii: "}"))
+        }
+        b += Self.literal(",\"time\":\""); timestamp(&b); b.append(UInt8(ascii: "\""))
+        if let d = r.dataType { b += Self.literal(",\"type\":"); string(d, &b) }
+        b += Self.literal("}\n")
+        _ = b.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
-    /// A JSON string literal.
-    func json(_ s: String) -> String {
-        var out = "\""
-        for c in s.unicodeScalars {
+    @inline(__always) static func literal(_ s: StaticString) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)
+    }
+
+    /// A JSON string literal: quotes, backslashes and control characters escaped.
+    func string(_ s: String, _ b: inout [UInt8]) {
+        b.append(UInt8(ascii: "\""))
+        for c in s.utf8 {
             switch c {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if c.value < 0x20 { out += String(format: "\\u%04x", c.value) } else { out.unicodeScalars.append(c) }
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): b.append(UInt8(ascii: "\\")); b.append(c)
+            case 0x0A: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "n"))
+            case 0x0D: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "r"))
+            case 0x09: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                b += Array("\\u00".utf8)
+                b.append(hex[Int(c >> 4)]); b.append(hex[Int(c & 0xF)])
+            default: b.append(c)
             }
         }
-        return out + "\""
+        b.append(UInt8(ascii: "\""))
     }
 
-    /// UTC, milliseconds: 2026-11-22T13:30:02.272Z.
-    static func timestamp() -> String {
+    func number(_ v: UInt64, _ b: inout [UInt8]) {
+        if v == 0 { b.append(UInt8(ascii: "0")); return }
+        var digits: [UInt8] = []
+        var n = v
+        while n > 0 { digits.append(UInt8(ascii: "0") + UInt8(n % 10)); n /= 10 }
+        b += digits.reversed()
+    }
+
+    /// UTC with milliseconds: 2026-11-22T13:30:02.272Z.
+    func timestamp(_ b: inout [UInt8]) {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         var t = tm()
         var seconds = ts.tv_sec
         gmtime_r(&seconds, &t)
-        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let ms = ts.tv_nsec / 1_000_000
-        let msText = ms < 10 ? "00\(ms)" : ms < 100 ? "0\(ms)" : "\(ms)"
-        return "\(t.tm_year + 1900)-\(two(t.tm_mon + 1))-\(two(t.tm_mday))T\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec)).\(msText)Z"
+        func digits(_ v: Int, _ width: Int) {
+            var out = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+            var n = v
+            for i in stride(from: width - 1, through: 0, by: -1) { out[i] = UInt8(ascii: "0") + UInt8(n % 10); n /= 10 }
+            b += out
+        }
+        digits(Int(t.tm_year) + 1900, 4); b.append(UInt8(ascii: "-"))
+        digits(Int(t.tm_mon) + 1, 2); b.append(UInt8(ascii: "-"))
+        digits(Int(t.tm_mday), 2); b.append(UInt8(ascii: "T"))
+        digits(Int(t.tm_hour), 2); b.append(UInt8(ascii: ":"))
+        digits(Int(t.tm_min), 2); b.append(UInt8(ascii: ":"))
+        digits(Int(t.tm_sec), 2); b.append(UInt8(ascii: "."))
+        digits(ts.tv_nsec / 1_000_000, 3); b.append(UInt8(ascii: "Z"))
     }
 }
 
