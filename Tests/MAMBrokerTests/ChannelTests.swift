@@ -39,7 +39,7 @@ struct ChannelTests {
         defer { b.stop() }
         // Seed 002: unmanaged identity receive from a managed app is not received by the personal account.
         let mail = try b.launch("Mail", ["hello", "identity", "personal", "wait-document"])
-        usleep(300_000)
+        mail.waitForLines(2)
         let docs = try b.run("Docs", ["hello", "share", "com.contoso.mail", "com.adobe.pdf", "r.pdf", "report"]).step("share")
         let got = mail.finish().step("wait-document")
         #expect(docs.outcome == "switched")
@@ -55,7 +55,8 @@ struct ChannelTests {
         defer { b.stop() }
         let docs = try b.launch("Docs", ["hello", "sleep", "1500"])
         let notes = try b.launch("Notes", ["hello", "sleep", "1500"])
-        usleep(400_000)
+        docs.waitForLines(1)
+        notes.waitForLines(1)
         let mail = try b.run("Mail", ["hello", "targets", "com.adobe.pdf"])
         let targets = (mail.step("targets")["targets"] as? [[String: Any]]) ?? []
         let byApp = Dictionary(targets.map { ($0["app"] as? String ?? "", $0["outcome"] as? Int ?? -1) }, uniquingKeysWith: { a, _ in a })
@@ -80,7 +81,7 @@ struct ChannelTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         let docs = try b.launch("Docs", ["hello", "wait-url"])
-        usleep(300_000)
+        docs.waitForLines(1)
         let mail = try b.run("Mail", ["hello", "can-open", "contosodocs://x", "can-open", "chat://x", "open-url", "contosodocs://open?doc=42"])
         let got = docs.finish().step("wait-url")
         #expect(mail.step("can-open")["result"] as? Bool == true)

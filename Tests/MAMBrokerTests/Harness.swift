@@ -48,6 +48,14 @@ final class BrokerHarness: @unchecked Sendable {
 
     var pid: Int32 { process?.processIdentifier ?? -1 }
 
+    /// Waits (up to ten seconds) until the broker's log says `text`.
+    func waitForLog(_ text: String) {
+        for _ in 0..<200 {
+            if let log = try? String(contentsOfFile: log, encoding: .utf8), log.contains(text) { return }
+            usleep(50_000)
+        }
+    }
+
     func kill(_ signal: Int32) {
         guard let p = process else { return }
         Glibc.kill(p.processIdentifier, signal)
@@ -102,9 +110,21 @@ final class App: @unchecked Sendable {
         self.err = err
     }
 
+    private var early = Data()
+
+    /// Reads the app's output until it has printed `count` lines (the steps done so far), so a
+    /// test can let another app act only once this one is where it should be.
+    func waitForLines(_ count: Int) {
+        while early.split(separator: UInt8(ascii: "\n")).count < count {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { return }
+            early.append(chunk)
+        }
+    }
+
     /// Waits for the app and returns its JSON lines.
     func finish() -> [[String: Any]] {
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = early + out.fileHandleForReading.readDataToEndOfFile()
         _ = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {

@@ -60,7 +60,7 @@ struct RobustnessTests {
         let baseline = b.openDescriptors
         // The receiver dies while documents are on their way to it; the sender keeps sharing.
         let docs = try b.launch("Docs", ["hello", "sleep", "5000"])
-        usleep(300_000)
+        docs.waitForLines(1)
         let mail = try b.launch("Mail", ["hello"] + Array(repeating: ["share", "com.contoso.docs", "com.adobe.pdf", "q.pdf", "bytes"], count: 20).flatMap { $0 })
         usleep(100_000)
         docs.process.terminate()
@@ -77,8 +77,8 @@ struct RobustnessTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         _ = try b.run("Mail", ["hello", "copy", "before the crash"])
-        let load = try (0..<3).map { _ in try b.launch("Mail", ["hello"] + Array(repeating: ["copy", "x", "paste", "save", "1", "adele@contoso.com", "f.txt", "y"], count: 40).flatMap { $0 }) }
-        usleep(250_000)
+        let load = try (0..<3).map { _ in try b.launch("Mail", ["hello"] + Array(repeating: ["copy", "x", "paste", "save", "1", "adele@contoso.com", "f.txt", "y"], count: 400).flatMap { $0 }) }
+        load.forEach { $0.waitForLines(3) }  // well into their loops
         b.kill(SIGKILL)
         load.forEach { _ = $0.finish() }
         // Every line of the audit log is a whole JSON object.
@@ -110,7 +110,7 @@ struct RobustnessTests {
         // A broken file: the old policy stays.
         try "{ not json".write(toFile: tenantPath, atomically: true, encoding: .utf8)
         kill(b.pid, SIGHUP)
-        usleep(300_000)
+        b.waitForLog("tenant reload refused")
         _ = try b.run("Mail", ["hello", "save", "8", "-", "a.txt", "x"])
         #expect(b.auditRecords.last?["revision"] as? Int == 1)
         #expect(b.auditRecords.last?["outcome"] as? String == "blocked")
@@ -119,7 +119,7 @@ struct RobustnessTests {
         // Adele's policy becomes allow-all: after SIGHUP the next decision uses it.
         try original.replacingOccurrences(of: "policies/managed-only.json", with: "policies/allow-all.json").write(toFile: tenantPath, atomically: true, encoding: .utf8)
         kill(b.pid, SIGHUP)
-        usleep(300_000)
+        b.waitForLog("tenant reloaded")
         _ = try b.run("Mail", ["hello", "save", "8", "-", "b.txt", "x"])
         #expect(b.auditRecords.last?["revision"] as? Int == 2)
         #expect(b.auditRecords.last?["outcome"] as? String == "allowed")
