@@ -87,8 +87,4 @@ public final class StateStore: @unchecked Sendable {
                            arguments: [path, owner, app, Date()])
         }
     }
-
-    public func owner(of path: String) throws -> String? {
-        try db.read { db in try String.fetchOne(db, sql: "SELECT owner FROM fileOwner WHERE path = ?", arguments: [path]) }
-    }
 }

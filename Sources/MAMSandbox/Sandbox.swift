@@ -215,8 +215,7 @@ public enum Sandbox {
         var supervisor: Supervisor?
         if result.notify_fd >= 0, let program {
             supervisor = Supervisor(fd: result.notify_fd, appPID: result.pid, bundleID: config.bundleID,
-                                    container: config.container, readable: landlock?.rules.map(\.path) ?? [],
-                                    names: program.numbers, report: report)
+                                    container: config.container, names: program.numbers, report: report)
             supervisor?.start()
         }
         // The status pipe closes when exec succeeds; anything written to it is why it did not.

@@ -10,8 +10,6 @@ final class Supervisor: @unchecked Sendable {
     private let appPID: Int32
     private let bundleID: String
     private let container: String
-    /// Where the app may read (the Landlock grant), as normalised paths.
-    private let readable: [String]
     private let names: [Int32: String]
     private let report: @Sendable (Violation) -> Void
     private var thread: Thread?
@@ -19,13 +17,12 @@ final class Supervisor: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
 
-    init(fd: Int32, appPID: Int32, bundleID: String, container: String, readable: [String], names: [Int32: String],
+    init(fd: Int32, appPID: Int32, bundleID: String, container: String, names: [Int32: String],
          report: @escaping @Sendable (Violation) -> Void) {
         self.fd = fd
         self.appPID = appPID
         self.bundleID = bundleID
         self.container = (container as NSString).standardizingPath
-        self.readable = readable.map { ($0 as NSString).standardizingPath }
         self.names = names
         self.report = report
     }
@@ -73,23 +70,15 @@ final class Supervisor: @unchecked Sendable {
                 violation(pid, name, path, "denied")
             }
         case "open", "openat", "creat":
-            let pathArg = argument(n, name == "openat" ? 1 : 0)
-            let raw = string(pid, pathArg) ?? ""
+            // Only opens that may write reach here (the filter checks their flags): they must
+            // stay in the container.
+            let raw = string(pid, argument(n, name == "openat" ? 1 : 0)) ?? ""
             let resolved = resolve(raw, pid: pid, dirfd: name == "openat" ? Int32(truncatingIfNeeded: argument(n, 0)) : AT_FDCWD)
-            let flags = name == "creat" ? Int32(O_WRONLY | O_CREAT) : Int32(truncatingIfNeeded: argument(n, name == "openat" ? 2 : 1))
-            let writes = flags & O_ACCMODE != O_RDONLY || flags & (O_CREAT | O_TRUNC) != 0
-            let allowed = writes
-                ? resolved == "/dev/null" || beneath(resolved, container)
-                : beneath(resolved, container) || readable.contains { beneath(resolved, $0) }
-            // A path that does not exist is the loader searching its library path, not an
-            // attempt on anything: let the kernel answer (ENOENT, or Landlock's EACCES).
-            var st = stat()
-            let exists = lstat(resolved, &st) == 0
-            if allowed || (!writes && !exists) {
+            if resolved == "/dev/null" || beneath(resolved, container) {
                 _ = mam_notify_continue(fd, n.id)
             } else {
                 _ = mam_notify_deny(fd, n.id, EACCES)
-                violation(pid, "\(name) for \(writes ? "writing" : "reading")", resolved, "denied")
+                violation(pid, "\(name) for writing", resolved, "denied")
             }
         case "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal":
             if name == "pidfd_send_signal" {

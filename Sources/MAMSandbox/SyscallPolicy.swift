@@ -37,10 +37,6 @@ public enum SyscallPolicy {
     /// right cannot stop `ld.so /bin/sh`, this can).
     public static let exec = ["execve", "execveat"]
 
-    /// Opens: checked against the paths Landlock grants, so that an open elsewhere is reported
-    /// by path (Landlock refuses it either way; this is for the report).
-    public static let opens = ["open", "openat", "creat"]
-
     /// Signals: allowed inside the app's own process group, reported elsewhere (Landlock's
     /// signal scope refuses them either way on ABI 6).
     public static let signals = ["kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal"]

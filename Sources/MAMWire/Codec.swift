@@ -144,7 +144,7 @@ public enum Wire {
         return Frame(id: id, message)
     }
 
-    static func hex(_ b: UInt8) -> String { String(b, radix: 16, uppercase: true).count == 1 ? "0" + String(b, radix: 16, uppercase: true) : String(b, radix: 16, uppercase: true) }
+    static func hex(_ b: UInt8) -> String { (b < 16 ? "0" : "") + String(b, radix: 16, uppercase: true) }
 
     struct Reader {
         let bytes: [UInt8]

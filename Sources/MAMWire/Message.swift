@@ -32,9 +32,6 @@ public enum Message: Sendable, Equatable {
     case openFrom(location: UInt8, account: String?, name: String)
     case file(name: String)                                                 // + descriptor
 
-    /// Which side may send it.
-    public enum Direction: Sendable { case toBroker, toApp, both }
-
     /// Whether the message carries exactly one descriptor.
     public var carriesDescriptor: Bool {
         switch self {

@@ -7,11 +7,11 @@ public enum TransferMode: String, Sendable, Hashable, CaseIterable {
     case `import`
 }
 
-/// What is being sent, for the sender's rules that differ by kind.
+/// What is being sent, for the sender's rules that differ by kind (URLs have their own path,
+/// `openURL`, because of twins, exemptions, the managed browser and the dialer).
 public enum SendKind: Sendable, Hashable {
     case data
     case openIn
-    case url(scheme: Substring)
 }
 
 extension PolicyEngine {
@@ -40,8 +40,6 @@ extension PolicyEngine {
                 break
             }
             switch kind {
-            case let .url(scheme) where ref.value.settings.exemptedSchemeSet.contains(scheme.lowercased()):
-                return Decision(.allowed, .sendExemptScheme)
             case .openIn:
                 if ref.value.settings.filterOpenInToOnlyManagedApps { return Decision(.filtered, .sendOpenInFiltered) }
                 if ref.value.settings.disableProtectionOfManagedOutboundOpenInData && tenant.device.mdmEnrolled && target.isMDMManaged {
