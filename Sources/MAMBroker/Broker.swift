@@ -198,9 +198,7 @@ public final class Broker: @unchecked Sendable {
     func register(manifest: AppManifest, pid: Int32, socket: WireSocket, account: String?) -> Session {
         lock.lock()
         defer { lock.unlock() }
-        var identity: Identity = .personal
-        if let account { identity = engine.tenant.identity(named: account) } else if manifest.integratesSDK,
-            let a = engine.tenant.defaultEnrollment(app: manifest.bundleID) { identity = .account(a) }
+        let identity = account.map { engine.tenant.identity(named: $0) } ?? engine.defaultIdentity(for: manifest)
         let probe = engine.party(manifest, identity: identity)
         let session = Session(id: nextSession, bundleID: manifest.bundleID, pid: pid, manifest: manifest, socket: socket,
                               identity: identity, enrolled: probe.enrolled)

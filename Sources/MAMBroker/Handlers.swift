@@ -47,9 +47,13 @@ extension Broker {
             }
         case let .setIdentity(account):
             let wanted = engine.tenant.identity(named: account)
-            // One managed account per app [doc]: an app may act as it, or as personal.
-            if case let .account(a) = wanted, a != s.enrolled, s.manifest.integratesSDK {
-                return .failure(WireError(.notAllowed, "\(account) is not the account enrolled in \(s.bundleID)"))
+            // One managed account per app [doc]: an SDK app may act as its enrolled account, or as personal.
+            if case let .account(a) = wanted, s.manifest.integratesSDK {
+                var accounts = AppAccounts(managed: s.enrolled)
+                let status = accounts.enroll(a)
+                guard status == .alreadyEnrolled else {
+                    return .failure(WireError(.notAllowed, "\(account) is not the account enrolled in \(s.bundleID) (\(status), \(status.rawValue))"))
+                }
             }
             s.identity = wanted
             reply(s, frame.id, .decision(DecisionRecord(allowed: true, outcome: 0, rule: "1", tag: 0, message: "", detail: wanted.description)))
@@ -98,38 +102,30 @@ extension Broker {
 
     private func openURL(_ url: String, frame: Frame, from s: Session) {
         let me = party(s)
-        // The policy may rewrite the URL (managed browser, dialer); the handler is looked up for
-        // the URL as it will be delivered, then the decision is taken with that target.
-        let first = engine.openURL(url, from: me, to: nil)
-        let deliveredScheme = URLText.scheme(of: first.url.flatMap { URLText.unwrap($0)?.url ?? $0 } ?? url).map { String($0).lowercased() } ?? ""
-        let runningApps = sessions.values.sorted { $0.id < $1.id }
-        let handler = runningApps.first { $0.id != s.id && ($0.manifest.handles(scheme: deliveredScheme) || $0.manifest.handles(scheme: deliveredScheme + URLText.twinSuffix)) }
-        var decision: Decision
-        if let handler {
-            decision = engine.openURL(url, from: me, to: party(handler))
-            log(decision, channel: "open-url", source: auditParty(s), target: auditParty(handler), type: deliveredScheme)
+        let scheme = URLText.scheme(of: url).map { String($0).lowercased() } ?? ""
+        // The engine picks the handler among the running apps and decides.
+        let running = sessions.values.sorted { $0.id < $1.id }
+        let routed = engine.routeURL(url, from: me, among: running.map(party))
+        var decision = routed.decision
+        if let target = routed.target, let handler = running.first(where: { $0.bundleID == target.bundleID }) {
+            log(decision, channel: "open-url", source: auditParty(s), target: auditParty(handler), type: scheme)
             if decision.allowed {
-                let delivered = decision.url ?? url
-                try? handler.socket.send(Frame(id: frame.id, .urlDelivery(url: delivered, senderAccount: me.dataAccount?.name)), wait: false)
+                try? handler.socket.send(Frame(id: frame.id, .urlDelivery(url: decision.url ?? url, senderAccount: me.dataAccount?.name)), wait: false)
             }
-        } else if let installed = catalog.first(where: { $0.bundleID.lowercased() != s.bundleID.lowercased()
-                    && ($0.handles(scheme: deliveredScheme) || $0.handles(scheme: deliveredScheme + URLText.twinSuffix)) }) {
-            // Not running: decide as if it were, then have the launcher start it; the URL waits.
-            let target = engine.party(installed, identity: installed.integratesSDK
-                ? engine.tenant.defaultEnrollment(app: installed.bundleID).map { .account($0) } ?? .personal : .personal)
-            decision = engine.openURL(url, from: me, to: target)
-            log(decision, channel: "open-url", source: auditParty(s), target: AuditLog.Party(app: installed.bundleID, identity: target.identity.description),
-                type: deliveredScheme)
-            if decision.allowed {
-                if startThroughLauncher(installed.bundleID) {
-                    pendingURLs[installed.bundleID.lowercased(), default: []].append((decision.url ?? url, me.dataAccount?.name))
+        } else {
+            // Not running: the engine decides as if an installed app were; the launcher starts it
+            // and the URL waits for its hello.
+            let installed = engine.routeURL(url, from: me, among: catalog.map { engine.party($0, identity: engine.defaultIdentity(for: $0)) })
+            decision = installed.decision
+            log(decision, channel: "open-url", source: auditParty(s),
+                target: installed.target.map { AuditLog.Party(app: $0.bundleID, identity: $0.identity.description) }, type: scheme)
+            if decision.allowed, let target = installed.target {
+                if startThroughLauncher(target.bundleID) {
+                    pendingURLs[target.bundleID.lowercased(), default: []].append((decision.url ?? url, me.dataAccount?.name))
                 } else {
                     decision = Decision(.blocked, .urlNotHandled)
                 }
             }
-        } else {
-            decision = Decision(.blocked, .urlNotHandled)
-            log(decision, channel: "open-url", source: auditParty(s), target: nil, type: deliveredScheme)
         }
         reply(s, frame.id, .decision(record(decision)))
     }

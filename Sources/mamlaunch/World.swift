@@ -78,18 +78,13 @@ struct World {
             notes.append("note: \(a.name) is not a user of tenant \(engine.tenant.name); it is an unmanaged account")
         }
         let manifest = app.manifest
-        guard let first = identities.first else { return engine.party(manifest, identity: defaultIdentity(manifest)) }
+        guard let first = identities.first else { return engine.party(manifest, identity: engine.defaultIdentity(for: manifest)) }
         let managed = identities.compactMap(\.account).first { engine.tenant.policy(app: manifest.bundleID, account: $0) != nil }
         if manifest.integratesSDK && !manifest.isMultiIdentity && identities.count > 1 {
             notes.append("note: \(app.name) is a single-identity app; only \(first) is signed in")
         }
         return engine.party(manifest, identity: first, enrolled: manifest.isMultiIdentity ? managed : nil,
                             personalAccountSignedIn: identities.contains(.personal))
-    }
-
-    private func defaultIdentity(_ app: AppManifest) -> Identity {
-        guard app.integratesSDK, let a = engine.tenant.defaultEnrollment(app: app.bundleID) else { return .personal }
-        return .account(a)
     }
 
     func account(_ name: String?, notes: inout [String]) throws -> Account? {

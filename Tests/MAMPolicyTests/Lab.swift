@@ -79,10 +79,8 @@ struct Lab {
         let id: Identity
         if let identity {
             id = engine.tenant.identity(named: identity)
-        } else if m.integratesSDK, let a = engine.tenant.defaultEnrollment(app: m.bundleID) {
-            id = .account(a)
         } else {
-            id = .personal
+            id = engine.defaultIdentity(for: m)
         }
         return engine.party(m, identity: id, personalAccountSignedIn: alsoPersonal)
     }

@@ -91,6 +91,19 @@ struct URLTests {
         #expect(!managed.engine.canOpenURL("notes://x", from: managed.party("mail"), handledBy: handlers))
     }
 
+    @Test func routingFindsTheHandlerOfTheURLAsDelivered() {
+        let lab = Lab(settings: .with { $0.send = .managedApps; $0.managedBrowserRequired = true; $0.managedBrowser = .microsoftEdge })
+        let everyone = Lab.apps.map { lab.engine.party($0, identity: lab.engine.defaultIdentity(for: $0)) }
+        // https is rewritten to Edge's scheme, so Edge takes it, not Chat.
+        let web = lab.engine.routeURL("https://contoso.com", from: lab.party("mail"), among: everyone)
+        #expect(web.target?.bundleID == "com.microsoft.msedge" && web.decision.outcome == .rewritten)
+        // A managed sender reaches Docs through its twin; Notes' scheme has no twin.
+        #expect(lab.engine.routeURL("contosodocs://x", from: lab.party("mail"), among: everyone).decision.rule == .urlTwinWrapped)
+        #expect(lab.engine.routeURL("notes://x", from: lab.party("mail"), among: everyone).decision.rule == .urlNoTwin)
+        let nobody = lab.engine.routeURL("nothing://x", from: lab.party("mail"), among: everyone)
+        #expect(nobody.target == nil && nobody.decision.rule == .urlNotHandled)
+    }
+
     @Test func schemeParsing() {
         #expect(URLText.scheme(of: "https://a") == "https")
         #expect(URLText.scheme(of: "tel:123") == "tel")

@@ -12,6 +12,13 @@ public struct PolicyEngine: Sendable {
         self.apps = Dictionary(apps.map { ($0.bundleID.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// The identity an app starts under when nobody says: the managed account enrolled in an SDK
+    /// app, else personal.
+    public func defaultIdentity(for app: AppManifest) -> Identity {
+        guard app.integratesSDK, let a = tenant.defaultEnrollment(app: app.bundleID) else { return .personal }
+        return .account(a)
+    }
+
     /// Builds a party.
     ///
     /// - Parameters:

@@ -134,6 +134,20 @@ extension PolicyEngine {
         return d
     }
 
+    /// Opening `url` from `sender` where `candidates` are the apps that could take it: the
+    /// handler the URL reaches as it will be delivered (after a managed-browser or dialer
+    /// rewrite, plain or as its twin), and the decision. No handler: `urlNotHandled`.
+    public func routeURL(_ url: String, from sender: Party, among candidates: [Party]) -> (decision: Decision, target: Party?) {
+        let asDelivered = openURL(url, from: sender, to: nil).url.map { URLText.unwrap($0)?.url ?? $0 } ?? url
+        guard let scheme = URLText.scheme(of: asDelivered)?.lowercased() else { return (Decision(.blocked, .urlNotHandled), nil) }
+        let handler = candidates.first { c in
+            c.bundleID.lowercased() != sender.bundleID.lowercased()
+                && (c.appRef.value.handles(scheme: scheme) || c.appRef.value.handles(scheme: scheme + URLText.twinSuffix))
+        }
+        guard let handler else { return (Decision(.blocked, .urlNotHandled), nil) }
+        return (openURL(url, from: sender, to: handler), handler)
+    }
+
     private func urlPolicy(_ url: String, scheme: Substring, key lower: String, from sender: Party, to target: Party?) -> Decision {
         guard let ref = sender.activeRef, let account = sender.enrolled else {
             return Decision(.allowed, .senderUnmanaged)
