@@ -88,7 +88,7 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
             if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); object["sealed"] = SealedDocument.isSealed(d); close(d) }
         case let .file(name):
             object["file"] = name
-            if let d { var st = stat(); fstat(d, &st); var buf = [UInt8](repeating: 0, count: Int(st.st_size)); _ = read(d, &buf, buf.count); object["content"] = String(decoding: buf, as: UTF8.self); close(d) }
+            if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); close(d) }
         default: object["message"] = "\(f.message)"
         }
     }

@@ -44,8 +44,7 @@ struct BenchBroker: ParsableCommand {
         /// An app handed to the broker as the launcher would: returns our end of its connection.
         func adopt(_ bundle: String) throws -> WireSocket {
             let (mine, theirs) = try WireSocket.pair()
-            let message = try JSONSerialization.data(withJSONObject: ["type": "adopt", "bundleId": bundle, "pid": Int(getpid())])
-            _ = message.withUnsafeBytes { mam_send_with_fd(launcher, $0.baseAddress, $0.count, theirs.fd) }
+            Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil), fd: theirs.fd)
             theirs.close()
             try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
             _ = mine.receive()
