@@ -58,6 +58,12 @@ public struct BrokerCore: Sendable {
     }
 
     public var connectionCount: Int { sessions.count }
+
+    /// The party a connection is now, as every decision about it sees it (for tests and status).
+    public func party(of id: SessionID) -> Party? {
+        guard let s = sessions[id] else { return nil }
+        return engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled, personalAccountSignedIn: s.manifest.isMultiIdentity)
+    }
     public var storedFiles: [StoredFile] { Array(files.values) }
 
     // MARK: Events
