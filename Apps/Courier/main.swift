@@ -85,7 +85,13 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
         case let .targets(list): object["targets"] = list.map { ["app": $0.bundleID, "outcome": Int($0.outcome)] }
         case let .document(type, name, owner, encrypted):
             object["type"] = type; object["name"] = name; object["owner"] = owner ?? NSNull(); object["encrypted"] = encrypted
-            if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); object["sealed"] = SealedDocument.isSealed(d); close(d) }
+            if let d {
+                let bytes = SealedDocument.read(d)
+                object["content"] = String(decoding: bytes, as: UTF8.self)
+                object["hex"] = bytes.map { String(format: "%02x", $0) }.joined()
+                object["sealed"] = SealedDocument.isSealed(d)
+                close(d)
+            }
         case let .file(name, owner):
             object["file"] = name; object["owner"] = owner ?? NSNull()
             if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); close(d) }

@@ -45,9 +45,9 @@ struct ChannelTests {
         #expect(docs.outcome == "switched")
         #expect((docs["decision"] as? [String: Any])?["detail"] as? String == "adele@contoso.com")
         #expect(got["owner"] as? String == "adele@contoso.com" && got["content"] as? String == "report")
-        // A managed account other than the enrolled one is refused (one managed account per app).
+        // An account the app has not signed in is refused, as an engine decision.
         let other = try b.run("Mail", ["hello", "identity", "ben@contoso.com"]).step("identity")
-        #expect(other["error"] as? String == "notAllowed")
+        #expect(other.outcome == "blocked" && other.rule == "1.identity")
     }
 
     @Test func theShareSheetListsRunningTargetsWithTheirOutcome() throws {
@@ -133,13 +133,14 @@ struct ChannelTests {
         #expect(mail.step("save", 1).outcome == "blocked")
         #expect(mail.step("save", 2).outcome == "blocked")
         #expect(mail.step("open")["content"] as? String == "the plan")
-        let saved = b.device + "/locations/oneDriveForBusiness/adele@contoso.com/plan.txt"
+        // Keyed by the tenant user's object id, never by what the app wrote.
+        let saved = b.device + "/locations/oneDriveForBusiness/5f1c7a2e-3b4d-4e6f-8a9b-0c1d2e3f4a5b/plan.txt"
         #expect((try? String(contentsOfFile: saved, encoding: .utf8)) == "the plan")
         #expect(!FileManager.default.fileExists(atPath: b.device + "/locations/dropbox/y.txt"))
-        // Notes has no SDK: unrestricted.
-        let notes = try b.run("Notes", ["hello", "save", "8", "-", "n.txt", "mine", "open", "8", "-", "n.txt"])
+        // Notes has no SDK: unrestricted (save 32 local drive, open 8 local storage: the same folder).
+        let notes = try b.run("Notes", ["hello", "save", "32", "-", "n.txt", "mine", "open", "8", "-", "n.txt"])
         #expect(notes.step("save").outcome == "allowed")
-        #expect(notes.step("open").outcome == "allowed")
+        #expect(notes.step("open").outcome == "allowed" && notes.step("open")["content"] as? String == "mine")
         #expect(b.auditRecords.filter { ($0["channel"] as? String)?.hasPrefix("save") == true }.count == 4)
     }
 }
