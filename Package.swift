@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "CMAMWire"),
         .target(name: "MAMWire", dependencies: ["CMAMWire"]),
         .testTarget(name: "MAMWireTests", dependencies: ["MAMWire"]),
-        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "MAMProtect", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", .product(name: "GRDB", package: "GRDB.swift")]),
         // Encrypted documents (AES-256-GCM, chunked): made by the broker, read by MAMKit.
         .target(name: "MAMProtect", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell

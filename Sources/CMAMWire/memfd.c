@@ -91,3 +91,7 @@ int mam_epoll_wait(int epoll, int *fds, int max, int timeout_ms) {
 }
 
 int mam_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+#include <sys/resource.h>
+
+int mam_thread_nice(int nice) { return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice); }

@@ -45,7 +45,11 @@ public final class Broker: @unchecked Sendable {
     let store: StateStore
     let locations: LocationStore
     let loop: EventLoop<Mail>
-    let workers = DispatchQueue(label: "mambroker.work", attributes: .concurrent)
+    /// One lane for the disk and one for encryption: a flood of large saves keeps at most one
+    /// core busy copying, and the loop keeps the other.
+    let disk = WorkerLane(name: "mambroker-disk")
+    let crypto = WorkerLane(name: "mambroker-crypto")
+    let starts = WorkerLane(name: "mambroker-starts", nice: 0)
     let persistence = DispatchQueue(label: "mambroker.state")
 
     // Loop-thread state.
@@ -357,13 +361,13 @@ public final class Broker: @unchecked Sendable {
             loop.post(Mail.event(.startFailed(bundleID: bundle, reason: "this broker has no launcher to start apps with")))
             return
         }
-        workers.async { [loop] in
+        starts.async { [loop] in
             if let reason = starter.start(bundleID: bundle) { loop.post(Mail.event(.startFailed(bundleID: bundle, reason: reason))) }
         }
     }
 
     private func storeFile(_ job: Int, _ fd: Int32, _ file: StoredFile) {
-        workers.async { [self] in
+        disk.async { [self] in
             var failure: String?
             do {
                 try locations.store(file.key, from: fd, size: file.size)
@@ -374,7 +378,7 @@ public final class Broker: @unchecked Sendable {
     }
 
     private func openFile(_ job: Int, _ key: StoredFileKey) {
-        workers.async { [self] in
+        disk.async { [self] in
             do throws(LocationStore.Failure) {
                 let fd = try locations.open(key)
                 loop.post(Mail.opened(job: job, fd: fd))
@@ -385,7 +389,7 @@ public final class Broker: @unchecked Sendable {
     }
 
     private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String) {
-        workers.async { [self] in
+        crypto.async { [self] in
             do {
                 let plaintext = SealedDocument.read(fd)
                 let key = try store.key(for: keyID)

@@ -49,7 +49,9 @@ final class LocationStore: @unchecked Sendable {
 
     /// Copies `size` bytes of `source` from offset 0 with the kernel (never through the broker's
     /// memory) into the file, which appears whole or not at all: written under a fresh
-    /// `O_EXCL` name beside it, synced, then renamed over.
+    /// `O_EXCL` name beside it, then renamed over. Not fsynced: a kill of the broker at any
+    /// moment leaves the old file or the new one, and an fsync per save let one app's flood of
+    /// large saves stall every other app's audit append behind ext4's journal commits.
     func store(_ key: StoredFileKey, from source: Int32, size: Int) throws(Failure) {
         let dir = try directory(key, create: true)
         defer { close(dir) }
@@ -62,7 +64,7 @@ final class LocationStore: @unchecked Sendable {
         }
         guard out >= 0 else { throw Failure(description: "\(key): cannot create a temporary file: \(String(cString: strerror(errno)))") }
         let copied = mam_copy_range(out, source, 0, Int64(size))
-        let synced = copied == Int64(size) && fsync(out) == 0
+        let synced = copied == Int64(size)
         close(out)
         guard synced, mam_rename_in(dir, temporary, key.name) == 0 else {
             let e = errno
