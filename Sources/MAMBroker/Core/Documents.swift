@@ -65,7 +65,7 @@ extension BrokerCore {
             return .failure(e)
         }
         let source = party(id)
-        let d = engine.openIn(type: type, from: source, to: party(pending.requester), mode: .import)
+        let d = engine.importDocument(type: type, from: source, to: party(pending.requester))
         let e = entry(d, session: pending.requester, request: pending.frameID, channel: "import", source: auditParty(id),
                       target: auditParty(pending.requester), type: type, size: a.size)
         let document = Message.document(contentType: d.deliveredType ?? type, name: name, owner: source.dataAccount?.name,

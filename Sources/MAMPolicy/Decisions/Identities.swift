@@ -65,3 +65,14 @@ extension PolicyEngine {
         return t.outcome.delivers && t.outcome != .switched ? d : t
     }
 }
+
+extension PolicyEngine {
+    /// An active import of a document of `type` (the receiver pulls it from `source`): seed
+    /// 002's import table, decided like `transfer(mode: .import)`; the item arrives typed as
+    /// the plain type, which the importing SDK asked for.
+    public func importDocument(type: String, from source: Party, to receiver: Party) -> Decision {
+        var d = transfer(from: source, to: receiver, mode: .import)
+        if d.outcome.delivers { d.deliveredType = ContentType.stripped(type) }
+        return d
+    }
+}
