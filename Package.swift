@@ -26,7 +26,7 @@ let package = Package(
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
-                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBenchDBus",
+                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -50,9 +50,9 @@ let package = Package(
         .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),
         .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp"]),
         // bench-broker's peers: a SEQPACKET echo and a D-Bus echo service (sd-bus from libsystemd)
-        // run as their own processes; the D-Bus client is C that mamlaunch calls.
+        // run as their own processes; the D-Bus client and CPU pinning are C that mamlaunch calls.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        .target(name: "CMAMBenchDBus", dependencies: ["CSystemd"]),
+        .target(name: "CMAMBench", dependencies: ["CSystemd"]),
         .executableTarget(name: "mambenchpeer", dependencies: ["CSystemd"]),
         // The Info.plist / entitlements configurator: ordered plist editing, pure.
         .target(name: "MAMConfigurator", dependencies: ["MAMPolicy"]),

@@ -1,5 +1,5 @@
 import ArgumentParser
-import CMAMBenchDBus
+import CMAMBench
 import CMAMSandbox
 import Foundation
 import Glibc
@@ -13,22 +13,26 @@ struct BenchBroker: ParsableCommand {
         discussion: """
             Starts its own mambroker on a scratch device directory, then in one run:
 
-            1. Times three kinds of round trip, taking turns in blocks (at least 10 each):
-                 broker   a paste decision through mambroker, from a Mail app that has copied text
-                 bare     the same request bytes over a SOCK_SEQPACKET socket to an echo process:
-                          the least any broker on this socket type can cost
-                 D-Bus    the same bytes as Echo(ay) -> ay through a private dbus-daemon to an
-                          sd-bus echo service, the way a Flatpak portal is called
-               and prints each one's median per round trip and the ratios broker/bare and
-               broker/D-Bus per block, as a median with the smallest and largest block.
-               Targets (docs: DESIGN.md): broker/bare at most 1.5, broker/D-Bus at most 0.5.
-            2. Runs 1, 8 and 64 apps pasting as fast as they can; decisions per second and the 99th
-               percentile latency.
-            3. Pushes a 64 MiB document through Open-in, watching the broker's resident memory.
+            Round trips. Three kinds take turns in blocks (--blocks of each, at least 10; \
+            --round-trips in a block), each sending the same request bytes:
+              broker  a paste decision through mambroker, from a Mail app
+              bare    a SOCK_SEQPACKET ping-pong with an echo process: the floor
+              D-Bus   Echo(ay) -> ay through a private dbus-daemon to an sd-bus
+                      echo service, the way Flatpak portals are called
+            It prints each kind's median per round trip (with the fastest and slowest block), \
+            and the ratios broker/bare and broker/D-Bus block by block: their median, smallest \
+            and largest. Targets (DESIGN.md): broker/bare at most 1.5, broker/D-Bus at most 0.5.
+
+            Concurrency. 1, 8 and 64 apps paste as fast as they can: decisions per second and \
+            the 99th percentile round trip.
+
+            A large push. A 64 MiB document through Open-in, watching the broker's resident \
+            memory (the broker passes the descriptor and never maps the bytes).
 
             Needs mambroker and mambenchpeer built beside mamlaunch, and dbus-daemon (Debian's \
-            dbus-daemon package). Every process it starts and its scratch directory go away when \
-            it ends, however it ends. Measure a release build: Benchmarks/broker does that.
+            dbus-daemon package). Every process it starts, and its scratch directory, go away \
+            when it ends, however it ends. Measure a release build: Benchmarks/broker builds \
+            one and runs this.
             """
     )
 
@@ -41,10 +45,20 @@ struct BenchBroker: ParsableCommand {
     @Option(help: "Round trips for each number of apps in the concurrency measurement.")
     var iterations = 5000
 
+    @Option(help: ArgumentHelp("Run the bench and every process it starts on this one CPU.", discussion: """
+        Unpinned, a ping-pong is quick when both ends share a CPU and slow when each wake-up \
+        crosses to another, and the scheduler chooses differently from block to block. On one \
+        CPU every kind pays the same switches and the figures say what each side's work costs.
+        """))
+    var cpu: Int?
+
     func validate() throws {
         guard blocks >= 10 else { throw ValidationError("--blocks must be at least 10: fewer say little about the spread") }
         guard roundTrips >= 1 else { throw ValidationError("--round-trips must be at least 1") }
         guard iterations >= 1 else { throw ValidationError("--iterations must be at least 1") }
+        if let cpu, !(0..<min(64, ProcessInfo.processInfo.activeProcessorCount)).contains(cpu) {
+            throw ValidationError("--cpu must name one of this machine's CPUs, 0 to \(ProcessInfo.processInfo.activeProcessorCount - 1)")
+        }
     }
 
     func run() throws {
@@ -52,6 +66,7 @@ struct BenchBroker: ParsableCommand {
             throw BenchError("no MAMLab project found here for the sample tenant; run from the project or set MAMLAB_ROOT")
         }
         let dbusDaemon = try Self.findDBusDaemon()
+        if let cpu { try Self.pin(toCPU: cpu) }
         let processes = try BenchProcesses(name: "bench-broker")
         defer { processes.finish() }
 
@@ -135,7 +150,8 @@ struct BenchBroker: ParsableCommand {
     }
 
     private func printComparison(_ comparison: RoundTripComparison, _ medians: [[Double]]) {
-        print("round trip        \(blocks) blocks of \(roundTrips) each, taking turns; median per round trip (smallest–largest block)")
+        let placement = cpu.map { "all on CPU \($0)" } ?? "not pinned"
+        print("round trip        \(blocks) blocks of \(roundTrips) each, taking turns, \(placement); median per round trip (fastest–slowest block)")
         for (contender, times) in zip(comparison.contenders, medians) {
             let s = Spread(times)
             let name = contender.name.padding(toLength: 52, withPad: " ", startingAt: 0)
@@ -149,6 +165,13 @@ struct BenchBroker: ParsableCommand {
                 : String(format: "MISSED by %.0f%%", (ratio.median / target - 1) * 100)
             print(String(format: "  %@  %.2fx  (min %.2fx, max %.2fx)   target <= %.1fx: %@",
                          label as NSString, ratio.median, ratio.min, ratio.max, target, verdict as NSString))
+        }
+    }
+
+    /// Pins this thread, and so every process and thread it starts from now on, to one CPU.
+    private static func pin(toCPU cpu: Int) throws {
+        guard mam_bench_pin_cpu(Int32(cpu)) == 0 else {
+            throw BenchError("cannot pin to CPU \(cpu): \(String(cString: strerror(errno)))")
         }
     }
 

@@ -1,4 +1,4 @@
-import CMAMBenchDBus
+import CMAMBench
 import CMAMSandbox
 import Foundation
 import Glibc

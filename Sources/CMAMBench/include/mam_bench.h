@@ -1,9 +1,13 @@
-// The client side of bench-broker's D-Bus comparison: sd-bus calls to mambenchpeer's echo service.
-#ifndef MAM_BENCH_DBUS_H
-#define MAM_BENCH_DBUS_H
+// C that bench-broker calls: the D-Bus client (sd-bus) and CPU pinning.
+#ifndef MAM_BENCH_H
+#define MAM_BENCH_H
 #include <stddef.h>
 #include <stdint.h>
 
+/// Pins the calling thread, and what it starts from now on, to `cpu`. 0 or -1 with errno.
+int mam_bench_pin_cpu(int cpu);
+
+/// A client of mambenchpeer's D-Bus echo service.
 typedef struct mam_bench_dbus mam_bench_dbus;
 
 /// Connects to the bus at `address`. NULL on failure, with the reason in `why` (`why_size` bytes).

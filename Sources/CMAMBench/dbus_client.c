@@ -1,4 +1,4 @@
-#include "mam_bench_dbus.h"
+#include "mam_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
