@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -19,9 +20,12 @@ static const char usage[] =
 int main(int argc, char **argv) {
     // Whatever way the bench ends, even killed outright, its peers must not outlive it. The
     // parent-death signal survives exec, so `guard` lends it to programs we do not build
-    // (dbus-daemon, mambroker).
+    // (dbus-daemon, mambroker). The bench names itself in MAMLAB_BENCH_PID: if our parent is
+    // no longer that process, the bench ended before the signal was armed.
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0) { perror("mambenchpeer: prctl"); return 1; }
-    if (getppid() == 1) return 1; // the bench is already gone
+    const char *bench = getenv("MAMLAB_BENCH_PID");
+    if (bench && atol(bench) != (long)getppid()) return 1;
+    unsetenv("MAMLAB_BENCH_PID");
 
     if (argc == 2 && strcmp(argv[1], "seqpacket-echo") == 0) return peer_seqpacket_echo();
     if (argc == 3 && strcmp(argv[1], "dbus-echo") == 0) return peer_dbus_echo(argv[2]);

@@ -79,6 +79,7 @@ struct BenchBroker: ParsableCommand {
 
         // 1. Round trips: broker, bare, D-Bus, the same request bytes each time.
         let app = try broker.adopt("com.contoso.mail")
+        defer { app.close() }
         try app.send(Frame(id: 2, .copy(text: "Q3", types: ["public.utf8-plain-text"])))
         _ = app.receive()
         let request = Wire.encode(Frame(id: 1, .paste))

@@ -50,6 +50,7 @@ final class BenchProcesses: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: peer)
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["MAMLAB_BENCH_PID": "\(getpid())"]) { $1 }
         if let input { process.standardInput = FileHandle(fileDescriptor: input, closeOnDealloc: false) }
         if readOutput { process.standardOutput = Pipe() }
         let log = logPath(name)
