@@ -28,7 +28,7 @@ let package = Package(
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
-                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire",
+                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -56,6 +56,11 @@ let package = Package(
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),
         .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp"]),
+        // bench-broker's peers: a SEQPACKET echo and a D-Bus echo service (sd-bus from libsystemd)
+        // run as their own processes; the D-Bus client and CPU pinning are C that mamlaunch calls.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CMAMBench", dependencies: ["CSystemd"]),
+        .executableTarget(name: "mambenchpeer", dependencies: ["CSystemd"]),
         // The Info.plist / entitlements configurator: ordered plist editing, pure.
         .target(name: "MAMConfigurator", dependencies: ["MAMPolicy"]),
         .executableTarget(

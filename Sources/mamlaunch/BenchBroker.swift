@@ -1,4 +1,5 @@
 import ArgumentParser
+import CMAMBench
 import CMAMSandbox
 import Foundation
 import Glibc
@@ -8,78 +9,109 @@ import MAMWire
 struct BenchBroker: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-broker",
-        abstract: "Measure the broker: round trips, concurrency, and a large Open-in push.",
+        abstract: "Measure the broker: its round trip against two peers, concurrency, and a large Open-in push.",
         discussion: """
-            Starts a mambroker on a scratch device directory and, in one run: times a paste decision round \
-            trip through it against a bare SOCK_SEQPACKET ping-pong between two threads; runs 1, 8 and 64 \
-            concurrent connections pasting as fast as they can and reports decisions per second and the 99th \
-            percentile latency; and pushes a 64 MiB document through Open-in while watching the broker's \
-            resident memory.
+            Starts its own mambroker on a scratch device directory, then in one run:
+
+            Round trips. Three kinds take turns in blocks (--blocks of each, at least 10; \
+            --round-trips in a block), each sending the same request bytes:
+              broker  a paste decision through mambroker, from a Mail app
+              bare    a SOCK_SEQPACKET ping-pong with an echo process: the floor
+              D-Bus   Echo(ay) -> ay through a private dbus-daemon to an sd-bus
+                      echo service, the way Flatpak portals are called
+            It prints each kind's median per round trip (with the fastest and slowest block), \
+            and the ratios broker/bare and broker/D-Bus block by block: their median, smallest \
+            and largest. Targets (DESIGN.md): broker/bare at most 1.5, broker/D-Bus at most 0.5.
+
+            Concurrency. 1, 8 and 64 apps paste as fast as they can: decisions per second and \
+            the 99th percentile round trip.
+
+            A large push. A 64 MiB document through Open-in, watching the broker's resident \
+            memory (the broker passes the descriptor and never maps the bytes).
+
+            Needs mambroker and mambenchpeer built beside mamlaunch, and dbus-daemon (Debian's \
+            dbus-daemon package). Every process it starts, and its scratch directory, go away \
+            when it ends, however it ends. Measure a release build: Benchmarks/broker builds \
+            one and runs this.
             """
     )
 
-    @Option(help: "Round trips per measurement.")
+    @Option(help: "Blocks of each kind of round trip (at least 10); the kinds take turns block by block.")
+    var blocks = 20
+
+    @Option(help: "Round trips in each block.")
+    var roundTrips = 1000
+
+    @Option(help: "Round trips for each number of apps in the concurrency measurement.")
     var iterations = 5000
 
+    @Option(help: ArgumentHelp("Run the bench and every process it starts on this one CPU.", discussion: """
+        Unpinned, a ping-pong is quick when both ends share a CPU and slow when each wake-up \
+        crosses to another, and the scheduler chooses differently from block to block. On one \
+        CPU every kind pays the same switches and the figures say what each side's work costs.
+        """))
+    var cpu: Int?
+
+    func validate() throws {
+        guard blocks >= 10 else { throw ValidationError("--blocks must be at least 10: fewer say little about the spread") }
+        guard roundTrips >= 1 else { throw ValidationError("--round-trips must be at least 1") }
+        guard iterations >= 1 else { throw ValidationError("--iterations must be at least 1") }
+        if let cpu, !(0..<min(64, ProcessInfo.processInfo.activeProcessorCount)).contains(cpu) {
+            throw ValidationError("--cpu must name one of this machine's CPUs, 0 to \(ProcessInfo.processInfo.activeProcessorCount - 1)")
+        }
+    }
+
     func run() throws {
-        let dir = Catalog.toolDirectory
-        let device = NSTemporaryDirectory() + "mamlab-bench-broker-\(getpid())"
-        defer { try? FileManager.default.removeItem(atPath: device) }
         guard let tenant = Catalog.projectRoot()?.appendingPathComponent("Policies/contoso/tenant.json").path else {
-            throw ValidationError("no MAMLab project found for the sample tenant")
+            throw BenchError("no MAMLab project found here for the sample tenant; run from the project or set MAMLAB_ROOT")
         }
-        let broker = Process()
-        broker.executableURL = URL(fileURLWithPath: dir + "/mambroker")
-        broker.arguments = ["--tenant", tenant, "--device", device, "--log-level", "error"]
-        let out = Pipe()
-        broker.standardOutput = out
-        try broker.run()
-        defer { broker.terminate(); broker.waitUntilExit() }
-        guard String(decoding: out.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready") else {
-            throw ValidationError("mambroker did not start")
-        }
-        let launcher = mam_connect_seqpacket(device + "/launcher.sock")
-        guard launcher >= 0 else { throw ValidationError("cannot reach the broker's launcher socket") }
+        let dbusDaemon = try Self.findDBusDaemon()
+        if let cpu { try Self.pin(toCPU: cpu) }
+        let processes = try BenchProcesses(name: "bench-broker")
+        defer { processes.finish() }
 
-        /// An app handed to the broker as the launcher would: returns our end of its connection.
-        func adopt(_ bundle: String) throws -> WireSocket {
-            let (mine, theirs) = try WireSocket.pair()
-            Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil), fd: theirs.fd)
-            theirs.close()
-            try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
-            _ = mine.receive()
-            return mine
-        }
+        let broker = try BenchBrokerPeers.startBroker(processes, tenant: tenant)
+        defer { broker.close() }
+        let bus = try BenchBrokerPeers.startBus(processes, dbusDaemon: dbusDaemon)
+        defer { mam_bench_dbus_close(bus) }
+        let echo = try BenchBrokerPeers.startEcho(processes)
+        defer { echo.close() }
 
-        // 1. Round trip: a paste decision through the broker, against a bare ping-pong.
-        let app = try adopt("com.contoso.mail")
+        // 1. Round trips: broker, bare, D-Bus, the same request bytes each time.
+        let app = try broker.adopt("com.contoso.mail")
+        defer { app.close() }
         try app.send(Frame(id: 2, .copy(text: "Q3", types: ["public.utf8-plain-text"])))
         _ = app.receive()
-        let (a, b) = try WireSocket.pair()
-        let echo = Thread {
-            while let r = b.receiveRaw(), r.error == nil { try? b.sendRaw(r.bytes) }
-        }
-        echo.start()
         let request = Wire.encode(Frame(id: 1, .paste))
-        // Interleaved, so that a noisy moment on a shared machine hits both alike.
-        var brokerTimes: [Double] = [], bareTimes: [Double] = []
-        for i in 0..<iterations {
-            var t = DispatchTime.now().uptimeNanoseconds
-            try? app.send(Frame(id: UInt32(i + 10), .paste))
-            _ = app.receive()
-            brokerTimes.append(Double(DispatchTime.now().uptimeNanoseconds - t))
-            t = DispatchTime.now().uptimeNanoseconds
-            try? a.sendRaw(request)
-            _ = a.receiveRaw()
-            bareTimes.append(Double(DispatchTime.now().uptimeNanoseconds - t))
-        }
-        a.close()
-        let brokerMedian = median(brokerTimes), bareMedian = median(bareTimes)
-        print(String(format: "round trip        broker %.1f µs, bare SEQPACKET ping-pong %.1f µs: %.2fx", brokerMedian / 1000, bareMedian / 1000, brokerMedian / bareMedian))
+        var id: UInt32 = 10
+        var why = [CChar](repeating: 0, count: 256)
+        let comparison = RoundTripComparison(contenders: [
+            .init(name: "broker: paste decision through mambroker") {
+                id &+= 1
+                try app.send(Frame(id: id, .paste))
+                guard let answer = app.receive(), case .success(let frame) = answer.frame, case .pasteResult = frame.message else {
+                    throw BenchError("the broker answered a paste with something other than a paste result")
+                }
+            },
+            .init(name: "bare: SOCK_SEQPACKET ping-pong with an echo process") {
+                try echo.sendRaw(request)
+                guard let answer = echo.receiveRaw(), answer.error == nil, answer.bytes.count == request.count else {
+                    throw BenchError("the echo process did not send the request back")
+                }
+            },
+            .init(name: "D-Bus: Echo(ay) through a private dbus-daemon") {
+                guard mam_bench_dbus_echo(bus, request, request.count, &why, why.count) == 0 else {
+                    throw BenchError("D-Bus call failed: \(text(why))")
+                }
+            },
+        ], blocks: blocks, roundTrips: roundTrips)
+        let medians = try comparison.run()
+        printComparison(comparison, medians)
 
         // 2. Concurrency.
         for n in [1, 8, 64] {
-            let sockets = try (0..<n).map { _ in try adopt("com.contoso.docs") }
+            let sockets = try (0..<n).map { _ in try broker.adopt("com.contoso.docs") }
+            defer { sockets.forEach { $0.close() } }
             let per = max(200, iterations / n)
             nonisolated(unsafe) var latencies = [[Double]](repeating: [], count: n)
             let start = DispatchTime.now().uptimeNanoseconds
@@ -98,26 +130,61 @@ struct BenchBroker: ParsableCommand {
             let all = latencies.flatMap { $0 }.sorted()
             let p99 = all[min(all.count - 1, Int(Double(all.count) * 0.99))]
             print(String(format: "%2d apps           %8.0f decisions/s, p99 %.2f ms", n, Double(all.count) / seconds, p99 / 1e6))
-            sockets.forEach { $0.close() }
         }
 
         // 3. A 64 MiB Open-in push: the broker passes the descriptor and never maps the bytes.
-        let receiver = try adopt("com.contoso.docs")
-        let sender = try adopt("com.contoso.mail")
-        let before = rss(broker.processIdentifier)
+        let receiver = try broker.adopt("com.contoso.docs")
+        let sender = try broker.adopt("com.contoso.mail")
+        defer { receiver.close(); sender.close() }
+        let before = rss(broker.pid)
         let size = 64 << 20
         let doc = try SealedDocument.create([UInt8](repeating: 0x41, count: size))
         try sender.send(Frame(id: 99, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "big.pdf")), descriptor: doc)
         close(doc)
         _ = sender.receive()
         let got = receiver.receive()
-        let after = rss(broker.processIdentifier)
+        let after = rss(broker.pid)
         let received = got?.descriptor.map { SealedDocument.size($0) } ?? -1
+        got?.descriptor.map { _ = close($0) }
         print(String(format: "64 MiB open-in    delivered %d bytes; broker RSS %.1f MiB before, %.1f MiB after (+%.1f MiB)",
                      received, Double(before) / 1024, Double(after) / 1024, Double(after - before) / 1024))
     }
 
-    private func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+    private func printComparison(_ comparison: RoundTripComparison, _ medians: [[Double]]) {
+        let placement = cpu.map { "all on CPU \($0)" } ?? "not pinned"
+        print("round trip        \(blocks) blocks of \(roundTrips) each, taking turns, \(placement); median per round trip (fastest–slowest block)")
+        for (contender, times) in zip(comparison.contenders, medians) {
+            let s = Spread(times)
+            let name = contender.name.padding(toLength: 52, withPad: " ", startingAt: 0)
+            print("  " + name + String(format: "%7.1f µs  (%.1f–%.1f)", s.median / 1000, s.min / 1000, s.max / 1000))
+        }
+        let (broker, bare, dbus) = (medians[0], medians[1], medians[2])
+        for (label, peer, target) in [("broker / bare ", bare, 1.5), ("broker / D-Bus", dbus, 0.5)] {
+            let ratio = Spread(zip(broker, peer).map { $0 / $1 })
+            let verdict = ratio.median <= target
+                ? "met"
+                : String(format: "MISSED by %.0f%%", (ratio.median / target - 1) * 100)
+            print(String(format: "  %@  %.2fx  (min %.2fx, max %.2fx)   target <= %.1fx: %@",
+                         label as NSString, ratio.median, ratio.min, ratio.max, target, verdict as NSString))
+        }
+    }
+
+    /// Pins this thread, and so every process and thread it starts from now on, to one CPU.
+    private static func pin(toCPU cpu: Int) throws {
+        guard mam_bench_pin_cpu(Int32(cpu)) == 0 else {
+            throw BenchError("cannot pin to CPU \(cpu): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// dbus-daemon from PATH or where Debian puts it.
+    private static func findDBusDaemon() throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        for dir in path.split(separator: ":").map(String.init) + ["/usr/bin", "/usr/sbin", "/bin"] {
+            let candidate = dir + "/dbus-daemon"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw BenchError("dbus-daemon not found: the D-Bus comparison runs a private bus of its own. Install Debian's dbus-daemon package (apt-get install dbus-daemon) and run again.")
+    }
 
     /// Resident set size in KiB, from /proc.
     private func rss(_ pid: Int32) -> Int {

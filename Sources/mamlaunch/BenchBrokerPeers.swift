@@ -1,0 +1,95 @@
+import CMAMBench
+import CMAMSandbox
+import Foundation
+import Glibc
+import MAMCatalog
+import MAMWire
+
+/// The mambroker bench-broker talks to, reached as the launcher reaches it.
+struct BrokerUnderTest {
+    let pid: Int32
+    let launcher: Int32
+
+    /// An app handed to the broker as the launcher would hand it: returns our end of its
+    /// connection, past hello.
+    func adopt(_ bundle: String) throws -> WireSocket {
+        let (mine, theirs) = try WireSocket.pair()
+        Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil), fd: theirs.fd)
+        theirs.close()
+        try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
+        guard let answer = mine.receive(), case .success(let frame) = answer.frame, case .welcome = frame.message else {
+            mine.close()
+            throw BenchError("the broker did not welcome \(bundle)")
+        }
+        return mine
+    }
+
+    func close() { _ = Glibc.close(launcher) }
+}
+
+/// Starting the processes bench-broker measures, each under `processes`, which stops them.
+enum BenchBrokerPeers {
+    static func startBroker(_ processes: BenchProcesses, tenant: String) throws -> BrokerUnderTest {
+        let mambroker = Catalog.toolDirectory + "/mambroker"
+        guard FileManager.default.isExecutableFile(atPath: mambroker) else {
+            throw BenchError("mambroker is not built beside mamlaunch (\(Catalog.toolDirectory)); build it with `swift build --product mambroker`")
+        }
+        let device = processes.directory + "/device"
+        let process = try processes.start("mambroker", ["guard", mambroker, "--tenant", tenant, "--device", device, "--log-level", "error"],
+                                          readOutput: true)
+        let line = try processes.firstLine(of: process, name: "mambroker")
+        guard line.hasPrefix("ready") else { throw BenchError("mambroker did not start: it said \"\(line)\"") }
+        let launcher = mam_connect_seqpacket(device + "/launcher.sock")
+        guard launcher >= 0 else { throw BenchError("cannot reach the broker's launcher socket: \(String(cString: strerror(errno)))") }
+        return BrokerUnderTest(pid: process.processIdentifier, launcher: launcher)
+    }
+
+    /// A bus of our own: dbus-daemon on a socket in the scratch directory, with the session bus's
+    /// policy (anyone of our uid may own a name and call anything), and the echo service on it.
+    /// Returns a connected client; close it with `mam_bench_dbus_close`.
+    static func startBus(_ processes: BenchProcesses, dbusDaemon: String) throws -> OpaquePointer {
+        let config = processes.directory + "/bus.conf"
+        let xml = """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig>
+              <type>session</type>
+              <listen>unix:path=\(processes.directory)/bus</listen>
+              <auth>EXTERNAL</auth>
+              <policy context="default">
+                <allow send_destination="*" eavesdrop="true"/>
+                <allow eavesdrop="true"/>
+                <allow own="*"/>
+              </policy>
+            </busconfig>
+
+            """
+        do { try xml.write(toFile: config, atomically: false, encoding: .utf8) } catch {
+            throw BenchError("cannot write \(config): \(error)")
+        }
+        let daemon = try processes.start("dbus-daemon", ["guard", dbusDaemon, "--config-file=" + config, "--print-address", "--nofork"],
+                                         readOutput: true)
+        let address = try processes.firstLine(of: daemon, name: "dbus-daemon")
+        let service = try processes.start("dbus-echo", ["dbus-echo", address], readOutput: true)
+        let line = try processes.firstLine(of: service, name: "dbus-echo")
+        guard line == "ready" else { throw BenchError("the D-Bus echo service did not start: it said \"\(line)\"") }
+        var why = [CChar](repeating: 0, count: 256)
+        guard let client = mam_bench_dbus_open(address, &why, why.count) else {
+            throw BenchError("cannot join the private bus at \(address): \(text(why))")
+        }
+        return client
+    }
+
+    /// An echo process holding the other end of a SOCK_SEQPACKET pair (its standard input).
+    static func startEcho(_ processes: BenchProcesses) throws -> WireSocket {
+        let (mine, theirs) = try WireSocket.pair()
+        defer { theirs.close() }
+        do {
+            _ = try processes.start("seqpacket-echo", ["seqpacket-echo"], input: theirs.fd)
+        } catch {
+            mine.close()
+            throw error
+        }
+        return mine
+    }
+}
