@@ -56,11 +56,16 @@ public enum Wire {
     // MARK: Encoding
 
     public static func encode(_ frame: Frame) -> [UInt8] {
+        // The header goes first and its length is filled in after the payload: one buffer.
         var w = Writer()
+        w.bytes.reserveCapacity(64)
+        w.bytes += [magic[0], magic[1], version, type(of: frame.message)]
+        w.u32(frame.id)
+        w.u32(0)
         payload(frame.message, &w)
-        var out = magic + [version, type(of: frame.message)]
-        out += le(frame.id) + le(UInt32(w.bytes.count))
-        return out + w.bytes
+        let n = UInt32(w.bytes.count - headerSize)
+        for i in 0..<4 { w.bytes[8 + i] = UInt8(truncatingIfNeeded: n >> (8 * UInt32(i))) }
+        return w.bytes
     }
 
     struct Writer {
@@ -68,11 +73,13 @@ public enum Wire {
         mutating func u8(_ v: UInt8) { bytes.append(v) }
         mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
         mutating func u16(_ v: UInt16) { bytes += [UInt8(v & 0xff), UInt8(v >> 8)] }
-        mutating func u32(_ v: UInt32) { bytes += le(v) }
+        mutating func u32(_ v: UInt32) {
+            bytes.append(UInt8(v & 0xff)); bytes.append(UInt8((v >> 8) & 0xff))
+            bytes.append(UInt8((v >> 16) & 0xff)); bytes.append(UInt8(v >> 24))
+        }
         mutating func text(_ s: String) {
-            let utf8 = Array(s.utf8)
-            u16(UInt16(truncatingIfNeeded: utf8.count))
-            bytes += utf8
+            u16(UInt16(truncatingIfNeeded: s.utf8.count))
+            bytes += s.utf8
         }
         mutating func optionalText(_ s: String?) {
             if let s { u8(1); text(s) } else { u8(0) }

@@ -25,27 +25,25 @@ public struct WireSocket: Sendable {
 
     /// Sends bytes as they are (tests use it to send malformed frames).
     public func sendRaw(_ bytes: [UInt8], descriptor: Int32? = nil, wait: Bool = true) throws(WireError) {
-        var bytes = bytes
-        var iov = iovec()
-        let rc: Int = bytes.withUnsafeMutableBytes { raw in
-            iov.iov_base = raw.baseAddress
-            iov.iov_len = raw.count
-            var msg = msghdr()
-            var control = [UInt8](repeating: 0, count: controlSize)
+        let flags = Int32(MSG_NOSIGNAL) | (wait ? 0 : Int32(MSG_DONTWAIT))
+        let rc: Int = bytes.withUnsafeBytes { raw in
+            var iov = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count)
             return withUnsafeMutablePointer(to: &iov) { iovp in
+                var msg = msghdr()
                 msg.msg_iov = iovp
                 msg.msg_iovlen = 1
-                return control.withUnsafeMutableBytes { c in
-                    if let d = descriptor {
-                        msg.msg_control = c.baseAddress
-                        msg.msg_controllen = c.count
-                        let cm = c.baseAddress!.assumingMemoryBound(to: cmsghdr.self)
-                        cm.pointee.cmsg_level = SOL_SOCKET
-                        cm.pointee.cmsg_type = Int32(SCM_RIGHTS)
-                        cm.pointee.cmsg_len = cmsgLength(MemoryLayout<Int32>.size)
-                        (c.baseAddress! + cmsgHeaderSize).storeBytes(of: d, as: Int32.self)
-                    }
-                    return sendmsg(fd, &msg, Int32(MSG_NOSIGNAL) | (wait ? 0 : Int32(MSG_DONTWAIT)))
+                guard let d = descriptor else { return sendmsg(fd, &msg, flags) }
+                // The control message only when a descriptor travels: most frames carry none.
+                return withUnsafeTemporaryAllocation(byteCount: controlSize, alignment: 8) { c in
+                    c.initializeMemory(as: UInt8.self, repeating: 0)
+                    msg.msg_control = c.baseAddress
+                    msg.msg_controllen = c.count
+                    let cm = c.baseAddress!.assumingMemoryBound(to: cmsghdr.self)
+                    cm.pointee.cmsg_level = SOL_SOCKET
+                    cm.pointee.cmsg_type = Int32(SCM_RIGHTS)
+                    cm.pointee.cmsg_len = cmsgLength(MemoryLayout<Int32>.size)
+                    (c.baseAddress! + cmsgHeaderSize).storeBytes(of: d, as: Int32.self)
+                    return sendmsg(fd, &msg, flags)
                 }
             }
         }
@@ -72,54 +70,46 @@ public struct WireSocket: Sendable {
     }
 
     /// Receives one packet without decoding it; nil at end of stream. With `dontWait` an empty
-    /// queue answers `wouldBlock` instead of waiting.
-    public func receiveRaw(dontWait: Bool = false) -> RawPacket? {
-        // Uninitialised: clearing 64 KiB for every message costs more than the message.
-        var buffer = [UInt8](unsafeUninitializedCapacity: Wire.maximumFrame + 1) { _, count in count = Wire.maximumFrame + 1 }
-        var control = [UInt8](repeating: 0, count: controlSize * 4)
+    /// queue answers `wouldBlock` instead of waiting. A server passes its own `buffer`, reused
+    /// for every packet, instead of allocating one per receive.
+    public func receiveRaw(dontWait: Bool = false, buffer: ReceiveBuffer? = nil) -> RawPacket? {
+        let space = buffer ?? ReceiveBuffer()
         var msg = msghdr()
-        var iov = iovec()
-        let n: Int = buffer.withUnsafeMutableBytes { raw in
-            iov.iov_base = raw.baseAddress
-            iov.iov_len = raw.count
-            return withUnsafeMutablePointer(to: &iov) { iovp in
-                msg.msg_iov = iovp
-                msg.msg_iovlen = 1
-                return control.withUnsafeMutableBytes { c in
-                    msg.msg_control = c.baseAddress
-                    msg.msg_controllen = c.count
-                    var r: Int
-                    repeat { r = recvmsg(fd, &msg, Int32(MSG_CMSG_CLOEXEC) | Int32(MSG_TRUNC) | (dontWait ? Int32(MSG_DONTWAIT) : 0)) } while r < 0 && errno == EINTR
-                    return r
-                }
-            }
+        var iov = iovec(iov_base: space.data.baseAddress, iov_len: space.data.count)
+        let n: Int = withUnsafeMutablePointer(to: &iov) { iovp in
+            msg.msg_iov = iovp
+            msg.msg_iovlen = 1
+            msg.msg_control = space.control.baseAddress
+            msg.msg_controllen = space.control.count
+            var r: Int
+            repeat { r = recvmsg(fd, &msg, Int32(MSG_CMSG_CLOEXEC) | Int32(MSG_TRUNC) | (dontWait ? Int32(MSG_DONTWAIT) : 0)) } while r < 0 && errno == EINTR
+            return r
         }
         if n == 0 { return nil }
         if n < 0 && dontWait && (errno == EAGAIN || errno == EWOULDBLOCK) { return RawPacket(bytes: [], descriptor: nil, error: nil, wouldBlock: true) }
         if n < 0 { return RawPacket(bytes: [], descriptor: nil, error: WireError(.internalError, "receive failed: \(String(cString: strerror(errno)))")) }
         // Collect descriptors; more than one is itself an error (and none may leak).
         var fds: [Int32] = []
-        control.withUnsafeBytes { c in
-            var offset = 0
-            while offset + cmsgHeaderSize <= msg.msg_controllen {
-                let header = c.load(fromByteOffset: offset, as: cmsghdr.self)
-                if header.cmsg_level == SOL_SOCKET && header.cmsg_type == Int32(SCM_RIGHTS) {
-                    let count = (Int(header.cmsg_len) - cmsgHeaderSize) / MemoryLayout<Int32>.size
-                    for i in 0..<count { fds.append(c.load(fromByteOffset: offset + cmsgHeaderSize + i * 4, as: Int32.self)) }
-                }
-                offset += (Int(header.cmsg_len) + 7) & ~7
-                if header.cmsg_len == 0 { break }
+        let c = UnsafeRawBufferPointer(space.control)
+        var offset = 0
+        while offset + cmsgHeaderSize <= msg.msg_controllen {
+            let header = c.load(fromByteOffset: offset, as: cmsghdr.self)
+            if header.cmsg_level == SOL_SOCKET && header.cmsg_type == Int32(SCM_RIGHTS) {
+                let count = (Int(header.cmsg_len) - cmsgHeaderSize) / MemoryLayout<Int32>.size
+                for i in 0..<count { fds.append(c.load(fromByteOffset: offset + cmsgHeaderSize + i * 4, as: Int32.self)) }
             }
+            if header.cmsg_len == 0 { break }
+            offset += (Int(header.cmsg_len) + 7) & ~7
         }
-        if fds.count > 1 {
+        if fds.count > 1 || msg.msg_flags & Int32(MSG_CTRUNC) != 0 {
             fds.forEach { Glibc.close($0) }
-            return RawPacket(bytes: [], descriptor: nil, error: WireError(.unexpectedDescriptor, "\(fds.count) descriptors on one frame; at most one"))
+            return RawPacket(bytes: [], descriptor: nil, error: WireError(.unexpectedDescriptor, "\(max(fds.count, 2)) descriptors on one frame; at most one"))
         }
         if n > Wire.maximumFrame || msg.msg_flags & Int32(MSG_TRUNC) != 0 {
             fds.forEach { Glibc.close($0) }
             return RawPacket(bytes: [], descriptor: nil, error: WireError(.oversized, "frame of \(n) bytes; the limit is \(Wire.maximumFrame)"))
         }
-        return RawPacket(bytes: Array(buffer[0..<n]), descriptor: fds.first, error: nil)
+        return RawPacket(bytes: Array(UnsafeRawBufferPointer(rebasing: space.data[0..<n])), descriptor: fds.first, error: nil)
     }
 
     public func close() { _ = Glibc.close(fd) }
@@ -157,6 +147,23 @@ public struct WireSocket: Sendable {
             throw WireError(.internalError, "socketpair: \(String(cString: strerror(errno)))")
         }
         return (WireSocket(fd: fds[0]), WireSocket(fd: fds[1]))
+    }
+}
+
+/// Memory for receiving packets: room for the largest frame plus one byte (to see an oversized
+/// one), and for the descriptors that may come with it.
+public final class ReceiveBuffer: @unchecked Sendable {
+    let data: UnsafeMutableRawBufferPointer
+    let control: UnsafeMutableRawBufferPointer
+
+    public init() {
+        data = .allocate(byteCount: Wire.maximumFrame + 1, alignment: 8)
+        control = .allocate(byteCount: controlSize * 4, alignment: 8)
+    }
+
+    deinit {
+        data.deallocate()
+        control.deallocate()
     }
 }
 

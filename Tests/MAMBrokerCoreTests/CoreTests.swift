@@ -175,3 +175,30 @@ struct CoreTests {
         #expect(lab.closed.contains(m) && lab.heldDescriptors == 0)
     }
 }
+
+@Suite("Broker core: who may connect")
+struct ConnectionTests {
+    @Test func unknownAppsOnThePublicSocketAreBoundedAndFreeTheirPlaceOnLeaving() {
+        var limits = BrokerLimits()
+        limits.publicConnections = 2
+        var lab = CoreLab(limits: limits)
+        let a = lab.connect(Peer(bundleID: "unknown.pid1", pid: 1, fromLauncher: false))
+        _ = lab.connect(Peer(bundleID: "unknown.pid2", pid: 2, fromLauncher: false))
+        let c = lab.connect(Peer(bundleID: "unknown.pid3", pid: 3, fromLauncher: false))
+        #expect(lab.closed == [c])
+        lab.run(lab.core.handle(.disconnected(a)))
+        let d = lab.connect(Peer(bundleID: "unknown.pid4", pid: 4, fromLauncher: false))
+        #expect(!lab.closed.contains(d))
+        // The launcher's apps do not count against unknown ones.
+        let m = lab.launch("com.contoso.mail")
+        #expect(!lab.closed.contains(m))
+    }
+
+    @Test(arguments: ["../dev", "com.contoso.mail/../../x", "a b", "com.contoso.mail\n", "", ".hidden", "a..b"])
+    func theLauncherCannotHandOverAnAppWithAPathForABundleID(_ bundle: String) {
+        var lab = CoreLab()
+        let id = lab.connect(Peer(bundleID: bundle, pid: 9, fromLauncher: true))
+        #expect(lab.closed.contains(id))
+        #expect(lab.core.party(of: id) == nil)
+    }
+}

@@ -20,9 +20,12 @@ final class BrokerHarness: @unchecked Sendable {
     var audit: String { device + "/audit.jsonl" }
     let log: String
 
-    init(tenant: String = BrokerHarness.root + "/Policies/contoso/tenant.json", device: String? = nil) throws {
+    let extraArguments: [String]
+
+    init(tenant: String = BrokerHarness.root + "/Policies/contoso/tenant.json", device: String? = nil, extraArguments: [String] = []) throws {
         self.device = device ?? "/tmp/mamlab-broker-\(UUID().uuidString.prefix(8))"
         self.tenant = tenant
+        self.extraArguments = extraArguments
         log = self.device + ".log"
         try start()
     }
@@ -31,7 +34,7 @@ final class BrokerHarness: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.bin + "/mambroker")
-        p.arguments = ["--tenant", tenant, "--device", device, "--apps", Self.root + "/Apps"]
+        p.arguments = ["--tenant", tenant, "--device", device, "--apps", Self.root + "/Apps"] + extraArguments
         let out = Pipe()
         p.standardOutput = out
         _ = FileManager.default.createFile(atPath: log, contents: nil)

@@ -153,3 +153,19 @@ struct RobustnessTests {
 extension WireSocket.Received: Equatable {
     public static func == (a: Self, b: Self) -> Bool { (try? a.frame.get()) == (try? b.frame.get()) && a.descriptor == b.descriptor }
 }
+
+@Suite("The audit log stays bounded", .serialized, .timeLimit(.minutes(1)))
+struct AuditRotationTests {
+    @Test func aFloodOfDecisionsRotatesTheLogAndKeepsWholeLines() throws {
+        let b = try BrokerHarness(extraArguments: ["--audit-max-bytes", "4096"])
+        defer { b.stop() }
+        let steps = ["hello"] + Array(repeating: ["paste"], count: 60).flatMap { $0 }
+        _ = try b.run("Notes", steps)
+        let rotated = (try? String(contentsOfFile: b.audit + ".1", encoding: .utf8)) ?? ""
+        let current = (try? String(contentsOfFile: b.audit, encoding: .utf8)) ?? ""
+        #expect(!rotated.isEmpty && rotated.utf8.count <= 4096 && current.utf8.count <= 4096)
+        for line in (rotated + current).split(separator: "\n") {
+            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "\(line)")
+        }
+    }
+}

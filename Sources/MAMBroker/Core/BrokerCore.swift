@@ -199,9 +199,10 @@ public struct BrokerCore: Sendable {
 
     /// The party a session is now, as the engine sees it; built once per identity and revision.
     mutating func party(_ id: SessionID) -> Party {
-        let s = sessions[id]!
-        if let cached = s.cachedParty, cached.revision == revision { return cached.party }
-        let p = engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled, personalAccountSignedIn: s.manifest.isMultiIdentity)
+        // Read through the dictionary in place: copying the session (its manifest) per
+        // decision cost more than the decision.
+        if let cached = sessions[id]?.cachedParty, cached.revision == revision { return cached.party }
+        let p = party(of: id)!
         sessions[id]!.cachedParty = (revision, p)
         return p
     }

@@ -10,6 +10,8 @@ public final class AuditLog: @unchecked Sendable {
     /// anew, so a flood of decisions cannot fill the disk.
     public let maximumBytes: Int
     private var written: Int
+    private var cachedSecond = -1
+    private var cachedPrefix: [UInt8] = []
 
     public init(path: String, maximumBytes: Int = 64 << 20) throws {
         self.path = path
@@ -66,6 +68,8 @@ public final class AuditLog: @unchecked Sendable {
         written = 0
     }
 
+    static let hex = Array("0123456789abcdef".utf8)
+
     @inline(__always) static func literal(_ s: StaticString) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)
     }
@@ -80,9 +84,8 @@ public final class AuditLog: @unchecked Sendable {
             case 0x0D: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "r"))
             case 0x09: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "t"))
             case 0..<0x20, 0x7F:
-                let hex = Array("0123456789abcdef".utf8)
-                b += Array("\\u00".utf8)
-                b.append(hex[Int(c >> 4)]); b.append(hex[Int(c & 0xF)])
+                b += Self.literal("\\u00")
+                b.append(Self.hex[Int(c >> 4)]); b.append(Self.hex[Int(c & 0xF)])
             default: b.append(c)
             }
         }
@@ -90,33 +93,50 @@ public final class AuditLog: @unchecked Sendable {
     }
 
     func number(_ v: UInt64, _ b: inout [UInt8]) {
-        if v == 0 { b.append(UInt8(ascii: "0")); return }
-        var digits: [UInt8] = []
+        // Digits written in place, highest first: no array per number.
+        var divisor: UInt64 = 1
+        while divisor <= v / 10 { divisor *= 10 }
         var n = v
-        while n > 0 { digits.append(UInt8(ascii: "0") + UInt8(n % 10)); n /= 10 }
-        b += digits.reversed()
+        while divisor > 0 {
+            b.append(UInt8(ascii: "0") + UInt8(n / divisor))
+            n %= divisor
+            divisor /= 10
+        }
     }
 
-    /// UTC with milliseconds: 2026-11-22T13:30:02.272Z.
+    @inline(__always) func digits(_ v: Int, _ width: Int, _ b: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var n = v
+        while divisor > 0 {
+            b.append(UInt8(ascii: "0") + UInt8((n / divisor) % 10))
+            n %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// UTC with milliseconds: 2026-11-22T13:30:02.272Z. The calendar fields are worked out once
+    /// per second, not per line.
     func timestamp(_ b: inout [UInt8]) {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        var t = tm()
-        var seconds = ts.tv_sec
-        gmtime_r(&seconds, &t)
-        func digits(_ v: Int, _ width: Int) {
-            var out = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-            var n = v
-            for i in stride(from: width - 1, through: 0, by: -1) { out[i] = UInt8(ascii: "0") + UInt8(n % 10); n /= 10 }
-            b += out
+        if ts.tv_sec != cachedSecond {
+            var t = tm()
+            var seconds = ts.tv_sec
+            gmtime_r(&seconds, &t)
+            var prefix: [UInt8] = []
+            prefix.reserveCapacity(20)
+            digits(Int(t.tm_year) + 1900, 4, &prefix); prefix.append(UInt8(ascii: "-"))
+            digits(Int(t.tm_mon) + 1, 2, &prefix); prefix.append(UInt8(ascii: "-"))
+            digits(Int(t.tm_mday), 2, &prefix); prefix.append(UInt8(ascii: "T"))
+            digits(Int(t.tm_hour), 2, &prefix); prefix.append(UInt8(ascii: ":"))
+            digits(Int(t.tm_min), 2, &prefix); prefix.append(UInt8(ascii: ":"))
+            digits(Int(t.tm_sec), 2, &prefix); prefix.append(UInt8(ascii: "."))
+            cachedSecond = ts.tv_sec
+            cachedPrefix = prefix
         }
-        digits(Int(t.tm_year) + 1900, 4); b.append(UInt8(ascii: "-"))
-        digits(Int(t.tm_mon) + 1, 2); b.append(UInt8(ascii: "-"))
-        digits(Int(t.tm_mday), 2); b.append(UInt8(ascii: "T"))
-        digits(Int(t.tm_hour), 2); b.append(UInt8(ascii: ":"))
-        digits(Int(t.tm_min), 2); b.append(UInt8(ascii: ":"))
-        digits(Int(t.tm_sec), 2); b.append(UInt8(ascii: "."))
-        digits(ts.tv_nsec / 1_000_000, 3); b.append(UInt8(ascii: "Z"))
+        b += cachedPrefix
+        digits(ts.tv_nsec / 1_000_000, 3, &b); b.append(UInt8(ascii: "Z"))
     }
 }
 

@@ -59,6 +59,7 @@ public final class Broker: @unchecked Sendable {
     var nextToken = 1
     var nextSession = 1
     var lastTick: Duration = .zero
+    let receiveBuffer = ReceiveBuffer()
     /// The newest pasteboard not yet written, and whether a write is scheduled (coalesced).
     let pendingPasteboard = Mutex()
     nonisolated(unsafe) var unsavedPasteboard: PasteboardState?
@@ -219,7 +220,7 @@ public final class Broker: @unchecked Sendable {
 
     private func serveLauncher(_ socket: WireSocket) {
         for _ in 0..<16 {
-            guard let raw = socket.receiveRaw(dontWait: true) else { closeLauncher(socket); return }
+            guard let raw = socket.receiveRaw(dontWait: true, buffer: receiveBuffer) else { closeLauncher(socket); return }
             if raw.wouldBlock { return }
             let message: LauncherMessage
             do {
@@ -252,29 +253,28 @@ public final class Broker: @unchecked Sendable {
         socket.close()
     }
 
-    /// Reads a few frames from one app, then lets the others have their turn.
+    /// Reads one frame from one app, then lets the others have their turn: epoll is
+    /// level-triggered, so an app with more to say is back in the next turn, and a flooding app
+    /// gets no more turns than a quiet one.
     private func serveApp(_ id: SessionID, _ fd: Int32) {
         guard let socket = sockets[id] else { return }
-        for _ in 0..<8 {
-            guard sockets[id] != nil else { return }
-            guard let raw = socket.receiveRaw(dontWait: true) else {
-                apply(core.handle(.disconnected(id)))
-                drop(id, reason: nil)
-                return
-            }
-            if raw.wouldBlock { return }
-            if let e = raw.error {
-                apply(core.handle(.badFrame(id, e)))
-                continue
-            }
-            let frame: Frame
-            do { frame = try Wire.decode(raw.bytes) } catch {
-                raw.descriptor.map { _ = close($0) }
-                apply(core.handle(.badFrame(id, error)))
-                continue
-            }
-            apply(core.handle(.frame(id, frame, raw.descriptor.map(adopt))))
+        guard let raw = socket.receiveRaw(dontWait: true, buffer: receiveBuffer) else {
+            apply(core.handle(.disconnected(id)))
+            drop(id, reason: nil)
+            return
         }
+        if raw.wouldBlock { return }
+        if let e = raw.error {
+            apply(core.handle(.badFrame(id, e)))
+            return
+        }
+        let frame: Frame
+        do { frame = try Wire.decode(raw.bytes) } catch {
+            raw.descriptor.map { _ = close($0) }
+            apply(core.handle(.badFrame(id, error)))
+            return
+        }
+        apply(core.handle(.frame(id, frame, raw.descriptor.map(adopt))))
     }
 
     /// Gives a descriptor a token and finds out what the core needs to know about it.
