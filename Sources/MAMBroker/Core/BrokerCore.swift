@@ -197,20 +197,20 @@ public struct BrokerCore: Sendable {
         engine.apps[bundleID.lowercased()] ?? AppManifest(bundleID: bundleID)
     }
 
-    /// The party a session is now, as the engine sees it; built once per identity and revision.
-    mutating func party(_ id: SessionID) -> Party {
-        // Read through the dictionary in place: copying the session (its manifest) per
-        // decision cost more than the decision.
-        if let cached = sessions[id]?.cachedParty, cached.revision == revision { return cached.party }
+    mutating func party(_ id: SessionID) -> Party { cached(id).party }
+
+    /// The party and its audit form, built once per identity and tenant revision. Read through
+    /// the dictionary in place: copying the session (its manifest) per decision cost more than
+    /// the decision.
+    mutating func cached(_ id: SessionID) -> (party: Party, audit: AuditEntry.Party) {
+        if let c = sessions[id]?.cachedParty, c.revision == revision { return (c.party, c.audit) }
         let p = party(of: id)!
-        sessions[id]!.cachedParty = (revision, p)
-        return p
+        let a = AuditEntry.Party(app: p.bundleID, identity: p.identity.description, managed: p.isManaged)
+        sessions[id]!.cachedParty = (revision, p, a)
+        return (p, a)
     }
 
-    mutating func auditParty(_ id: SessionID) -> AuditEntry.Party {
-        let p = party(id)
-        return AuditEntry.Party(app: p.bundleID, identity: p.identity.description, managed: p.isManaged)
-    }
+    mutating func auditParty(_ id: SessionID) -> AuditEntry.Party { cached(id).audit }
 
     /// The running app with this bundle id that said hello first (not `except`).
     func running(_ bundleID: String, except: SessionID? = nil) -> SessionID? {
@@ -289,7 +289,7 @@ struct SessionState: Sendable {
     var conversation = Conversation()
     var pendingImports = 0
     var jobs = 0
-    var cachedParty: (revision: Int, party: Party)?
+    var cachedParty: (revision: Int, party: Party, audit: AuditEntry.Party)?
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id

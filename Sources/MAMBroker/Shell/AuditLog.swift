@@ -77,6 +77,12 @@ public final class AuditLog: @unchecked Sendable {
     /// A JSON string literal: quotes, backslashes and control characters escaped.
     func string(_ s: String, _ b: inout [UInt8]) {
         b.append(UInt8(ascii: "\""))
+        // Most values need no escape: copied whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
+            b += s.utf8
+            b.append(UInt8(ascii: "\""))
+            return
+        }
         for c in s.utf8 {
             switch c {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): b.append(UInt8(ascii: "\\")); b.append(c)
