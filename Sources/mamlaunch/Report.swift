@@ -49,7 +49,7 @@ struct Report {
     func text() -> String {
         let d = decision
         var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))"]
-        lines.append("  rule      \(d.rule.id) [\(d.tag.rawValue)] \(d.rule.summary)")
+        lines.append("  rule      \(d.rule.id) \(d.source.label) \(d.rule.summary)")
         if !d.message.isEmpty { lines.append("  message   \(d.message)") }
         if let id = d.receivingIdentity { lines.append("  identity  received as \(id)") }
         if let url = d.url { lines.append("  url       \(url)") }
@@ -60,9 +60,11 @@ struct Report {
             for (k, v) in fields(of: d.rule) { lines.append("            \(k) = \(v)") }
         }
         if let s = d.senderRule {
-            lines.append("  sender    \(s.id) [\(s.tag.rawValue)] \(s.summary)")
+            lines.append("  sender    \(s.id) \(s.source.label) \(s.summary)")
             for (k, v) in fields(of: s) { lines.append("            \(k) = \(v)") }
         }
+        let sections = [d.rule.id] + (d.senderRule.map { [$0.id] } ?? [])
+        lines.append("  see       docs/SEMANTICS.md §" + Array(Set(sections)).sorted().joined(separator: ", §"))
         lines += notes.map { "  \($0)" }
         return lines.joined(separator: "\n")
     }
@@ -74,6 +76,7 @@ struct Report {
             "outcome": d.outcome.rawValue,
             "rule": d.rule.id,
             "tag": d.tag.rawValue,
+            "source": d.source.description,
             "message": d.message,
             "ruleName": d.rule.rawValue,
             "summary": d.rule.summary,
@@ -86,7 +89,12 @@ struct Report {
         if let url = d.url { object["url"] = url }
         if let t = d.deliveredType { object["deliveredType"] = t }
         if let r = d.replacementText { object["replacementText"] = r }
-        if let s = d.senderRule { object["senderRule"] = s.id }
+        if let s = d.senderRule {
+            object["senderRule"] = s.id
+            object["senderRuleName"] = s.rawValue
+            object["senderTag"] = s.tag.rawValue
+            object["senderSource"] = s.source.description
+        }
         if !notes.isEmpty { object["notes"] = notes }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return String(decoding: data, as: UTF8.self)

@@ -1,7 +1,8 @@
 /// Every rule of SEMANTICS §4 the engine can answer with.
 ///
-/// `id` is the SEMANTICS paragraph, `tag` its source, `fields` the policy properties (Graph
-/// names) that decided, and `side` whose policy they were read from.
+/// `id` is the paragraph of docs/SEMANTICS.md that states the rule, `source` where the rule
+/// comes from (RuleSource.swift), `fields` the policy properties (Graph names) that decided,
+/// and `side` whose policy they were read from.
 public enum Rule: String, Sendable, Hashable, CaseIterable {
     // 4.1 send
     case senderUnmanaged, sendAllApps, sendNone, sendToManagedTarget, sendImportIdentityMismatch
@@ -49,17 +50,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    public var tag: Tag {
-        switch self {
-        case .pasteInFromManaged, .pasteInBlocked, .urlTwinWrapped, .urlNotHandled, .saveAccountDocument,
-             .openLocalOrOther, .openAccountDocument:
-            return .chosen
-        case .pasteOrgNotManagedTarget, .sendExemptScheme:
-            return .observed
-        default:
-            return .doc
-        }
-    }
+    /// `doc`, `observed` or `chosen`, from the rule's source (RuleSource.swift).
+    public var tag: Tag { source.tag }
 
     public var side: PolicySide {
         switch self {

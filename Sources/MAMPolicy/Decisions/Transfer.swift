@@ -39,8 +39,12 @@ extension PolicyEngine {
             default:
                 break
             }
-            switch kind {
-            case .openIn:
+            // Filtering, OS sharing and encrypted delivery describe a document the sender hands
+            // over through the share sheet [admin]. An active import pulls the data into an app
+            // that is not managed under the account, which seed 002's exit criteria block
+            // whatever the kind ("Unmanaged identity import from managed app").
+            switch (kind, mode) {
+            case (.openIn, .push):
                 if ref.value.settings.filterOpenInToOnlyManagedApps { return Decision(.filtered, .sendOpenInFiltered) }
                 if ref.value.settings.disableProtectionOfManagedOutboundOpenInData && tenant.device.mdmEnrolled && target.isMDMManaged {
                     return Decision(.allowed, .sendOpenInOSSharing)
