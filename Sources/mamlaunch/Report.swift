@@ -43,7 +43,7 @@ struct Report {
     private func describe(_ p: Party?) -> String {
         guard let p else { return "-" }
         let state = p.isManaged ? "managed" : "unmanaged"
-        return "\(p.app.bundleID) as \(p.identity) (\(state))"
+        return "\(p.app.bundleID) as \(p.identityDescription) (\(state))"
     }
 
     func text() -> String {
@@ -69,6 +69,12 @@ struct Report {
         return lines.joined(separator: "\n")
     }
 
+    /// A party in --json: `identity` is an account, `personal` or `none` (no identity set yet).
+    private func side(_ p: Party) -> [String: Any] {
+        ["app": p.app.bundleID, "identity": p.identityIsSet ? p.identity.description : "none",
+         "identitySet": p.identityIsSet, "managed": p.isManaged, "enrolled": p.enrolled?.name ?? NSNull()]
+    }
+
     func json() -> String {
         let d = decision
         var object: [String: Any] = [
@@ -83,8 +89,8 @@ struct Report {
             "channel": channel,
             "fields": Dictionary(fields(of: d.rule), uniquingKeysWith: { a, _ in a }),
         ]
-        if let from { object["from"] = ["app": from.app.bundleID, "identity": from.identity.description, "managed": from.isManaged] }
-        if let to { object["to"] = ["app": to.app.bundleID, "identity": to.identity.description, "managed": to.isManaged] }
+        if let from { object["from"] = side(from) }
+        if let to { object["to"] = side(to) }
         if let id = d.receivingIdentity { object["receivingIdentity"] = id.description }
         if let url = d.url { object["url"] = url }
         if let t = d.deliveredType { object["deliveredType"] = t }
