@@ -24,6 +24,9 @@ extension PolicyEngine {
         case .allApps:
             return Decision(.allowed, .sendAllApps)
         case .none:
+            // admin, Send org data = None: a document sent through a managed Open-in still
+            // arrives, encrypted and unreadable, even at a managed app.
+            if kind == .openIn && mode == .push { return Decision(.encrypted, .sendNone) }
             return Decision(.blocked, .sendNone)
         case .managedApps:
             switch mode {
