@@ -143,7 +143,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .sendOpenInEncrypted: return "the document reaches the unmanaged target encrypted"
         case .sendToUnmanagedBlocked: return "the target is not policy-managed under the data's account"
         case .receiverUnmanaged: return "the receiver is not a managed party, so its policy is unrestricted"
-        case .receiverUnmanagedSwitch: return "org data arriving at a personal identity switches the app to the data's managed account"
+        case .receiverUnmanagedSwitch: return "org data arriving at an app with its account enrolled, shown as another identity or none, switches the app to that account"
         case .receiveAllApps: return "the receiver's policy accepts data from any app"
         case .receiveAllAppsTagged: return "data with no owner is tagged with the device's MDM user and becomes org data"
         case .receiveFromManaged: return "org data from a policy-managed sender is accepted"
