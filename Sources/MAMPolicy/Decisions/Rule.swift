@@ -3,6 +3,10 @@
 /// `id` is the paragraph of docs/SEMANTICS.md that states the rule, `source` where the rule
 /// comes from (RuleSource.swift), `fields` the policy properties (Graph names) that decided,
 /// and `side` whose policy they were read from.
+///
+/// A new rule: its case here and a line in each switch below, its source in RuleSource.swift
+/// (that switch has no default, so a rule without a source does not compile), and a row in
+/// its section of docs/SEMANTICS.md (SpecificationTests fails until the page lists it).
 public enum Rule: String, Sendable, Hashable, CaseIterable {
     // 4.1 send
     case senderUnmanaged, sendAllApps, sendNone, sendToManagedTarget, sendImportIdentityMismatch
