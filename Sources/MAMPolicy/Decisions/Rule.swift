@@ -138,7 +138,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .senderUnmanaged: return "the sender is not a managed party, so its policy is unrestricted"
         case .sendAllApps: return "the sender's policy lets org data go to any app"
-        case .sendNone: return "the sender's policy lets org data go to no other app"
+        case .sendNone: return "the sender's policy lets org data go to no other app; a document sent through Open-in arrives encrypted"
         case .sendToManagedTarget: return "the target is policy-managed under the data's account"
         case .sendImportIdentityMismatch: return "an active import needs the importing app to run under the data's managed account"
         case .sendExemptScheme: return "the URL scheme is exempt from the sender's policy and opens unwrapped"
