@@ -28,7 +28,7 @@ public struct PolicyEngine: Sendable {
     ///     when a policy targets it, else (multi-identity) the first targeted user. Another
     ///     account of the tenant acting in an app whose enrolled account is someone else is
     ///     not managed there: the policy follows the enrolled account only [seed 002
-    ///     §Stage 5: "Other users in the app will be treated as unmanaged"].
+    ///     §Stage 5: once an account is enrolled, the app's other users are unmanaged].
     ///     A single-identity app acting as personal has nothing enrolled [doc: its process
     ///     identity is the enrolled account].
     ///   - personalAccountSignedIn: a multi-identity app with a personal account as well.
@@ -42,9 +42,9 @@ public struct PolicyEngine: Sendable {
     }
 
     /// A multi-identity app in its launch state: no identity set yet, so it is unmanaged and
-    /// no policy applies [seed 000 §Switch identities: "At launch, multi-identity apps are
-    /// considered to be running under an unknown, unmanaged account"]. Unlike the personal
-    /// identity (`""`), it does not mean a personal account is signed in.
+    /// no policy applies [seed 000 §Switch identities: a multi-identity app starts under an
+    /// unknown account that is not managed]. Unlike the personal identity (`""`), it does not
+    /// mean a personal account is signed in.
     public func partyWithNoIdentitySet(_ app: AppManifest, enrolled: Account? = nil,
                                        personalAccountSignedIn: Bool = false) -> Party {
         let account = app.integratesSDK ? (enrolled ?? tenant.defaultEnrollment(app: app.bundleID)) : nil
