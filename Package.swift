@@ -7,6 +7,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "MAMPolicy", targets: ["MAMPolicy"]),
+        .library(name: "MAMBroker", targets: ["MAMBroker"]),
         .executable(name: "mamlaunch", targets: ["mamlaunch"]),
         .executable(name: "mamconfigurator", targets: ["mamconfigurator"]),
         .executable(name: "mambroker", targets: ["mambroker"]),
@@ -15,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // The engine: pure decisions over value types. Foundation only, no I/O beyond the
@@ -34,15 +36,20 @@ let package = Package(
         .target(name: "CMAMWire"),
         .target(name: "MAMWire", dependencies: ["CMAMWire"]),
         .testTarget(name: "MAMWireTests", dependencies: ["MAMWire"]),
-        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire"]),
-        // The broker as a library: registry, routing, pasteboard, share, locations, audit, state.
+        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "MAMProtect", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Encrypted documents (AES-256-GCM, chunked): made by the broker, read by MAMKit.
+        .target(name: "MAMProtect", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // The broker as a library: a core with no I/O (messages in, effects out) and the shell
+        // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
+        // manifests and an app starter; it finds nothing on disk by itself.
         .target(name: "MAMBroker", dependencies: [
-            "MAMPolicy", "MAMWire", "CMAMWire", "MAMCatalog",
+            "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
+        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "MAMProtect"]),
         .executableTarget(name: "mambroker", dependencies: [
-            "MAMBroker", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "MAMBroker", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.

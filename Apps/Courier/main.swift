@@ -86,8 +86,8 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
         case let .document(type, name, owner, encrypted):
             object["type"] = type; object["name"] = name; object["owner"] = owner ?? NSNull(); object["encrypted"] = encrypted
             if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); object["sealed"] = SealedDocument.isSealed(d); close(d) }
-        case let .file(name):
-            object["file"] = name
+        case let .file(name, owner):
+            object["file"] = name; object["owner"] = owner ?? NSNull()
             if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); close(d) }
         default: object["message"] = "\(f.message)"
         }

@@ -16,6 +16,7 @@ public enum Wire {
     public static let maximumListCount = 256
     /// Storage locations are the SDK API's save or open location bits (SEMANTICS §2).
     public static let maximumLocation: UInt8 = 128
+    public static let maximumOpenLocation: UInt8 = 32
 
     static let magic: [UInt8] = [0x4D, 0x57]
 
@@ -110,7 +111,7 @@ public enum Wire {
         case let .exportReply(type, name): w.text(type); w.text(name)
         case let .saveTo(location, account, name), let .openFrom(location, account, name):
             w.u8(location); w.optionalText(account); w.text(name)
-        case let .file(name): w.text(name)
+        case let .file(name, owner): w.text(name); w.optionalText(owner)
         }
     }
 
@@ -253,12 +254,14 @@ public enum Wire {
         case 0x50, 0x51:
             let at = r.offset
             let location = try r.u8("location")
-            guard location <= maximumLocation, location == 0 || location & (location - 1) == 0 else {
-                throw WireError(.fieldOutOfRange, "field location at byte \(at) is \(location); a location is 0 or one bit up to \(maximumLocation)")
+            // saveTo takes the SDK's save bits (up to 128), openFrom its open bits (up to 32).
+            let highest = type == 0x50 ? maximumLocation : maximumOpenLocation
+            guard location <= highest, location == 0 || location & (location - 1) == 0 else {
+                throw WireError(.fieldOutOfRange, "field location at byte \(at) is \(location); a location is 0 or one bit up to \(highest)")
             }
             let account = try r.optionalText("account"), name = try r.text("name")
             return type == 0x50 ? .saveTo(location: location, account: account, name: name) : .openFrom(location: location, account: account, name: name)
-        case 0x52: return .file(name: try r.text("name"))
+        case 0x52: return .file(name: try r.text("name"), owner: try r.optionalText("owner"))
         default: throw WireError(.unknownType, "byte 3: unknown message type 0x\(hex(type))")
         }
     }

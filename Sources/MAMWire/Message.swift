@@ -30,7 +30,7 @@ public enum Message: Sendable, Equatable {
     // Storage locations
     case saveTo(location: UInt8, account: String?, name: String)            // + descriptor
     case openFrom(location: UInt8, account: String?, name: String)
-    case file(name: String)                                                 // + descriptor
+    case file(name: String, owner: String?)                                 // + descriptor
 
     /// Whether the message carries exactly one descriptor.
     public var carriesDescriptor: Bool {

@@ -67,10 +67,13 @@ public struct WireSocket: Sendable {
         public var bytes: [UInt8]
         public var descriptor: Int32?
         public var error: WireError?
+        /// Nothing to read yet (only with `dontWait`).
+        public var wouldBlock = false
     }
 
-    /// Receives one packet without decoding it; nil at end of stream.
-    public func receiveRaw() -> RawPacket? {
+    /// Receives one packet without decoding it; nil at end of stream. With `dontWait` an empty
+    /// queue answers `wouldBlock` instead of waiting.
+    public func receiveRaw(dontWait: Bool = false) -> RawPacket? {
         // Uninitialised: clearing 64 KiB for every message costs more than the message.
         var buffer = [UInt8](unsafeUninitializedCapacity: Wire.maximumFrame + 1) { _, count in count = Wire.maximumFrame + 1 }
         var control = [UInt8](repeating: 0, count: controlSize * 4)
@@ -86,12 +89,13 @@ public struct WireSocket: Sendable {
                     msg.msg_control = c.baseAddress
                     msg.msg_controllen = c.count
                     var r: Int
-                    repeat { r = recvmsg(fd, &msg, Int32(MSG_CMSG_CLOEXEC) | Int32(MSG_TRUNC)) } while r < 0 && errno == EINTR
+                    repeat { r = recvmsg(fd, &msg, Int32(MSG_CMSG_CLOEXEC) | Int32(MSG_TRUNC) | (dontWait ? Int32(MSG_DONTWAIT) : 0)) } while r < 0 && errno == EINTR
                     return r
                 }
             }
         }
         if n == 0 { return nil }
+        if n < 0 && dontWait && (errno == EAGAIN || errno == EWOULDBLOCK) { return RawPacket(bytes: [], descriptor: nil, error: nil, wouldBlock: true) }
         if n < 0 { return RawPacket(bytes: [], descriptor: nil, error: WireError(.internalError, "receive failed: \(String(cString: strerror(errno)))")) }
         // Collect descriptors; more than one is itself an error (and none may leak).
         var fds: [Int32] = []

@@ -14,6 +14,10 @@ public enum WireErrorCode: UInt16, Sendable, CaseIterable {
     case notAllowed = 12
     case unknownTarget = 13
     case internalError = 14
+    /// A bound was reached: a size, a quota, a number of waiting requests.
+    case limitReached = 15
+    /// A name field broke the name rules (docs/PROTOCOL.md, "Names").
+    case invalidName = 16
 }
 
 /// A decoding or protocol error: the code, and what and where, for the error reply.

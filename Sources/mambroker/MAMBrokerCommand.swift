@@ -4,6 +4,8 @@ import Foundation
 import Glibc
 import Logging
 import MAMBroker
+import MAMCatalog
+import MAMPolicy
 
 @main
 struct MAMBrokerCommand: ParsableCommand {
@@ -14,11 +16,13 @@ struct MAMBrokerCommand: ParsableCommand {
             Serves apps on a public SOCK_SEQPACKET socket (a process that connects by itself is an unknown, \
             unmanaged app) and takes apps from the launcher on the launcher socket, with their bundle id and pid. \
             Routes URL opens, the pasteboard, Open-in and share, and storage locations; asks the policy engine \
-            for every decision and appends each to DIR/audit.jsonl. What must survive a restart lives in \
-            DIR/state.sqlite; saved files live under DIR/locations.
+            for every decision and appends each to DIR/audit.jsonl (rotated to audit.jsonl.1 past --audit-max-bytes). \
+            What must survive a restart lives in DIR/state.sqlite; saved files live under DIR/locations. \
+            A URL for an app that is not running starts it with `mamlaunch run` (built beside mambroker).
 
             SIGHUP reloads the tenant atomically (an invalid file keeps the old policy and logs why); SIGTERM and \
-            SIGINT shut down cleanly. An invalid tenant at start refuses to start with the file, path and reason.
+            SIGINT shut down cleanly. An invalid tenant at start refuses to start with the file, path and reason. \
+            Every value that comes from an app or a manifest is escaped in the log.
             """
     )
 
@@ -37,8 +41,24 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Folder of app manifests (default: the project's Apps/).", valueName: "DIR"))
     var apps: String?
 
+    @Option(help: ArgumentHelp("Largest file one save may store, in bytes.", valueName: "BYTES"))
+    var maxFileSize: Int = BrokerLimits().maximumFileSize
+
+    @Option(help: ArgumentHelp("Bytes one app may keep in storage locations.", valueName: "BYTES"))
+    var quotaPerApp: Int = BrokerLimits().quotaPerApp
+
+    @Option(help: ArgumentHelp("Audit log size before it is rotated.", valueName: "BYTES"))
+    var auditMaxBytes: Int = 64 << 20
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical") }
+        guard maxFileSize > 0, quotaPerApp > 0, auditMaxBytes >= 4096 else {
+            throw ValidationError("--max-file-size and --quota-per-app must be positive, --audit-max-bytes at least 4096")
+        }
+    }
 
     func run() throws {
         // Signals are taken by sigwait on the main thread, not by handlers: block them before
@@ -57,8 +77,17 @@ struct MAMBrokerCommand: ParsableCommand {
         let logger = Logger(label: "mambroker")
         let broker: Broker
         do {
-            broker = try Broker(Broker.Configuration(tenantPath: tenant, deviceDirectory: device, publicSocket: socket,
-                                                     launcherSocket: launcherSocket, appsDirectory: apps), logger: logger)
+            let tenant = try Catalog.loadTenant(self.tenant).tenant
+            let appsDir = apps ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path
+            let manifests = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps.map(\.manifest) } ?? []
+            var limits = BrokerLimits()
+            limits.maximumFileSize = maxFileSize
+            limits.quotaPerApp = quotaPerApp
+            let configuration = Broker.Configuration(deviceDirectory: device, publicSocket: socket, launcherSocket: launcherSocket,
+                                                     limits: limits, auditMaximumBytes: auditMaxBytes)
+            let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
+                                          appsDirectory: appsDir)
+            broker = try Broker(configuration, tenant: tenant, apps: manifests, starter: starter, logger: logger)
             try broker.start()
         } catch {
             FileHandle.standardError.write(Data("mambroker: \(error)\n".utf8))
@@ -70,11 +99,47 @@ struct MAMBrokerCommand: ParsableCommand {
             var received: Int32 = 0
             guard sigwait(&signals, &received) == 0 else { continue }
             if received == SIGHUP {
-                _ = broker.reload()
+                do {
+                    broker.reload(try Catalog.loadTenant(tenant).tenant)
+                } catch {
+                    logger.error("tenant reload refused; the previous policy stays", metadata: ["reason": "\(error.description)"])
+                }
             } else {
                 broker.stop()
                 return
             }
         }
+    }
+}
+
+/// Starts an app through `mamlaunch run` (built beside mambroker), sandboxed, against this
+/// broker; its output goes to DIR/logs/<bundle id>.log.
+struct LauncherStarter: AppStarter {
+    let launcherSocket: String
+    let deviceDirectory: String
+    let appsDirectory: String?
+
+    func start(bundleID: String) -> String? {
+        let launcher = (Catalog.toolDirectory as NSString).appendingPathComponent("mamlaunch")
+        guard FileManager.default.isExecutableFile(atPath: launcher) else { return "no mamlaunch beside mambroker" }
+        let logs = (deviceDirectory as NSString).appendingPathComponent("logs")
+        try? FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
+        // The bundle id is the engine's (from a manifest the broker loaded), checked again here
+        // because it becomes a file name.
+        guard NameRules.isBundleID(bundleID) else { return "invalid bundle id" }
+        let logPath = (logs as NSString).appendingPathComponent("\(bundleID).log")
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: launcher)
+        p.arguments = ["run", bundleID, "--broker", launcherSocket,
+                       "--containers", (deviceDirectory as NSString).appendingPathComponent("containers")]
+        if let dir = appsDirectory {
+            p.environment = ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": (dir as NSString).deletingLastPathComponent]) { _, b in b }
+        }
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle(forWritingAtPath: logPath)
+        p.standardError = FileHandle(forWritingAtPath: logPath)
+        do { try p.run() } catch { return "mamlaunch did not start: \(error)" }
+        return nil
     }
 }

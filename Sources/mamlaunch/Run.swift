@@ -5,6 +5,7 @@ import Glibc
 import MAMCatalog
 import MAMPolicy
 import MAMSandbox
+import MAMWire
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -189,23 +190,19 @@ struct Run: ParsableCommand {
     }
 }
 
-/// The launcher's messages to the broker's launcher socket (docs/PROTOCOL.md, "Launcher hand-off").
+/// The launcher's messages to the broker's launcher socket: MAMWire's typed `LauncherMessage`
+/// (docs/PROTOCOL.md, "Launcher hand-off").
 enum Handoff {
-    static func adopt(bundleID: String, pid: Int32, account: String?) -> [String: Any] {
-        var m: [String: Any] = ["type": "adopt", "bundleId": bundleID, "pid": Int(pid)]
-        if let account { m["account"] = account }
-        return m
+    static func adopt(bundleID: String, pid: Int32, account: String?) -> LauncherMessage {
+        .adopt(Adoption(bundleID: bundleID, pid: pid, account: account))
     }
 
-    static func violation(_ v: Violation) -> [String: Any] {
-        var m: [String: Any] = ["type": "violation", "bundleId": v.bundleID, "pid": Int(v.pid), "syscall": v.syscall,
-                                "action": v.action, "time": ISO8601DateFormatter().string(from: v.time)]
-        if let p = v.path { m["path"] = p }
-        return m
+    static func violation(_ v: Violation) -> LauncherMessage {
+        .violation(SandboxViolation(bundleID: v.bundleID, pid: v.pid, syscall: v.syscall, detail: v.path,
+                                    action: v.action == "killed" ? .killed : .denied, time: ISO8601DateFormatter().string(from: v.time)))
     }
 
-    static func send(_ socket: Int32, _ message: [String: Any], fd: Int32 = -1) {
-        guard let data = try? JSONSerialization.data(withJSONObject: message, options: [.sortedKeys]) else { return }
-        _ = data.withUnsafeBytes { mam_send_with_fd(socket, $0.baseAddress, $0.count, fd) }
+    static func send(_ socket: Int32, _ message: LauncherMessage, fd: Int32 = -1) {
+        try? message.send(on: WireSocket(fd: socket), descriptor: fd >= 0 ? fd : nil)
     }
 }

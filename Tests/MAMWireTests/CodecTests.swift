@@ -18,7 +18,7 @@ let everyMessage: [Message] = [
     .document(contentType: "com.microsoft.intune.mam.com.adobe.pdf", name: "q3.pdf", owner: nil, encrypted: true),
     .importRequest(source: "com.contoso.docs", contentType: "public.plain-text"), .exportRequest(contentType: "public.plain-text"),
     .exportReply(contentType: "public.plain-text", name: "notes.txt"), .saveTo(location: 1, account: "adele@contoso.com", name: "a.docx"),
-    .openFrom(location: 4, account: nil, name: "photo.jpg"), .file(name: "photo.jpg"),
+    .openFrom(location: 4, account: nil, name: "photo.jpg"), .file(name: "photo.jpg", owner: "adele@contoso.com"), .file(name: "p.jpg", owner: nil),
 ]
 
 @Suite("MAMWire frames")

@@ -8,4 +8,26 @@ int mam_memfd_sealable(const char *name);
 int mam_accept(int listener);
 /// The pid of the process at the other end of a Unix socket (SO_PEERCRED), or -1.
 int mam_peer_pid(int fd);
+
+/// openat2(2) beneath `dirfd`: no `..` out, no symlinks, no magic links, no other mounts'
+/// tricks. The descriptor or -1 with errno.
+int mam_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
+/// mkdirat beneath `dirfd` (one component); 0 when made or already a directory, else -1.
+int mam_mkdir_beneath(int dirfd, const char *name, unsigned int mode);
+/// renameat within one directory; 0 or -1 with errno.
+int mam_rename_in(int dirfd, const char *from, const char *to);
+/// unlinkat within one directory; 0 or -1 with errno.
+int mam_unlink_in(int dirfd, const char *name);
+/// Whether `fd` is a regular file; its size and allocated bytes through the pointers.
+int mam_regular_file(int fd, long long *size, long long *allocated);
+/// sendfile of `count` bytes from `in` at `offset` to `out`; bytes copied or -1.
+long long mam_copy_range(int out, int in, long long offset, long long count);
+
+/// epoll, level-triggered for reading (and hang-up); the ready descriptors are written to `fds`.
+int mam_epoll_create(void);
+int mam_epoll_add(int epoll, int fd);
+int mam_epoll_del(int epoll, int fd);
+int mam_epoll_wait(int epoll, int *fds, int max, int timeout_ms);
+/// A non-blocking, close-on-exec eventfd.
+int mam_eventfd(void);
 #endif

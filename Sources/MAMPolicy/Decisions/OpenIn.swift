@@ -62,7 +62,9 @@ extension PolicyEngine {
            ref.value.settings.filterOpenInToOnlyManagedApps, !declaresTwin {
             return Decision(.filtered, .openInFilterNeedsTwin)
         }
-        var d = transfer(from: sender, to: target, mode: mode, kind: .openIn)
+        // An import is the receiver pulling: seed 002's import table (blocked towards an unmanaged
+        // app), not a push that could travel encrypted.
+        var d = transfer(from: sender, to: target, mode: mode, kind: mode == .push ? .openIn : .data)
         guard d.outcome.delivers else { return d }
         // A managed sender's item travels typed as the twin; a receiving SDK app strips the
         // prefix, an unmanaged one sees the twin and encrypted bytes [doc].

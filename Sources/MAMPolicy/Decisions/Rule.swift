@@ -27,6 +27,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
     case saveWrongAccount, saveAccountDocument, saveOther
     case openReceiverUnmanaged, openReceiveAllApps, openReceiveNone, openIngestionAllowed, openLocationAllowed
     case openLocationNotAllowed, openWrongAccount, openAccountDocument, openLocalOrOther
+    // 1 identities an app asks to act under; 4.3 an empty pasteboard
+    case identitySet, identityNoSDK, identityNotSignedIn, identitySecondManaged, pasteboardEmpty
 
     public var id: String {
         switch self {
@@ -51,6 +53,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
              .saveWrongAccount, .saveAccountDocument, .saveOther: return "4.6.save"
         case .openReceiverUnmanaged, .openReceiveAllApps, .openReceiveNone, .openIngestionAllowed, .openLocationAllowed,
              .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openLocalOrOther: return "4.6.open"
+        case .identitySet, .identityNoSDK, .identityNotSignedIn, .identitySecondManaged: return "1.identity"
+        case .pasteboardEmpty: return "4.3.0"
         }
     }
 
@@ -74,7 +78,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .saveOwnerUnmanaged, .saveAllowedByPolicy, .saveSendNone, .saveLocationAllowed, .saveLocationNotAllowed,
              .saveWrongAccount, .saveAccountDocument, .saveOther:
             return .owner
-        case .pasteSameParty, .urlNotHandled, .openInTypeNotDeclared:
+        case .pasteSameParty, .urlNotHandled, .openInTypeNotDeclared, .identitySet, .identityNoSDK, .identityNotSignedIn,
+             .identitySecondManaged, .pasteboardEmpty:
             return .none
         }
     }
@@ -109,7 +114,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .openLocationAllowed, .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openLocalOrOther:
             return ["blockDataIngestionIntoOrganizationDocuments", "allowedDataIngestionLocations"]
         case .senderUnmanaged, .receiverUnmanaged, .receiverUnmanagedSwitch, .pasteSameParty, .pasteIntoUnmanaged,
-             .urlNotHandled, .openInTypeNotDeclared, .saveOwnerUnmanaged, .openReceiverUnmanaged:
+             .urlNotHandled, .openInTypeNotDeclared, .saveOwnerUnmanaged, .openReceiverUnmanaged, .identitySet, .identityNoSDK,
+             .identityNotSignedIn, .identitySecondManaged, .pasteboardEmpty:
             return []
         }
     }
@@ -129,6 +135,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
              .openLocationNotAllowed, .openWrongAccount, .openLocalOrOther:
             return "\(UserMessage.sharingTitle): \(UserMessage.sharing)"
         case .urlNotHandled, .openInTypeNotDeclared: return UserMessage.noHandler
+        case .identityNoSDK, .identityNotSignedIn, .identitySecondManaged: return UserMessage.identityRefused
         default: return ""
         }
     }
@@ -194,6 +201,11 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .openWrongAccount: return "the location's account is not the managed account"
         case .openAccountDocument: return "a document of the managed account may be opened"
         case .openLocalOrOther: return "local storage and unknown locations are not ingestion locations"
+        case .identitySet: return "the app acts under an identity it has signed in (or personal)"
+        case .identityNoSDK: return "an app without the SDK has no identity to set; it stays unmanaged"
+        case .identityNotSignedIn: return "the app has not signed this account in"
+        case .identitySecondManaged: return "another managed account is enrolled in this app; one managed account per app (227)"
+        case .pasteboardEmpty: return "the pasteboard holds nothing, so an empty text is pasted"
         }
     }
 }

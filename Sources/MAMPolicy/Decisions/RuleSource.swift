@@ -92,6 +92,9 @@ extension Rule {
         case .saveAccountDocument, .openAccountDocument, .openLocalOrOther: return .chosen
         case .openReceiveAllApps, .openReceiveNone, .openIngestionAllowed, .openLocationAllowed, .openLocationNotAllowed:
             return .admin
+        // 1 identities an app asks to act under; 4.3 an empty pasteboard
+        case .identitySet, .identityNoSDK, .identityNotSignedIn, .pasteboardEmpty: return .chosen
+        case .identitySecondManaged: return .headers
         }
     }
 }

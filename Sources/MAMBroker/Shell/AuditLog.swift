@@ -4,63 +4,66 @@ import Glibc
 /// The audit log: one JSON line per decision, appended with a single write so that a kill at
 /// any moment leaves whole lines only (DESIGN.md, "Audit").
 public final class AuditLog: @unchecked Sendable {
-    public struct Party: Sendable {
-        public var app: String
-        public var identity: String
-        public init(app: String, identity: String) {
-            self.app = app
-            self.identity = identity
-        }
-    }
-
-    public struct Record: Sendable {
-        public var id: UInt64
-        public var source: Party
-        public var target: Party?
-        public var channel: String
-        public var dataType: String?
-        public var size: Int?
-        public var outcome: String
-        public var rule: String
-        public var tag: String
-        public var revision: Int
-    }
-
-    private let fd: Int32
+    private var fd: Int32
     public let path: String
+    /// A log larger than this is renamed to `<path>.1` (replacing the previous one) and begun
+    /// anew, so a flood of decisions cannot fill the disk.
+    public let maximumBytes: Int
+    private var written: Int
 
-    public init(path: String) throws {
+    public init(path: String, maximumBytes: Int = 64 << 20) throws {
         self.path = path
+        self.maximumBytes = maximumBytes
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw BrokerError("cannot open the audit log \(path): \(String(cString: strerror(errno)))") }
+        var st = stat()
+        written = fstat(fd, &st) == 0 ? Int(st.st_size) : 0
     }
 
     deinit { close(fd) }
 
-    public func append(_ r: Record) {
+    /// Appends one decision. Keys come out sorted, as a reader expects; every string is escaped,
+    /// so no value from an app can end a line or start a forged one.
+    public func append(_ r: AuditEntry, id: UInt64) {
         // Written byte by byte: this runs for every decision, and Foundation's JSON writer, its
-        // date formatter, and even string interpolation cost more than the decision itself. Keys
-        // come out sorted, as a reader expects.
+        // date formatter, and even string interpolation cost more than the decision itself.
         var b = [UInt8]()
-        b.reserveCapacity(320)
+        b.reserveCapacity(384)
         b += Self.literal("{\"channel\":"); string(r.channel, &b)
-        b += Self.literal(",\"id\":"); number(UInt64(r.id), &b)
+        if let d = r.detail { b += Self.literal(",\"detail\":"); string(d, &b) }
+        b += Self.literal(",\"id\":"); number(id, &b)
         b += Self.literal(",\"outcome\":"); string(r.outcome, &b)
+        b += Self.literal(",\"request\":"); number(UInt64(r.request), &b)
         b += Self.literal(",\"revision\":"); number(UInt64(r.revision), &b)
         b += Self.literal(",\"rule\":"); string(r.rule, &b)
+        b += Self.literal(",\"session\":"); number(UInt64(r.session.raw), &b)
         if let size = r.size { b += Self.literal(",\"size\":"); number(UInt64(size), &b) }
-        b += Self.literal(",\"source\":{\"app\":"); string(r.source.app, &b)
-        b += Self.literal(",\"identity\":"); string(r.source.identity, &b)
-        b += Self.literal("},\"tag\":"); string(r.tag, &b)
-        if let t = r.target {
-            b += Self.literal(",\"target\":{\"app\":"); string(t.app, &b)
-            b += Self.literal(",\"identity\":"); string(t.identity, &b)
-            b.append(UInt8(ascii: "}"))
-        }
+        b += Self.literal(",\"source\":"); party(r.source, &b)
+        b += Self.literal(",\"tag\":"); string(r.tag, &b)
+        if let t = r.target { b += Self.literal(",\"target\":"); party(t, &b) }
         b += Self.literal(",\"time\":\""); timestamp(&b); b.append(UInt8(ascii: "\""))
         if let d = r.dataType { b += Self.literal(",\"type\":"); string(d, &b) }
         b += Self.literal("}\n")
-        _ = b.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written + b.count > maximumBytes && written > 0 { rotate() }
+        let n = b.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n > 0 { written += n }
+    }
+
+    private func party(_ p: AuditEntry.Party, _ b: inout [UInt8]) {
+        b += Self.literal("{\"app\":"); string(p.app, &b)
+        b += Self.literal(",\"identity\":"); string(p.identity, &b)
+        b += Self.literal(",\"managed\":"); b += p.managed ? Self.literal("true") : Self.literal("false")
+        b.append(UInt8(ascii: "}"))
+    }
+
+    private func rotate() {
+        let rotated = path + ".1"
+        guard rename(path, rotated) == 0 else { return }
+        let next = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+        guard next >= 0 else { _ = rename(rotated, path); return }
+        close(fd)
+        fd = next
+        written = 0
     }
 
     @inline(__always) static func literal(_ s: StaticString) -> UnsafeBufferPointer<UInt8> {
@@ -76,7 +79,7 @@ public final class AuditLog: @unchecked Sendable {
             case 0x0A: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "n"))
             case 0x0D: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "r"))
             case 0x09: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "t"))
-            case 0..<0x20:
+            case 0..<0x20, 0x7F:
                 let hex = Array("0123456789abcdef".utf8)
                 b += Array("\\u00".utf8)
                 b.append(hex[Int(c >> 4)]); b.append(hex[Int(c & 0xF)])

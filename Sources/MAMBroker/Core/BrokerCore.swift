@@ -1,0 +1,354 @@
+import MAMPolicy
+import MAMWire
+
+/// The broker's decisions and bookkeeping, with no I/O: events in, effects out.
+///
+/// Like swift-nio's split between NIOCore and NIOPosix, everything here is testable without a
+/// process or a socket: the shell (`Broker`) turns sockets, descriptors and finished jobs into
+/// `BrokerEvent`s and carries out the `BrokerEffect`s in order. Every reply the core sends about
+/// data is an engine decision, and the audit entry for it is emitted with the reply, once the
+/// outcome is final (after a save landed, after ciphertext was made, after a started app said
+/// hello).
+public struct BrokerCore: Sendable {
+    public private(set) var engine: PolicyEngine
+    /// The tenant's reload count; audit entries carry it.
+    public private(set) var revision = 1
+    public var limits: BrokerLimits
+    let clock: any BrokerClock
+    /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
+    let catalog: [AppManifest]
+
+    var sessions: [SessionID: SessionState] = [:]
+    var publicConnections = 0
+    var pasteboard: Clip?
+    var changeCount: UInt32 = 0
+    /// Ids of frames the broker starts (urlDelivery, pushed documents, exportRequest): the top
+    /// bit is set, so they never collide with an app's own request ids (docs/PROTOCOL.md).
+    var nextBrokerFrame: UInt32 = 0x8000_0000
+    var pendingImports: [UInt32: PendingImport] = [:]
+    /// Apps being started to take a URL, by lower-cased bundle id.
+    var launches: [String: PendingLaunch] = [:]
+    var files: [StoredFileKey: StoredFile] = [:]
+    /// Bytes each app keeps in locations, by lower-cased bundle id.
+    var usage: [String: Int] = [:]
+    var jobs: [Int: Job] = [:]
+    var nextJob = 1
+
+    public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
+                pasteboard: PasteboardState? = nil, files: [StoredFile] = []) {
+        self.engine = engine
+        self.catalog = catalog
+        self.clock = clock
+        self.limits = limits
+        for f in files {
+            self.files[f.key] = f
+            usage[f.app.lowercased(), default: 0] += f.size
+        }
+        if let p = pasteboard { restore(p) }
+    }
+
+    /// Takes a new tenant: later decisions see the new policy, earlier ones the old, never a mix.
+    public mutating func reload(_ tenant: Tenant) {
+        engine = PolicyEngine(tenant: tenant, apps: catalog)
+        revision += 1
+        if let clip = pasteboard {
+            // The copier is kept as it was, under the new policy.
+            restore(clip.state)
+        }
+    }
+
+    public var connectionCount: Int { sessions.count }
+    public var storedFiles: [StoredFile] { Array(files.values) }
+
+    // MARK: Events
+
+    public mutating func handle(_ event: BrokerEvent) -> [BrokerEffect] {
+        var out: [BrokerEffect] = []
+        switch event {
+        case let .connected(id, peer): connect(id, peer, &out)
+        case let .frame(id, frame, attachment): receive(id, frame, attachment, &out)
+        case let .badFrame(id, error):
+            if sessions[id] != nil { refuse(id, 0, error, &out) }
+        case let .disconnected(id): disconnect(id, &out)
+        case let .stored(job, error): finishSave(job, error, &out)
+        case let .opened(job, result): finishOpen(job, result, &out)
+        case let .encrypted(job, result): finishEncrypt(job, result, &out)
+        case let .startFailed(bundle, reason): failLaunch(bundle.lowercased(), reason, &out)
+        case .tick: expireLaunches(&out)
+        }
+        return out
+    }
+
+    mutating func connect(_ id: SessionID, _ peer: Peer, _ out: inout [BrokerEffect]) {
+        if peer.fromLauncher && !NameRules.isBundleID(peer.bundleID) {
+            out.append(.log(LogLine(level: .warning, message: "launcher handed over an app with an invalid bundle id; refused",
+                                    metadata: ["bundleId": peer.bundleID, "pid": "\(peer.pid)"])))
+            out.append(.close(id, reason: "invalid bundle id"))
+            return
+        }
+        if !peer.fromLauncher {
+            guard publicConnections < limits.publicConnections else {
+                out.append(.log(LogLine(level: .warning, message: "public socket full; connection refused",
+                                        metadata: ["pid": "\(peer.pid)", "limit": "\(limits.publicConnections)"])))
+                out.append(.close(id, reason: "too many connections on the public socket"))
+                return
+            }
+            publicConnections += 1
+        }
+        let manifest = peer.fromLauncher ? manifest(for: peer.bundleID) : AppManifest(bundleID: peer.bundleID)
+        let signedInAccount = peer.account.flatMap { engine.tenant.identity(named: $0).account }
+        let identity = signedInAccount.map(Identity.account) ?? engine.defaultIdentity(for: manifest)
+        var s = SessionState(id: id, peer: peer, manifest: manifest, identity: identity)
+        let probe = engine.party(manifest, identity: identity)
+        s.enrolled = probe.enrolled
+        s.signedIn = [signedInAccount, probe.enrolled].compactMap { $0 }
+        sessions[id] = s
+        out.append(.log(LogLine(level: .info, message: "app connected", metadata: [
+            "app": peer.bundleID, "pid": "\(peer.pid)", "session": "\(id)", "identity": "\(identity)", "managed": "\(probe.isManaged)",
+        ])))
+    }
+
+    mutating func disconnect(_ id: SessionID, _ out: inout [BrokerEffect]) {
+        guard let s = sessions.removeValue(forKey: id) else { return }
+        if !s.peer.fromLauncher { publicConnections -= 1 }
+        // Imports waiting on this app as their source end now, and say so; its own end silently.
+        for (key, p) in pendingImports where p.source == id || p.requester == id {
+            pendingImports[key] = nil
+            if p.source == id, sessions[p.requester] != nil {
+                out.append(.send(p.requester, Frame(id: p.frameID, .error(code: .unknownTarget, detail: "\(s.bundleID) went away before it exported"))))
+            }
+        }
+        out.append(.log(LogLine(level: .info, message: "app disconnected", metadata: ["app": s.bundleID, "pid": "\(s.peer.pid)", "session": "\(id)"])))
+    }
+
+    // MARK: Frames
+
+    mutating func receive(_ id: SessionID, _ frame: Frame, _ attachment: Attachment?, _ out: inout [BrokerEffect]) {
+        guard sessions[id] != nil else {
+            attachment.map { out.append(.release(attachment: $0.token)) }
+            return
+        }
+        do {
+            try sessions[id]!.conversation.accept(frame, hasDescriptor: attachment != nil)
+        } catch {
+            attachment.map { out.append(.release(attachment: $0.token)) }
+            refuse(id, frame.id, error, &out)
+            return
+        }
+        if case .bye = frame.message {
+            disconnect(id, &out)
+            out.append(.close(id, reason: "bye"))
+            return
+        }
+        var retained = false
+        let result = dispatch(frame, attachment, from: id, retained: &retained, &out)
+        if let attachment, !retained { out.append(.release(attachment: attachment.token)) }
+        if case let .failure(e) = result { refuse(id, frame.id, e, &out) }
+    }
+
+    /// Sends an error; a protocol error (codes 1–11) also closes the connection, a refused
+    /// request (12 and up) does not (docs/PROTOCOL.md, "Order and errors").
+    mutating func refuse(_ id: SessionID, _ frameID: UInt32, _ e: WireError, _ out: inout [BrokerEffect]) {
+        guard let s = sessions[id] else { return }
+        out.append(.send(id, Frame(id: frameID, .error(code: e.code, detail: e.detail))))
+        out.append(.log(LogLine(level: .notice, message: "request refused", metadata: ["app": s.bundleID, "pid": "\(s.peer.pid)", "error": e.description])))
+        if e.code.closesConnection {
+            disconnect(id, &out)
+            out.append(.close(id, reason: e.description))
+        }
+    }
+
+    mutating func dispatch(_ frame: Frame, _ attachment: Attachment?, from id: SessionID, retained: inout Bool,
+                           _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        switch frame.message {
+        case let .hello(_, _, sdk): greet(id, frame.id, sdk: sdk, &out)
+        case let .setIdentity(account): return setIdentity(id, frame.id, account, &out)
+        case let .canOpenURL(url):
+            let handlers = catalog + sessions.values.map(\.manifest)
+            out.append(.send(id, Frame(id: frame.id, .canOpenURLResult(engine.canOpenURL(url, from: party(id), handledBy: handlers)))))
+        case let .openURL(url): return openURL(id, frame.id, url, &out)
+        case let .copy(text, types): return copy(id, frame.id, text, types, &out)
+        case .paste: paste(id, frame.id, &out)
+        case let .listTargets(type): return listTargets(id, frame.id, type, &out)
+        case let .share(target, type, name):
+            return share(id, frame.id, target: target, type: type, name: name, attachment!, retained: &retained, &out)
+        case let .importRequest(source, type): return importRequest(id, frame.id, source: source, type: type, &out)
+        case let .exportReply(type, name):
+            return exported(id, frame.id, type: type, name: name, attachment!, retained: &retained, &out)
+        case let .saveTo(location, account, name):
+            return save(id, frame.id, location: location, account: account, name: name, attachment!, retained: &retained, &out)
+        case let .openFrom(location, account, name):
+            return open(id, frame.id, location: location, account: account, name: name, &out)
+        default:
+            return .failure(WireError(.outOfOrder, "unexpected message"))
+        }
+        return .success(())
+    }
+
+    // MARK: Parties
+
+    func manifest(for bundleID: String) -> AppManifest {
+        engine.apps[bundleID.lowercased()] ?? AppManifest(bundleID: bundleID)
+    }
+
+    /// The party a session is now, as the engine sees it; built once per identity and revision.
+    mutating func party(_ id: SessionID) -> Party {
+        let s = sessions[id]!
+        if let cached = s.cachedParty, cached.revision == revision { return cached.party }
+        let p = engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled, personalAccountSignedIn: s.manifest.isMultiIdentity)
+        sessions[id]!.cachedParty = (revision, p)
+        return p
+    }
+
+    mutating func auditParty(_ id: SessionID) -> AuditEntry.Party {
+        let p = party(id)
+        return AuditEntry.Party(app: p.bundleID, identity: p.identity.description, managed: p.isManaged)
+    }
+
+    /// The running app with this bundle id that said hello first (not `except`).
+    func running(_ bundleID: String, except: SessionID? = nil) -> SessionID? {
+        let key = bundleID.lowercased()
+        return sessions.values.filter { $0.conversation.greeted && $0.id != except && $0.bundleID.lowercased() == key }.map(\.id).min()
+    }
+
+    mutating func brokerFrameID() -> UInt32 {
+        nextBrokerFrame = nextBrokerFrame == UInt32.max ? 0x8000_0000 : nextBrokerFrame + 1
+        return nextBrokerFrame
+    }
+
+    mutating func newJob(_ job: Job) -> Int {
+        let n = nextJob
+        nextJob += 1
+        jobs[n] = job
+        sessions[job.session]?.jobs += 1
+        return n
+    }
+
+    mutating func takeJob(_ n: Int) -> Job? {
+        guard let job = jobs.removeValue(forKey: n) else { return nil }
+        sessions[job.session]?.jobs -= 1
+        return job
+    }
+
+    /// The entry for a decision, with the parties as the broker established them.
+    func entry(_ d: Decision, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
+               target: AuditEntry.Party?, type: String? = nil, size: Int? = nil) -> AuditEntry {
+        let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType
+        return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
+                          outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision)
+    }
+
+    /// A decision as it travels.
+    static func record(_ d: Decision) -> DecisionRecord {
+        let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
+        return DecisionRecord(allowed: d.allowed, outcome: UInt8(Outcome.allCases.firstIndex(of: d.outcome)!), rule: d.rule.id,
+                              tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail)
+    }
+
+    /// An account an app names for a location: a tenant user the app has signed in, or nothing.
+    func resolveAccount(_ text: String?, for id: SessionID) -> Result<Account?, WireError> {
+        guard let text, !text.isEmpty else { return .success(nil) }
+        guard let account = engine.tenant.identity(named: text).account, account.userIndex != nil else {
+            return .failure(WireError(.notAllowed, "\(text) is not a user of this tenant"))
+        }
+        guard sessions[id]!.signedIn.contains(account) else {
+            return .failure(WireError(.notAllowed, "\(sessions[id]!.bundleID) has not signed in \(text)"))
+        }
+        return .success(account)
+    }
+
+    /// The folder of a tenant user in account-bound locations: its object id, else its index.
+    func accountFolder(_ account: Account?) -> String {
+        guard let account, let index = account.userIndex else { return "no-account" }
+        let oid = account.oid ?? ""
+        return !oid.isEmpty && NameRules.check(oid, field: "oid") == nil ? oid : "user-\(index)"
+    }
+}
+
+extension WireErrorCode {
+    /// Protocol errors close the connection; refusals of a well-formed request do not.
+    public var closesConnection: Bool { rawValue < WireErrorCode.notAllowed.rawValue }
+}
+
+/// One connection's state.
+struct SessionState: Sendable {
+    let id: SessionID
+    let peer: Peer
+    var manifest: AppManifest
+    var identity: Identity
+    var enrolled: Account?
+    /// Accounts the broker knows this app has: the launcher's `--user` and its enrolled account.
+    var signedIn: [Account] = []
+    var conversation = Conversation()
+    var pendingImports = 0
+    var jobs = 0
+    var cachedParty: (revision: Int, party: Party)?
+
+    init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
+        self.id = id
+        self.peer = peer
+        self.manifest = manifest
+        self.identity = identity
+    }
+
+    var bundleID: String { peer.bundleID }
+}
+
+/// The pasteboard's item: the copier's party as it was, its text and where it came from.
+struct Clip: Sendable {
+    var item: PasteboardItem
+    var owner: AuditEntry.Party
+    var state: PasteboardState
+}
+
+struct PendingImport: Sendable {
+    var requester: SessionID
+    var frameID: UInt32
+    var source: SessionID
+    var contentType: String
+}
+
+struct PendingURL: Sendable {
+    var sender: SessionID
+    var frameID: UInt32
+    var url: String
+    var decision: Decision
+    var senderAccount: String?
+    var source: AuditEntry.Party
+    var scheme: String
+}
+
+struct PendingLaunch: Sendable {
+    var started: Duration
+    var urls: [PendingURL]
+}
+
+/// Work the shell does off the event loop, and what to do when it is done.
+enum Job: Sendable {
+    case save(session: SessionID, frameID: UInt32, decision: Decision, file: StoredFile, entry: AuditEntry, attachment: Int)
+    case open(session: SessionID, frameID: UInt32, decision: Decision, file: StoredFile, entry: AuditEntry)
+    /// A document on its way, encrypted first: to `target` as a push (`frameID` nil) or as the
+    /// answer to an import (the requester's frame id).
+    case deliver(Delivery)
+
+    var session: SessionID {
+        switch self {
+        case let .save(s, _, _, _, _, _), let .open(s, _, _, _, _): return s
+        case let .deliver(d): return d.requester
+        }
+    }
+}
+
+/// A document the broker forwards once its decision is final.
+struct Delivery: Sendable {
+    /// Who asked: the sharer for a push, the importer for an import.
+    var requester: SessionID
+    var requestID: UInt32
+    var target: SessionID
+    var isImport: Bool
+    var decision: Decision
+    var document: Message
+    var entry: AuditEntry
+    /// The plaintext descriptor, held while its ciphertext is made.
+    var original: Int?
+}

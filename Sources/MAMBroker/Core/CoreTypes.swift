@@ -1,0 +1,216 @@
+import MAMPolicy
+import MAMWire
+
+/// A connection the broker serves, as the core names it.
+public struct SessionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let raw: Int
+    public init(_ raw: Int) { self.raw = raw }
+    public static func < (a: SessionID, b: SessionID) -> Bool { a.raw < b.raw }
+    public var description: String { "#\(raw)" }
+}
+
+/// Who is on the other end of a new connection, as the broker established it: from the
+/// launcher's hand-off, or an unknown process on the public socket.
+public struct Peer: Sendable, Equatable {
+    public var bundleID: String
+    public var pid: Int32
+    /// The account the launcher's run signed in (`--user`); nil for none.
+    public var account: String?
+    public var fromLauncher: Bool
+
+    public init(bundleID: String, pid: Int32, account: String? = nil, fromLauncher: Bool) {
+        self.bundleID = bundleID
+        self.pid = pid
+        self.account = account
+        self.fromLauncher = fromLauncher
+    }
+}
+
+/// A descriptor that came with a frame (or that the shell made), named by a token: the core
+/// never holds descriptors, only what the shell found out about them before asking.
+public struct Attachment: Sendable, Hashable {
+    public var token: Int
+    /// A memfd sealed against writes, shrinking, growing and further seals.
+    public var sealed: Bool
+    public var size: Int
+    /// Bytes the file really occupies (`st_blocks` × 512): far below `size` means sparse.
+    public var allocated: Int
+
+    public init(token: Int, sealed: Bool, size: Int, allocated: Int) {
+        self.token = token
+        self.sealed = sealed
+        self.size = size
+        self.allocated = allocated
+    }
+
+    /// Mostly holes: a descriptor that claims a size its pages do not back. Copying it would
+    /// write the holes out in full, so it is refused before any copy.
+    public var isSparse: Bool { size > 64 * 1024 && allocated < size / 2 }
+}
+
+/// Where a stored file lives, built only from identifiers the broker owns: the location's
+/// folder, the tenant user's object id for account-bound locations, and a checked name.
+public struct StoredFileKey: Sendable, Hashable, CustomStringConvertible {
+    /// The location's folder under `locations/` (a fixed list, never from an app).
+    public var folder: String
+    /// For account-bound locations: the folder of the resolved tenant user (its object id).
+    public var accountFolder: String?
+    /// One path component, checked by `NameRules`.
+    public var name: String
+
+    public init(folder: String, accountFolder: String?, name: String) {
+        self.folder = folder
+        self.accountFolder = accountFolder
+        self.name = name
+    }
+
+    /// The path relative to the locations root, for logs and the state database.
+    public var relativePath: String { [folder, accountFolder, name].compactMap { $0 }.joined(separator: "/") }
+    public var description: String { relativePath }
+}
+
+/// What is known about a stored file: who owns its data, which app saved it, how big it is.
+public struct StoredFile: Sendable, Hashable {
+    public var key: StoredFileKey
+    /// The managed account whose org data it is; nil for personal data.
+    public var owner: String?
+    public var app: String
+    public var size: Int
+
+    public init(key: StoredFileKey, owner: String?, app: String, size: Int) {
+        self.key = key
+        self.owner = owner
+        self.app = app
+        self.size = size
+    }
+}
+
+/// One audit line, as the core decides it (the shell adds the time and the decision id).
+public struct AuditEntry: Sendable, Equatable {
+    public struct Party: Sendable, Equatable {
+        public var app: String
+        public var identity: String
+        public var managed: Bool
+        public init(app: String, identity: String, managed: Bool) {
+            self.app = app
+            self.identity = identity
+            self.managed = managed
+        }
+    }
+    public var session: SessionID
+    /// The id of the request the decision answers (the requester's frame id).
+    public var request: UInt32
+    public var channel: String
+    public var source: Party
+    public var target: Party?
+    public var dataType: String?
+    public var size: Int?
+    public var outcome: String
+    public var rule: String
+    public var tag: String
+    public var detail: String?
+    public var revision: Int
+}
+
+/// What must be written to the state database. (A stored file is recorded by its `store` job,
+/// with the file, before the core hears that it landed.)
+public enum StateChange: Sendable, Equatable {
+    case pasteboard(PasteboardState)
+}
+
+/// The pasteboard as it survives a restart.
+public struct PasteboardState: Sendable, Equatable {
+    public var text: String
+    public var types: [String]
+    public var ownerApp: String
+    /// "personal" or the account name.
+    public var ownerIdentity: String
+    public var changeCount: UInt32
+
+    public init(text: String, types: [String], ownerApp: String, ownerIdentity: String, changeCount: UInt32) {
+        self.text = text
+        self.types = types
+        self.ownerApp = ownerApp
+        self.ownerIdentity = ownerIdentity
+        self.changeCount = changeCount
+    }
+}
+
+/// A line for the broker's own log. Values may come from apps: the shell escapes them.
+public struct LogLine: Sendable, Equatable {
+    public enum Level: String, Sendable { case info, notice, warning, error }
+    public var level: Level
+    public var message: String
+    public var metadata: [String: String]
+}
+
+/// What the shell must do. The core returns these in order; the shell carries them out.
+public enum BrokerEffect: Sendable, Equatable {
+    /// Send a frame, with an attachment's descriptor when given. A send that would block closes
+    /// that connection (the broker never waits on one app for another).
+    case send(SessionID, Frame, attachment: Int? = nil)
+    /// Close a connection; the core has already forgotten it.
+    case close(SessionID, reason: String)
+    case audit(AuditEntry)
+    case persist(StateChange)
+    /// Ask the app starter to start an app (its launch is pending until it says hello).
+    case startApp(bundleID: String)
+    /// Copy an attachment into a location and record it in the state database (off the event
+    /// loop); answer with `.stored`.
+    case store(job: Int, attachment: Int, file: StoredFile)
+    /// Open a stored file read-only (off the event loop); answer with `.opened`.
+    case open(job: Int, key: StoredFileKey)
+    /// Encrypt an attachment under an account's key into a new sealed memfd; answer with `.encrypted`.
+    case encrypt(job: Int, attachment: Int, keyID: String)
+    /// The core is done with this descriptor: close it.
+    case release(attachment: Int)
+    case log(LogLine)
+}
+
+/// What happens to the broker: the shell turns I/O into these.
+public enum BrokerEvent: Sendable {
+    case connected(SessionID, Peer)
+    case frame(SessionID, Frame, Attachment?)
+    /// A frame that did not decode, or broke the framing (oversized, two descriptors).
+    case badFrame(SessionID, WireError)
+    case disconnected(SessionID)
+    case stored(job: Int, error: String?)
+    case opened(job: Int, Result<Attachment, JobFailure>)
+    case encrypted(job: Int, Result<Attachment, JobFailure>)
+    /// The starter could not start an app (it may still never say hello: `tick` times that out).
+    case startFailed(bundleID: String, reason: String)
+    /// Time passed; the core reads its clock.
+    case tick
+}
+
+public struct JobFailure: Error, Sendable, Equatable {
+    public var reason: String
+    /// A missing file is the app's mistake (unknownTarget); anything else is the broker's.
+    public var missing: Bool
+    public init(_ reason: String, missing: Bool = false) {
+        self.reason = reason
+        self.missing = missing
+    }
+}
+
+/// Every bound the broker keeps, so that one app cannot exhaust what the others need.
+public struct BrokerLimits: Sendable, Equatable {
+    /// Largest document saved to a location.
+    public var maximumFileSize = 256 << 20
+    /// Bytes one app may keep in locations in all.
+    public var quotaPerApp = 1 << 30
+    /// Largest document the broker encrypts for an `encrypted` outcome (it reads those).
+    public var maximumEncryptedSize = 256 << 20
+    /// Imports one app may have waiting for their source.
+    public var pendingImportsPerApp = 8
+    /// Saves, opens and encryptions one app may have in flight.
+    public var jobsPerApp = 4
+    /// URLs waiting for one app that is being started.
+    public var pendingURLsPerTarget = 16
+    /// How long an app being started has to say hello.
+    public var launchTimeout: Duration = .seconds(15)
+    /// Connections on the public socket (unknown apps).
+    public var publicConnections = 64
+
+    public init() {}
+}

@@ -1,0 +1,149 @@
+import MAMPolicy
+import MAMWire
+
+// Open-in and share: the share sheet, pushes, and imports.
+extension BrokerCore {
+    mutating func listTargets(_ id: SessionID, _ frameID: UInt32, _ type: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        if let e = NameRules.check(type, field: "contentType") { return .failure(WireError(.invalidName, e.detail)) }
+        let me = party(id)
+        let others = sessions.values.filter { $0.conversation.greeted && $0.id != id }.map(\.id).sorted()
+        let list = engine.openInTargets(type: type, from: me, candidates: others.map { party($0) })
+            .map { ShareTarget(bundleID: $0.target.bundleID, outcome: Self.record($0.decision).outcome) }
+        out.append(.send(id, Frame(id: frameID, .targets(Array(list.prefix(Wire.maximumListCount))))))
+        return .success(())
+    }
+
+    /// Checks what every document from an app must be before anything is decided about it.
+    func checkDocument(_ a: Attachment, names: [(String, String)]) -> WireError? {
+        for (value, field) in names {
+            if let e = NameRules.check(value, field: field) { return WireError(.invalidName, e.detail) }
+        }
+        guard a.sealed else {
+            return WireError(.notAllowed, "a document must be a memfd sealed with F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW and F_SEAL_WRITE")
+        }
+        return nil
+    }
+
+    mutating func share(_ id: SessionID, _ frameID: UInt32, target: String, type: String, name: String, _ a: Attachment,
+                        retained: inout Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        if let e = checkDocument(a, names: [(target, "target"), (type, "contentType"), (name, "name")]) { return .failure(e) }
+        guard let to = running(target, except: id) else { return .failure(WireError(.unknownTarget, "\(target) is not running")) }
+        let me = party(id)
+        let d = engine.openIn(type: type, from: me, to: party(to))
+        let e = entry(d, session: id, request: frameID, channel: "open-in", source: auditParty(id), target: auditParty(to), type: type, size: a.size)
+        let document = Message.document(contentType: d.deliveredType ?? type, name: name, owner: me.dataAccount?.name, encrypted: d.outcome == .encrypted)
+        let delivery = Delivery(requester: id, requestID: frameID, target: to, isImport: false, decision: d, document: document, entry: e)
+        return deliver(delivery, a, keyAccount: me.dataAccount, retained: &retained, &out)
+    }
+
+    mutating func importRequest(_ id: SessionID, _ frameID: UInt32, source: String, type: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        if let e = NameRules.check(source, field: "source") ?? NameRules.check(type, field: "contentType") {
+            return .failure(WireError(.invalidName, e.detail))
+        }
+        guard let src = running(source, except: id) else { return .failure(WireError(.unknownTarget, "\(source) is not running")) }
+        guard sessions[id]!.pendingImports < limits.pendingImportsPerApp else {
+            return .failure(WireError(.limitReached, "\(limits.pendingImportsPerApp) imports are already waiting for their source"))
+        }
+        let brokerID = brokerFrameID()
+        pendingImports[brokerID] = PendingImport(requester: id, frameID: frameID, source: src, contentType: type)
+        sessions[id]!.pendingImports += 1
+        out.append(.send(src, Frame(id: brokerID, .exportRequest(contentType: type))))
+        return .success(())
+    }
+
+    mutating func exported(_ id: SessionID, _ frameID: UInt32, type: String, name: String, _ a: Attachment,
+                           retained: inout Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        guard let pending = pendingImports[frameID], pending.source == id else {
+            return .failure(WireError(.outOfOrder, "exportReply \(frameID) answers no export request sent to this app"))
+        }
+        pendingImports[frameID] = nil
+        sessions[pending.requester]?.pendingImports -= 1
+        guard sessions[pending.requester] != nil else { return .success(()) }
+        if let e = checkDocument(a, names: [(type, "contentType"), (name, "name")]) {
+            // The importer learns why its import came to nothing; the exporter gets the error.
+            out.append(.send(pending.requester, Frame(id: pending.frameID, .error(code: .unknownTarget, detail: "\(sessions[id]!.bundleID) exported an unusable document"))))
+            return .failure(e)
+        }
+        let source = party(id)
+        let d = engine.openIn(type: type, from: source, to: party(pending.requester), mode: .import)
+        let e = entry(d, session: pending.requester, request: pending.frameID, channel: "import", source: auditParty(id),
+                      target: auditParty(pending.requester), type: type, size: a.size)
+        let document = Message.document(contentType: d.deliveredType ?? type, name: name, owner: source.dataAccount?.name,
+                                        encrypted: d.outcome == .encrypted)
+        let delivery = Delivery(requester: pending.requester, requestID: pending.frameID, target: pending.requester, isImport: true,
+                                decision: d, document: document, entry: e)
+        return deliver(delivery, a, keyAccount: source.dataAccount, retained: &retained, &out)
+    }
+
+    /// Forwards a decided document: blocked ones answer at once; `encrypted` ones are made into
+    /// ciphertext under the data account's key first (the receiver must not be able to read
+    /// them); the rest pass the sealed descriptor on untouched.
+    mutating func deliver(_ delivery: Delivery, _ a: Attachment, keyAccount: Account?, retained: inout Bool,
+                          _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        guard delivery.decision.allowed else {
+            out.append(.audit(delivery.entry))
+            out.append(.send(delivery.requester, Frame(id: delivery.requestID, .decision(Self.record(delivery.decision)))))
+            return .success(())
+        }
+        guard delivery.decision.outcome == .encrypted else {
+            complete(delivery, attachment: a.token, &out)
+            return .success(())
+        }
+        guard let account = keyAccount else {
+            return .failure(WireError(.internalError, "an encrypted outcome without a data account"))
+        }
+        if a.size > limits.maximumEncryptedSize || a.isSparse {
+            return .failure(WireError(.limitReached, "a document the broker must encrypt may be at most \(limits.maximumEncryptedSize) bytes and not sparse"))
+        }
+        guard sessions[delivery.requester]!.jobs < limits.jobsPerApp else {
+            return .failure(WireError(.limitReached, "\(limits.jobsPerApp) documents of this app are already being processed"))
+        }
+        var held = delivery
+        held.original = a.token
+        let job = newJob(.deliver(held))
+        retained = true
+        out.append(.encrypt(job: job, attachment: a.token, keyID: Self.keyID(account)))
+        return .success(())
+    }
+
+    /// The key id of an account: its object id, else its name (lower-cased).
+    public static func keyID(_ account: Account) -> String {
+        if let oid = account.oid, !oid.isEmpty { return oid.lowercased() }
+        return account.name.lowercased()
+    }
+
+    /// Sends the document and, with it, the final answer and its audit entry.
+    mutating func complete(_ d: Delivery, attachment: Int, _ out: inout [BrokerEffect]) {
+        if sessions[d.target] == nil {
+            out.append(.send(d.requester, Frame(id: d.requestID, .error(code: .unknownTarget, detail: "the receiver went away"))))
+            return
+        }
+        out.append(.audit(d.entry))
+        if d.isImport {
+            // An import's answers: the decision, then the document, both under the request's id.
+            out.append(.send(d.requester, Frame(id: d.requestID, .decision(Self.record(d.decision)))))
+            out.append(.send(d.target, Frame(id: d.requestID, d.document), attachment: attachment))
+        } else {
+            out.append(.send(d.target, Frame(id: brokerFrameID(), d.document), attachment: attachment))
+            if sessions[d.requester] != nil { out.append(.send(d.requester, Frame(id: d.requestID, .decision(Self.record(d.decision))))) }
+        }
+    }
+
+    mutating func finishEncrypt(_ n: Int, _ result: Result<Attachment, JobFailure>, _ out: inout [BrokerEffect]) {
+        guard let job = takeJob(n), case let .deliver(d) = job else {
+            if case let .success(a) = result { out.append(.release(attachment: a.token)) }
+            return
+        }
+        defer { d.original.map { out.append(.release(attachment: $0)) } }
+        switch result {
+        case let .success(ciphertext):
+            complete(d, attachment: ciphertext.token, &out)
+            out.append(.release(attachment: ciphertext.token))
+        case let .failure(f):
+            out.append(.log(LogLine(level: .error, message: "encrypting a document failed", metadata: ["reason": f.reason])))
+            if sessions[d.requester] != nil {
+                out.append(.send(d.requester, Frame(id: d.requestID, .error(code: .internalError, detail: "the document could not be encrypted"))))
+            }
+        }
+    }
+}

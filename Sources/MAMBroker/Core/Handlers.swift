@@ -1,0 +1,138 @@
+import MAMPolicy
+import MAMWire
+
+// Hello, identity, URLs and the pasteboard.
+extension BrokerCore {
+    mutating func greet(_ id: SessionID, _ frameID: UInt32, sdk: Bool, _ out: inout [BrokerEffect]) {
+        // The manifest says whether an app integrates the SDK; an app that says it does not is
+        // taken at its word (it can only lose management by it, never gain it).
+        if !sdk && sessions[id]!.manifest.integratesSDK {
+            sessions[id]!.manifest.mamSettings = nil
+            sessions[id]!.identity = .personal
+            sessions[id]!.enrolled = nil
+            sessions[id]!.cachedParty = nil
+        }
+        let p = party(id)
+        out.append(.send(id, Frame(id: frameID, .welcome(version: Wire.version, bundleID: p.bundleID,
+                                                         managedAccount: p.isManaged ? p.enrolled?.name : nil))))
+        // URLs that waited for this app to start: delivered now, and only now final.
+        let key = p.bundleID.lowercased()
+        guard let launch = launches.removeValue(forKey: key) else { return }
+        let target = auditParty(id)
+        for u in launch.urls {
+            out.append(.send(id, Frame(id: brokerFrameID(), .urlDelivery(url: u.decision.url ?? u.url, senderAccount: u.senderAccount))))
+            out.append(.audit(entry(u.decision, session: u.sender, request: u.frameID, channel: "open-url", source: u.source, target: target, type: u.scheme)))
+            if sessions[u.sender] != nil { out.append(.send(u.sender, Frame(id: u.frameID, .decision(Self.record(u.decision))))) }
+        }
+    }
+
+    mutating func setIdentity(_ id: SessionID, _ frameID: UInt32, _ account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        let before = auditParty(id)
+        let wanted = engine.tenant.identity(named: account)
+        let d = engine.setIdentity(wanted, for: party(id), signedIn: sessions[id]!.signedIn)
+        if d.allowed {
+            sessions[id]!.identity = wanted
+            sessions[id]!.cachedParty = nil
+        }
+        out.append(.audit(entry(d, session: id, request: frameID, channel: "identity", source: before,
+                                target: d.allowed ? auditParty(id) : nil)))
+        out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
+        return .success(())
+    }
+
+    mutating func openURL(_ id: SessionID, _ frameID: UInt32, _ asked: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        // The sender's identity claims are dropped; the engine wraps again with its real one.
+        let url = URLText.withoutIdentityClaims(asked)
+        let me = party(id)
+        let source = auditParty(id)
+        let scheme = URLText.scheme(of: url).map { String($0).lowercased() } ?? ""
+        let running = sessions.values.filter { $0.conversation.greeted && $0.id != id }.map(\.id).sorted()
+        let routed = engine.routeURL(url, from: me, among: running.map { party($0) })
+        if let target = routed.target, let handler = running.first(where: { party($0).bundleID == target.bundleID }) {
+            let d = routed.decision
+            if d.allowed {
+                out.append(.send(handler, Frame(id: brokerFrameID(), .urlDelivery(url: d.url ?? url, senderAccount: me.dataAccount?.name))))
+            }
+            out.append(.audit(entry(d, session: id, request: frameID, channel: "open-url", source: source, target: auditParty(handler), type: scheme)))
+            out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
+            return .success(())
+        }
+        // Not running: decided as if the installed app were; it is started, and the decision is
+        // final (answered and audited) once it says hello.
+        let installed = engine.routeURL(url, from: me, among: catalog.map { engine.party($0, identity: engine.defaultIdentity(for: $0)) })
+        let d = installed.decision
+        guard d.allowed, let target = installed.target else {
+            let t = installed.target.map { AuditEntry.Party(app: $0.bundleID, identity: $0.identity.description, managed: $0.isManaged) }
+            out.append(.audit(entry(d, session: id, request: frameID, channel: "open-url", source: source, target: t, type: scheme)))
+            out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
+            return .success(())
+        }
+        let key = target.bundleID.lowercased()
+        let pending = PendingURL(sender: id, frameID: frameID, url: url, decision: d, senderAccount: me.dataAccount?.name, source: source, scheme: scheme)
+        if var launch = launches[key] {
+            // At most one launch per app: a flood of URLs waits for it, up to a bound.
+            guard launch.urls.count < limits.pendingURLsPerTarget else {
+                return .failure(WireError(.limitReached, "\(target.bundleID) is starting and already has \(launch.urls.count) URLs waiting"))
+            }
+            launch.urls.append(pending)
+            launches[key] = launch
+        } else {
+            launches[key] = PendingLaunch(started: clock.now(), urls: [pending])
+            out.append(.startApp(bundleID: target.bundleID))
+        }
+        return .success(())
+    }
+
+    mutating func failLaunch(_ key: String, _ reason: String, _ out: inout [BrokerEffect]) {
+        guard let launch = launches.removeValue(forKey: key) else { return }
+        out.append(.log(LogLine(level: .warning, message: "an app started for a URL did not come up", metadata: ["app": key, "reason": reason])))
+        for u in launch.urls where sessions[u.sender] != nil {
+            out.append(.send(u.sender, Frame(id: u.frameID, .error(code: .unknownTarget, detail: "\(key) could not be started: \(reason)"))))
+        }
+    }
+
+    mutating func expireLaunches(_ out: inout [BrokerEffect]) {
+        let now = clock.now()
+        for (key, launch) in launches where now - launch.started > limits.launchTimeout {
+            failLaunch(key, "it did not say hello within \(limits.launchTimeout)", &out)
+        }
+    }
+
+    mutating func copy(_ id: SessionID, _ frameID: UInt32, _ text: String, _ types: [String], _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        for (i, t) in types.enumerated() {
+            if let e = NameRules.check(t, field: "types[\(i)]") { return .failure(WireError(.invalidName, e.detail)) }
+        }
+        let p = party(id)
+        changeCount &+= 1
+        let state = PasteboardState(text: text, types: types, ownerApp: p.bundleID, ownerIdentity: p.identity.description, changeCount: changeCount)
+        pasteboard = Clip(item: PasteboardItem(source: p, text: text), owner: auditParty(id), state: state)
+        out.append(.persist(.pasteboard(state)))
+        out.append(.send(id, Frame(id: frameID, .copied(changeCount: changeCount))))
+        return .success(())
+    }
+
+    mutating func paste(_ id: SessionID, _ frameID: UInt32, _ out: inout [BrokerEffect]) {
+        let target = party(id)
+        guard let clip = pasteboard else {
+            let d = engine.pasteFromEmptyPasteboard(into: target)
+            out.append(.audit(entry(d, session: id, request: frameID, channel: "paste", source: auditParty(id), target: auditParty(id))))
+            out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d), text: ""))))
+            return
+        }
+        // The copier is judged as it was when it copied: its party is kept with the item.
+        let d = engine.paste(clip.item, into: target)
+        out.append(.audit(entry(d, session: id, request: frameID, channel: "paste", source: clip.owner, target: auditParty(id),
+                                type: clip.state.types.first, size: clip.item.length)))
+        let text = d.allowed ? clip.state.text : (d.replacementText ?? UserMessage.paste)
+        out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d), text: text))))
+    }
+
+    mutating func restore(_ row: PasteboardState) {
+        changeCount = row.changeCount
+        let manifest = manifest(for: row.ownerApp)
+        let identity = engine.tenant.identity(named: row.ownerIdentity == "personal" ? "" : row.ownerIdentity)
+        let p = engine.party(manifest, identity: identity)
+        pasteboard = Clip(item: PasteboardItem(source: p, text: row.text),
+                          owner: AuditEntry.Party(app: row.ownerApp, identity: row.ownerIdentity, managed: p.isManaged), state: row)
+    }
+}

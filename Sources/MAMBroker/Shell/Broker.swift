@@ -1,0 +1,399 @@
+import CMAMWire
+import Foundation
+import Glibc
+import Logging
+import MAMPolicy
+import MAMProtect
+import MAMWire
+
+/// Starts an app the broker needs (a URL's target that is not running). Called off the event
+/// loop, so it may block; returns nil once the app is on its way, or why it could not start.
+public protocol AppStarter: Sendable {
+    func start(bundleID: String) -> String?
+}
+
+/// The broker's shell: sockets, descriptors, files and threads around `BrokerCore`.
+///
+/// One thread runs an epoll loop that owns the core, reads every connection without blocking
+/// (a few frames per connection per turn, so a flooding app cannot starve the others), and
+/// carries out the core's effects. Anything that can block — copying into a location, opening
+/// a stored file, encrypting, writing state, starting an app — runs on worker threads and comes
+/// back as an event. Nothing is ever done under a lock that another connection waits for.
+public final class Broker: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var deviceDirectory: String
+        public var publicSocket: String
+        public var launcherSocket: String
+        public var limits: BrokerLimits
+        public var auditMaximumBytes: Int
+
+        public init(deviceDirectory: String, publicSocket: String? = nil, launcherSocket: String? = nil,
+                    limits: BrokerLimits = BrokerLimits(), auditMaximumBytes: Int = 64 << 20) {
+            self.deviceDirectory = deviceDirectory
+            self.publicSocket = publicSocket ?? (deviceDirectory as NSString).appendingPathComponent("mambroker.sock")
+            self.launcherSocket = launcherSocket ?? (deviceDirectory as NSString).appendingPathComponent("launcher.sock")
+            self.limits = limits
+            self.auditMaximumBytes = auditMaximumBytes
+        }
+    }
+
+    public let configuration: Configuration
+    let logger: Logger
+    let starter: AppStarter?
+    var core: BrokerCore
+    let audit: AuditLog
+    let store: StateStore
+    let locations: LocationStore
+    let loop: EventLoop<Mail>
+    let workers = DispatchQueue(label: "mambroker.work", attributes: .concurrent)
+    let persistence = DispatchQueue(label: "mambroker.state")
+
+    // Loop-thread state.
+    var handles: [Int32: Handle] = [:]
+    var sockets: [SessionID: WireSocket] = [:]
+    var descriptors: [Int: Int32] = [:]
+    var nextToken = 1
+    var nextSession = 1
+    var lastTick: Duration = .zero
+    /// The newest pasteboard not yet written, and whether a write is scheduled (coalesced).
+    let pendingPasteboard = Mutex()
+    nonisolated(unsafe) var unsavedPasteboard: PasteboardState?
+
+    enum Handle {
+        case publicListener, launcherListener, launcher(WireSocket), session(SessionID)
+    }
+
+    /// What other threads hand the loop.
+    enum Mail: Sendable {
+        case event(BrokerEvent)
+        case opened(job: Int, fd: Int32)
+        case encrypted(job: Int, fd: Int32)
+        case reload(Tenant)
+        case stop
+    }
+
+    public init(_ configuration: Configuration, tenant: Tenant, apps: [AppManifest], starter: AppStarter?,
+                clock: any BrokerClock = MonotonicClock(), logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.starter = starter
+        let dir = configuration.deviceDirectory
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        audit = try AuditLog(path: (dir as NSString).appendingPathComponent("audit.jsonl"), maximumBytes: configuration.auditMaximumBytes)
+        store = try StateStore(path: (dir as NSString).appendingPathComponent("state.sqlite"))
+        locations = try LocationStore(path: (dir as NSString).appendingPathComponent("locations"))
+        core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
+                          pasteboard: try store.loadPasteboard(), files: try store.loadFiles())
+        loop = try EventLoop()
+    }
+
+    // MARK: Life
+
+    /// Binds the public and launcher sockets and starts the loop.
+    public func start() throws {
+        let publicFD = try Self.listen(configuration.publicSocket, mode: 0o666)
+        let launcherFD = try Self.listen(configuration.launcherSocket, mode: 0o600)
+        handles[publicFD] = .publicListener
+        handles[launcherFD] = .launcherListener
+        try loop.add(publicFD)
+        try loop.add(launcherFD)
+        let t = Thread { [self] in run() }
+        t.name = "mambroker-loop"
+        t.start()
+        logger.info("broker serving", metadata: ["socket": "\(configuration.publicSocket)", "launcher": "\(configuration.launcherSocket)",
+                                                 "device": "\(configuration.deviceDirectory)"])
+    }
+
+    /// Takes a new tenant between two events: a decision sees the old or the new policy.
+    public func reload(_ tenant: Tenant) { loop.post(Mail.reload(tenant)) }
+
+    /// Stops serving, closes every connection, removes the sockets; returns once the loop ended.
+    public func stop() {
+        loop.post(Mail.stop)
+        loop.finished.wait()
+        persistence.sync {}
+        unlink(configuration.publicSocket)
+        unlink(configuration.launcherSocket)
+        logger.info("broker stopped")
+    }
+
+    static func listen(_ path: String, mode: mode_t) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw BrokerError("socket: \(String(cString: strerror(errno)))") }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { throw BrokerError("\(path): socket path too long") }
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+            raw[bytes.count] = 0
+        }
+        unlink(path)
+        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        guard rc == 0, Glibc.listen(fd, 128) == 0 else {
+            let e = String(cString: strerror(errno))
+            close(fd)
+            throw BrokerError("cannot listen on \(path): \(e)")
+        }
+        chmod(path, mode)
+        return fd
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        lastTick = MonotonicClock().now()
+        var running = true
+        while running {
+            for fd in loop.wait(timeoutMilliseconds: 250) {
+                if fd == loop.wakeFD { continue }
+                readable(fd)
+            }
+            for mail in loop.takeMail() {
+                switch mail {
+                case let .event(e): apply(core.handle(e))
+                case let .opened(job, fd): apply(core.handle(.opened(job: job, .success(adopt(fd)))))
+                case let .encrypted(job, fd): apply(core.handle(.encrypted(job: job, .success(adopt(fd)))))
+                case let .reload(tenant):
+                    core.reload(tenant)
+                    log(LogLine(level: .info, message: "tenant reloaded", metadata: ["revision": "\(core.revision)"]))
+                case .stop: running = false
+                }
+            }
+            let now = MonotonicClock().now()
+            if now - lastTick >= .seconds(1) {
+                lastTick = now
+                apply(core.handle(.tick))
+            }
+        }
+        for (fd, h) in handles {
+            if case .session = h { shutdown(fd, Int32(SHUT_RDWR)) }
+            close(fd)
+        }
+        handles = [:]
+        descriptors.values.forEach { _ = close($0) }
+        descriptors = [:]
+        loop.finished.signal()
+    }
+
+    private func readable(_ fd: Int32) {
+        guard let handle = handles[fd] else { return }
+        switch handle {
+        case .publicListener:
+            for _ in 0..<16 {
+                let conn = mam_accept(fd)
+                guard conn >= 0 else { break }
+                // A process that connects by itself is an unknown, unmanaged app.
+                let pid = mam_peer_pid(conn)
+                _ = open(conn, Peer(bundleID: "unknown.pid\(pid)", pid: pid, fromLauncher: false))
+            }
+        case .launcherListener:
+            for _ in 0..<16 {
+                let conn = mam_accept(fd)
+                guard conn >= 0 else { break }
+                setNonBlocking(conn)
+                handles[conn] = .launcher(WireSocket(fd: conn))
+                try? loop.add(conn)
+            }
+        case let .launcher(socket):
+            serveLauncher(socket)
+        case let .session(id):
+            serveApp(id, fd)
+        }
+    }
+
+    private func open(_ fd: Int32, _ peer: Peer) -> SessionID {
+        setNonBlocking(fd)
+        let id = SessionID(nextSession)
+        nextSession += 1
+        handles[fd] = .session(id)
+        sockets[id] = WireSocket(fd: fd)
+        try? loop.add(fd)
+        apply(core.handle(.connected(id, peer)))
+        return id
+    }
+
+    private func serveLauncher(_ socket: WireSocket) {
+        for _ in 0..<16 {
+            guard let raw = socket.receiveRaw(dontWait: true) else { closeLauncher(socket); return }
+            if raw.wouldBlock { return }
+            let message: LauncherMessage
+            do {
+                if let e = raw.error { throw e }
+                message = try LauncherMessage.decode(raw.bytes)
+                if message.carriesDescriptor != (raw.descriptor != nil) {
+                    throw WireError(.missingDescriptor, "an adopt carries the app's connection, a violation nothing")
+                }
+            } catch {
+                raw.descriptor.map { _ = close($0) }
+                log(LogLine(level: .warning, message: "launcher sent a bad message; closing that launcher connection", metadata: ["error": "\(error)"]))
+                closeLauncher(socket)
+                return
+            }
+            switch message {
+            case let .adopt(a):
+                _ = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true))
+            case let .violation(v):
+                log(LogLine(level: .warning, message: "sandbox violation", metadata: [
+                    "app": v.bundleID, "pid": "\(v.pid)", "syscall": v.syscall, "detail": v.detail ?? "",
+                    "action": v.action == .killed ? "killed" : "denied", "time": v.time,
+                ]))
+            }
+        }
+    }
+
+    private func closeLauncher(_ socket: WireSocket) {
+        loop.remove(socket.fd)
+        handles[socket.fd] = nil
+        socket.close()
+    }
+
+    /// Reads a few frames from one app, then lets the others have their turn.
+    private func serveApp(_ id: SessionID, _ fd: Int32) {
+        guard let socket = sockets[id] else { return }
+        for _ in 0..<8 {
+            guard sockets[id] != nil else { return }
+            guard let raw = socket.receiveRaw(dontWait: true) else {
+                apply(core.handle(.disconnected(id)))
+                drop(id, reason: nil)
+                return
+            }
+            if raw.wouldBlock { return }
+            if let e = raw.error {
+                apply(core.handle(.badFrame(id, e)))
+                continue
+            }
+            let frame: Frame
+            do { frame = try Wire.decode(raw.bytes) } catch {
+                raw.descriptor.map { _ = close($0) }
+                apply(core.handle(.badFrame(id, error)))
+                continue
+            }
+            apply(core.handle(.frame(id, frame, raw.descriptor.map(adopt))))
+        }
+    }
+
+    /// Gives a descriptor a token and finds out what the core needs to know about it.
+    private func adopt(_ fd: Int32) -> Attachment {
+        let token = nextToken
+        nextToken += 1
+        descriptors[token] = fd
+        var size: Int64 = 0, allocated: Int64 = 0
+        let regular = mam_regular_file(fd, &size, &allocated) == 1
+        return Attachment(token: token, sealed: regular && SealedDocument.isSealed(fd), size: Int(size), allocated: Int(allocated))
+    }
+
+    private func drop(_ id: SessionID, reason: String?) {
+        guard let socket = sockets.removeValue(forKey: id) else { return }
+        loop.remove(socket.fd)
+        handles[socket.fd] = nil
+        shutdown(socket.fd, Int32(SHUT_RDWR))
+        socket.close()
+        if let reason { log(LogLine(level: .notice, message: "connection closed", metadata: ["session": "\(id)", "reason": reason])) }
+    }
+
+    // MARK: Effects
+
+    private func apply(_ effects: [BrokerEffect]) {
+        var queue = effects[...]
+        while let effect = queue.popFirst() {
+            switch effect {
+            case let .send(id, frame, attachment):
+                guard let socket = sockets[id] else { continue }
+                do {
+                    try socket.send(frame, descriptor: attachment.flatMap { descriptors[$0] }, wait: false)
+                } catch {
+                    // Not read, or gone: that app loses its connection, said in the log; nobody waits for it.
+                    log(LogLine(level: .warning, message: "a reply could not be delivered; closing that connection",
+                                metadata: ["session": "\(id)", "error": error.description]))
+                    queue.append(contentsOf: core.handle(.disconnected(id)))
+                    drop(id, reason: nil)
+                }
+            case let .close(id, reason): drop(id, reason: reason)
+            case let .audit(entry): audit.append(entry, id: (try? store.nextDecisionID()) ?? 0)
+            case let .persist(.pasteboard(state)): savePasteboard(state)
+            case let .startApp(bundle): startApp(bundle)
+            case let .store(job, token, file): storeFile(job, descriptors[token] ?? -1, file)
+            case let .open(job, key): openFile(job, key)
+            case let .encrypt(job, token, keyID): encrypt(job, descriptors[token] ?? -1, keyID)
+            case let .release(token): descriptors.removeValue(forKey: token).map { _ = close($0) }
+            case let .log(line): log(line)
+            }
+        }
+    }
+
+    func log(_ line: LogLine) {
+        var metadata: Logger.Metadata = [:]
+        for (k, v) in line.metadata { metadata[k] = .string(LogText.escaped(v)) }
+        let level: Logger.Level = line.level == .info ? .info : line.level == .notice ? .notice : line.level == .warning ? .warning : .error
+        logger.log(level: level, "\(LogText.escaped(line.message))", metadata: metadata)
+    }
+
+    private func setNonBlocking(_ fd: Int32) { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL, 0) | O_NONBLOCK) }
+
+    // MARK: Work off the loop
+
+    private func savePasteboard(_ state: PasteboardState) {
+        // Coalesced: a flood of copies costs one write at a time, the newest one.
+        let schedule = pendingPasteboard.withLock { () -> Bool in
+            let idle = unsavedPasteboard == nil
+            unsavedPasteboard = state
+            return idle
+        }
+        guard schedule else { return }
+        persistence.async { [self] in
+            guard let latest = pendingPasteboard.withLock({ () -> PasteboardState? in
+                defer { unsavedPasteboard = nil }
+                return unsavedPasteboard
+            }) else { return }
+            do { try store.savePasteboard(latest) } catch {
+                logger.error("the pasteboard could not be saved", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    private func startApp(_ bundle: String) {
+        guard let starter else {
+            loop.post(Mail.event(.startFailed(bundleID: bundle, reason: "this broker has no launcher to start apps with")))
+            return
+        }
+        workers.async { [loop] in
+            if let reason = starter.start(bundleID: bundle) { loop.post(Mail.event(.startFailed(bundleID: bundle, reason: reason))) }
+        }
+    }
+
+    private func storeFile(_ job: Int, _ fd: Int32, _ file: StoredFile) {
+        workers.async { [self] in
+            var failure: String?
+            do {
+                try locations.store(file.key, from: fd, size: file.size)
+                try store.saveFile(file)
+            } catch { failure = "\(error)" }
+            loop.post(Mail.event(.stored(job: job, error: failure)))
+        }
+    }
+
+    private func openFile(_ job: Int, _ key: StoredFileKey) {
+        workers.async { [self] in
+            do throws(LocationStore.Failure) {
+                let fd = try locations.open(key)
+                loop.post(Mail.opened(job: job, fd: fd))
+            } catch {
+                loop.post(Mail.event(.opened(job: job, .failure(JobFailure(error.description, missing: error.missing)))))
+            }
+        }
+    }
+
+    private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String) {
+        workers.async { [self] in
+            do {
+                let plaintext = SealedDocument.read(fd)
+                let key = try store.key(for: keyID)
+                let sealed = try plaintext.withUnsafeBytes { try DocumentCipher.seal($0, key: key, keyID: keyID) }
+                loop.post(Mail.encrypted(job: job, fd: try SealedDocument.create(sealed, name: "mamlab-encrypted")))
+            } catch {
+                loop.post(Mail.event(.encrypted(job: job, .failure(JobFailure("\(error)")))))
+            }
+        }
+    }
+}

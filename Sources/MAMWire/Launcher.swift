@@ -1,0 +1,110 @@
+/// What the launcher tells the broker on the launcher socket (docs/PROTOCOL.md, "Launcher
+/// hand-off"): one typed, versioned message per packet, shared by both ends.
+///
+///     magic "ML" | version u8 | type u8 | length u32 | payload
+///
+/// The broker learns who an app is only from here, never from the app.
+public enum LauncherMessage: Sendable, Equatable {
+    /// An app the launcher started; the packet carries the broker's end of the app's pair.
+    case adopt(Adoption)
+    /// A system call the sandbox refused or killed the app for.
+    case violation(SandboxViolation)
+
+    public static let version: UInt8 = 1
+    static let magic: [UInt8] = [0x4D, 0x4C]
+
+    public var carriesDescriptor: Bool {
+        if case .adopt = self { return true }
+        return false
+    }
+
+    public func encode() -> [UInt8] {
+        var w = Wire.Writer()
+        let type: UInt8
+        switch self {
+        case let .adopt(a):
+            type = 0x01
+            w.text(a.bundleID); w.u32(UInt32(bitPattern: a.pid)); w.optionalText(a.account)
+        case let .violation(v):
+            type = 0x02
+            w.text(v.bundleID); w.u32(UInt32(bitPattern: v.pid)); w.text(v.syscall); w.optionalText(v.detail)
+            w.u8(v.action.rawValue); w.text(v.time)
+        }
+        return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
+    }
+
+    /// Decodes one packet strictly, as `Wire.decode` does frames.
+    public static func decode(_ bytes: [UInt8]) throws(WireError) -> LauncherMessage {
+        guard bytes.count >= 8 else { throw WireError(.truncated, "launcher message of \(bytes.count) bytes is shorter than its 8-byte header") }
+        guard bytes[0] == magic[0], bytes[1] == magic[1] else {
+            throw WireError(.badMagic, "bytes 0-1 are 0x\(Wire.hex(bytes[0]))\(Wire.hex(bytes[1])); a launcher message starts with \"ML\" (0x4D4C)")
+        }
+        guard bytes[2] == version else { throw WireError(.unsupportedVersion, "byte 2: launcher message version \(bytes[2]); this side speaks \(version)") }
+        var r = Wire.Reader(bytes: bytes, offset: 4)
+        let length = Int(try r.u32("length"))
+        guard 8 + length == bytes.count else {
+            throw WireError(8 + length > bytes.count ? .truncated : .trailingBytes,
+                            "header announces \(length) payload bytes; \(bytes.count - 8) arrived")
+        }
+        let message: LauncherMessage
+        switch bytes[3] {
+        case 0x01:
+            let bundle = try r.text("bundleID"), pid = Int32(bitPattern: try r.u32("pid"))
+            message = .adopt(Adoption(bundleID: bundle, pid: pid, account: try r.optionalText("account")))
+        case 0x02:
+            let bundle = try r.text("bundleID"), pid = Int32(bitPattern: try r.u32("pid"))
+            let syscall = try r.text("syscall"), detail = try r.optionalText("detail")
+            let at = r.offset
+            guard let action = SandboxViolation.Action(rawValue: try r.u8("action")) else {
+                throw WireError(.fieldOutOfRange, "field action at byte \(at) is \(bytes[at]); allowed 0 (denied), 1 (killed)")
+            }
+            message = .violation(SandboxViolation(bundleID: bundle, pid: pid, syscall: syscall, detail: detail, action: action, time: try r.text("time")))
+        case let t:
+            throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
+        }
+        guard r.offset == bytes.count else { throw WireError(.trailingBytes, "\(bytes.count - r.offset) bytes after the last field, at byte \(r.offset)") }
+        return message
+    }
+
+    /// Sends the message on a launcher connection, with the app's end of its pair for `adopt`.
+    public func send(on socket: WireSocket, descriptor: Int32? = nil) throws(WireError) {
+        try socket.sendRaw(encode(), descriptor: descriptor)
+    }
+}
+
+/// An app handed to the broker.
+public struct Adoption: Sendable, Equatable {
+    /// The bundle id of the manifest the launcher ran the app under.
+    public var bundleID: String
+    public var pid: Int32
+    /// The account the run signed in (`mamlaunch run --user`), if any.
+    public var account: String?
+
+    public init(bundleID: String, pid: Int32, account: String?) {
+        self.bundleID = bundleID
+        self.pid = pid
+        self.account = account
+    }
+}
+
+/// One refused system call, as the launcher's supervisor saw it.
+public struct SandboxViolation: Sendable, Equatable {
+    public enum Action: UInt8, Sendable { case denied = 0, killed = 1 }
+    public var bundleID: String
+    public var pid: Int32
+    public var syscall: String
+    /// The file, address family or signal target, where there is one (app-controlled: escape it).
+    public var detail: String?
+    public var action: Action
+    /// ISO 8601, UTC.
+    public var time: String
+
+    public init(bundleID: String, pid: Int32, syscall: String, detail: String?, action: Action, time: String) {
+        self.bundleID = bundleID
+        self.pid = pid
+        self.syscall = syscall
+        self.detail = detail
+        self.action = action
+        self.time = time
+    }
+}
