@@ -77,7 +77,7 @@ struct Explain: ParsableCommand {
     @Flag(help: "With open-url and no --to: the twin scheme is a known managed-app scheme (isKnownManagedAppScheme).")
     var knownManagedScheme = false
 
-    @Flag(help: "Print one JSON object: allowed, outcome, rule, tag, message and the details.")
+    @Flag(help: "Print one JSON object: allowed, outcome, rule, tag, source, message and the details.")
     var json = false
 
     func validate() throws {

@@ -84,7 +84,7 @@ struct DebugKeyTests {
         #expect(throws: LoadFailure.self) { try PolicyFile.load(Data(#"{"periodOnlineBeforeAccessCheck": "30"}"#.utf8), file: "g.json") }
     }
 
-    // The log reference's PIN keys, value by value.
+    // The log reference's PIN keys (and the unknown-sources flag), value by value.
     struct PINRow: Sendable, CustomTestStringConvertible {
         var statement: String
         var entries: [String: Int]
@@ -101,6 +101,9 @@ struct DebugKeyTests {
         PINRow(statement: "PINNumRetry x attempts", entries: ["PINNumRetry": 3]) { $0.maximumPinRetries == 3 },
         PINRow(statement: "SimplePINAllowed 0 = Block", entries: ["SimplePINAllowed": 0]) { $0.simplePinBlocked },
         PINRow(statement: "SimplePINAllowed 1 = Allow", entries: ["SimplePINAllowed": 1]) { !$0.simplePinBlocked },
+        PINRow(statement: "ProtectAllIncomingUnknownSourceData 1", entries: ["ProtectAllIncomingUnknownSourceData": 1, "AppSharingFromLevel": 2]) {
+            $0.protectInboundDataFromUnknownSources
+        },
     ]
 
     @Test(arguments: pinRows)
@@ -121,7 +124,7 @@ struct DebugKeyTests {
         }
     }
 
-    @Test(arguments: ["PINRequired", "MinimumPINLength", "SimplePINBlocked"])
+    @Test(arguments: ["PINRequired", "MinimumPINLength", "SimplePINBlocked", "ProtectInboundDataFromUnknownSources"])
     func olderPINKeyNamesAreWarningsThatNameTheLogKey(key: String) {
         let loaded = load([key: 1])
         let warning = loaded.diagnostics.first { $0.path.contains(key) }

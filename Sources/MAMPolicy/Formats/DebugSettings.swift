@@ -35,8 +35,9 @@ public enum DebugSettings {
          ("ManagedBrowserRequired", \.managedBrowserRequired, false),
          ("EnableOpenInFilter", \.filterOpenInToOnlyManagedApps, false),
          ("ProtectManagedOpenInData", \.disableProtectionOfManagedOutboundOpenInData, true),
-         // [chosen] the log reference lists no key for this Graph flag; named after it.
-         ("ProtectInboundDataFromUnknownSources", \.protectInboundDataFromUnknownSources, false),
+         // [doc: log] the reference lists this key, noting that the service does not actively
+         // use it; it is the only debug name for the Graph flag.
+         ("ProtectAllIncomingUnknownSourceData", \.protectInboundDataFromUnknownSources, false),
          ("PrintingBlocked", \.printBlocked, false),
          ("ContactSyncDisabled", \.contactSyncBlocked, false),
          ("DataBackupDisabled", \.dataBackupBlocked, false),
@@ -58,6 +59,7 @@ public enum DebugSettings {
     /// still uses one is told the right name instead of "unknown".
     static let renamedKeys: [String: String] = [
         "PINRequired": "PINEnabled", "MinimumPINLength": "PINMinLength", "SimplePINBlocked": "SimplePINAllowed (0 blocks simple PINs)",
+        "ProtectInboundDataFromUnknownSources": "ProtectAllIncomingUnknownSourceData",
     ]
 
     /// Open locations the log reference numbers but the model cannot hold: Graph's
@@ -135,7 +137,7 @@ public enum DebugSettings {
         case "filterOpenInToOnlyManagedApps": return "EnableOpenInFilter"
         case "disableProtectionOfManagedOutboundOpenInData": return "ProtectManagedOpenInData"
         case "customDialerAppProtocol": return "SpecificDialerProtocol"
-        case "protectInboundDataFromUnknownSources": return "ProtectInboundDataFromUnknownSources"
+        case "protectInboundDataFromUnknownSources": return "ProtectAllIncomingUnknownSourceData"
         default: return p
         }
     }
