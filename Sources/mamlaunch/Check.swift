@@ -54,8 +54,14 @@ struct Check: ParsableCommand {
         }
 
         var manifests: [AppManifest] = []
+        // The manifests checked here, with their files: an app and its Open-in extension are
+        // checked as a pair.
+        var checked: [(manifest: AppManifest, file: String)] = []
+        var known: [(manifest: AppManifest, file: String)] = []
         if let appsDir = apps.map({ URL(fileURLWithPath: $0) }) ?? root?.appendingPathComponent("Apps") {
-            manifests += Catalog.loadApps(in: appsDir).apps.map(\.manifest)
+            let found = Catalog.loadApps(in: appsDir).apps
+            manifests += found.map(\.manifest)
+            known += found.map { ($0.manifest, $0.file) }
         }
         var tenants: [Tenant] = []
         for file in files {
@@ -71,6 +77,7 @@ struct Check: ParsableCommand {
                     let loaded = try AppManifest.load(data, file: shown)
                     diagnostics += loaded.warnings
                     manifests.append(loaded.manifest)
+                    checked.append((loaded.manifest, shown))
                 case .policy:
                     diagnostics += try PolicyFile.load(data, file: shown).flatMap(\.warnings)
                 }
@@ -78,6 +85,10 @@ struct Check: ParsableCommand {
                 diagnostics += error.diagnostics
             }
         }
+        // A checked extension's app may be one of the known apps; the finding is the extension's.
+        let checkedFiles = Set(checked.map(\.file))
+        let pairs = checked + known.filter { !checkedFiles.contains($0.file) }
+        diagnostics += ManifestRequirements.checkAppGroups(pairs).filter { checkedFiles.contains($0.file) }
         if !ignoreUnknownApps && !manifests.isEmpty {
             for tenant in tenants { diagnostics += Catalog.unknownApps(tenant, known: manifests) }
         }

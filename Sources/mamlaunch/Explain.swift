@@ -30,8 +30,12 @@ struct Explain: ParsableCommand {
             bundle id of a manifest given with --manifest. ACCOUNT is a UPN, an OID or \
             `personal`; several may be listed with commas: the first is the identity the app \
             acts under now, the others are also signed in (Mail:adele@contoso.com,personal). \
-            Omitted, the app acts under the managed account enrolled in it: the tenant's \
-            device.enrollments entry, else the first user a policy targets for the app.
+            `none` first says a multi-identity app has set no identity yet, its launch state: \
+            unmanaged, without a personal account (Mail:none). Omitted, the app acts under the \
+            managed account enrolled in it: the tenant's device.enrollments entry, else the \
+            first user a policy targets for the app. An app holds one managed account: a \
+            second account that a policy targets is refused (SingleManagedAccountMode, 227), \
+            and a tenant user signed in beside the enrolled account is unmanaged there.
 
             A LOCATION is a save location (oneDriveForBusiness, sharePoint, box, dropbox, \
             googleDrive, localDrive, cameraRoll, accountDocument, other) or an open location \
@@ -58,7 +62,7 @@ struct Explain: ParsableCommand {
     @Option(help: "The URL to open (open-url).")
     var url: String?
 
-    @Option(help: ArgumentHelp("The document's content type, e.g. com.adobe.pdf (open-in).", valueName: "UTI"))
+    @Option(help: ArgumentHelp("The document's content type, e.g. com.adobe.pdf (open-in; import of a document).", valueName: "UTI"))
     var type: String?
 
     @Option(help: ArgumentHelp("The storage location (save-to, open-from).", valueName: "LOCATION[:ACCOUNT]"))
@@ -73,7 +77,7 @@ struct Explain: ParsableCommand {
     @Flag(help: "With open-url and no --to: the twin scheme is a known managed-app scheme (isKnownManagedAppScheme).")
     var knownManagedScheme = false
 
-    @Flag(help: "Print one JSON object: allowed, outcome, rule, tag, message and the details.")
+    @Flag(help: "Print one JSON object: allowed, outcome, rule, tag, source, message and the details.")
     var json = false
 
     func validate() throws {
@@ -107,7 +111,13 @@ struct Explain: ParsableCommand {
         case .send, .receive:
             decision = engine.transfer(from: source!, to: target!, mode: .push)
         case .import:
-            decision = engine.transfer(from: source!, to: target!, mode: .import)
+            // With --type the pulled item is a document, as the broker's import of one; the
+            // engine gives the same answer as for data (§4.1.4: an import is never encrypted).
+            if let type {
+                decision = engine.openIn(type: type, from: source!, to: target!, mode: .import)
+            } else {
+                decision = engine.transfer(from: source!, to: target!, mode: .import)
+            }
         case .paste:
             decision = engine.paste(PasteboardItem(source: source!, text: text!), into: target!)
         case .openURL:

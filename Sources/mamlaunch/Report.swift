@@ -43,13 +43,13 @@ struct Report {
     private func describe(_ p: Party?) -> String {
         guard let p else { return "-" }
         let state = p.isManaged ? "managed" : "unmanaged"
-        return "\(p.app.bundleID) as \(p.identity) (\(state))"
+        return "\(p.app.bundleID) as \(p.identityDescription) (\(state))"
     }
 
     func text() -> String {
         let d = decision
         var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))"]
-        lines.append("  rule      \(d.rule.id) [\(d.tag.rawValue)] \(d.rule.summary)")
+        lines.append("  rule      \(d.rule.id) \(d.source.label) \(d.rule.summary)")
         if !d.message.isEmpty { lines.append("  message   \(d.message)") }
         if let id = d.receivingIdentity { lines.append("  identity  received as \(id)") }
         if let url = d.url { lines.append("  url       \(url)") }
@@ -60,11 +60,19 @@ struct Report {
             for (k, v) in fields(of: d.rule) { lines.append("            \(k) = \(v)") }
         }
         if let s = d.senderRule {
-            lines.append("  sender    \(s.id) [\(s.tag.rawValue)] \(s.summary)")
+            lines.append("  sender    \(s.id) \(s.source.label) \(s.summary)")
             for (k, v) in fields(of: s) { lines.append("            \(k) = \(v)") }
         }
+        let sections = [d.rule.id] + (d.senderRule.map { [$0.id] } ?? [])
+        lines.append("  see       docs/SEMANTICS.md §" + Array(Set(sections)).sorted().joined(separator: ", §"))
         lines += notes.map { "  \($0)" }
         return lines.joined(separator: "\n")
+    }
+
+    /// A party in --json: `identity` is an account, `personal` or `none` (no identity set yet).
+    private func side(_ p: Party) -> [String: Any] {
+        ["app": p.app.bundleID, "identity": p.identityIsSet ? p.identity.description : "none",
+         "identitySet": p.identityIsSet, "managed": p.isManaged, "enrolled": p.enrolled?.name ?? NSNull()]
     }
 
     func json() -> String {
@@ -74,19 +82,25 @@ struct Report {
             "outcome": d.outcome.rawValue,
             "rule": d.rule.id,
             "tag": d.tag.rawValue,
+            "source": d.source.description,
             "message": d.message,
             "ruleName": d.rule.rawValue,
             "summary": d.rule.summary,
             "channel": channel,
             "fields": Dictionary(fields(of: d.rule), uniquingKeysWith: { a, _ in a }),
         ]
-        if let from { object["from"] = ["app": from.app.bundleID, "identity": from.identity.description, "managed": from.isManaged] }
-        if let to { object["to"] = ["app": to.app.bundleID, "identity": to.identity.description, "managed": to.isManaged] }
+        if let from { object["from"] = side(from) }
+        if let to { object["to"] = side(to) }
         if let id = d.receivingIdentity { object["receivingIdentity"] = id.description }
         if let url = d.url { object["url"] = url }
         if let t = d.deliveredType { object["deliveredType"] = t }
         if let r = d.replacementText { object["replacementText"] = r }
-        if let s = d.senderRule { object["senderRule"] = s.id }
+        if let s = d.senderRule {
+            object["senderRule"] = s.id
+            object["senderRuleName"] = s.rawValue
+            object["senderTag"] = s.tag.rawValue
+            object["senderSource"] = s.source.description
+        }
         if !notes.isEmpty { object["notes"] = notes }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return String(decoding: data, as: UTF8.self)

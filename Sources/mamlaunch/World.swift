@@ -60,7 +60,8 @@ struct World {
         return World(engine: PolicyEngine(tenant: tenant, apps: apps.map(\.manifest)), apps: apps, notes: notes)
     }
 
-    /// `APP[:ACCOUNT[,ACCOUNT...]]` to a party.
+    /// `APP[:ACCOUNT[,ACCOUNT...]]` to a party. The first ACCOUNT is the identity the app acts
+    /// under now (`none`: a multi-identity app that has set none yet); the others are signed in too.
     func party(_ spec: String, notes: inout [String]) throws -> Party {
         let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = String(parts[0])
@@ -68,24 +69,51 @@ struct World {
             let known = apps.map { "\($0.name) (\($0.manifest.bundleID))" }.joined(separator: ", ")
             throw ValidationError("unknown app \"\(name)\"; known apps: \(known); pass --manifest for your own")
         }
-        let accounts = parts.count > 1 ? parts[1].split(separator: ",").map(String.init) : []
+        var accounts = parts.count > 1 ? parts[1].split(separator: ",").map(String.init) : []
         if parts.count > 1 && accounts.isEmpty {
-            throw ValidationError("\"\(spec)\": no account after ':'; give a UPN, an OID or personal")
+            throw ValidationError("\"\(spec)\": no account after ':'; give a UPN, an OID, personal or none")
+        }
+        let manifest = app.manifest
+        let launchState = accounts.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() == Self.noIdentity } ?? false
+        if launchState {
+            guard manifest.isMultiIdentity else {
+                throw ValidationError("\"\(spec)\": \(app.name) is not a multi-identity app; only a multi-identity app starts with no identity set (a single-identity app runs as its enrolled account)")
+            }
+            accounts.removeFirst()
+        }
+        if let stray = accounts.first(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == Self.noIdentity }) {
+            throw ValidationError("\"\(spec)\": \(stray) can only come first (the identity the app acts under now)")
         }
         let identities = accounts.map { engine.tenant.identity(named: $0) }
         let personal = Set(engine.tenant.personalAccounts.map { $0.lowercased() })
         for case let .account(a) in identities where a.userIndex == nil && !personal.contains(a.name.lowercased()) {
             notes.append("note: \(a.name) is not a user of tenant \(engine.tenant.name); it is an unmanaged account")
         }
-        let manifest = app.manifest
-        guard let first = identities.first else { return engine.party(manifest, identity: engine.defaultIdentity(for: manifest)) }
-        let managed = identities.compactMap(\.account).first { engine.tenant.policy(app: manifest.bundleID, account: $0) != nil }
         if manifest.integratesSDK && !manifest.isMultiIdentity && identities.count > 1 {
-            notes.append("note: \(app.name) is a single-identity app; only \(first) is signed in")
+            notes.append("note: \(app.name) is a single-identity app; only \(identities[0]) is signed in")
         }
-        return engine.party(manifest, identity: first, enrolled: manifest.isMultiIdentity ? managed : nil,
-                            personalAccountSignedIn: identities.contains(.personal))
+        // One managed account per app; a second one is refused as the SDK refuses it (227).
+        let signedIn = manifest.isMultiIdentity ? identities.compactMap(\.account) : Array(identities.prefix(1).compactMap(\.account))
+        let enrolled: Account?
+        switch engine.enrollment(of: manifest, signedIn: signedIn) {
+        case let .success(a): enrolled = a
+        case let .failure(refusal): throw Failure(description: "\(refusal)")
+        }
+        if let e = enrolled, manifest.integratesSDK {
+            for case let .account(a) in identities where a != e && engine.tenant.policy(app: manifest.bundleID, account: a) != nil {
+                notes.append("note: \(a) is signed in to \(app.name) but \(e) is its enrolled account, so \(a) is unmanaged there")
+            }
+        }
+        let alsoPersonal = identities.contains(.personal)
+        if launchState {
+            return engine.partyWithNoIdentitySet(manifest, enrolled: enrolled, personalAccountSignedIn: alsoPersonal)
+        }
+        guard let first = identities.first else { return engine.party(manifest, identity: engine.defaultIdentity(for: manifest)) }
+        return engine.party(manifest, identity: first, enrolled: enrolled, personalAccountSignedIn: alsoPersonal)
     }
+
+    /// How `--from`/`--to` say "no identity set yet" (distinct from `personal`, the SDK's `""`).
+    static let noIdentity = "none"
 
     func account(_ name: String?, notes: inout [String]) throws -> Account? {
         guard let name, !name.isEmpty else { return nil }

@@ -135,7 +135,8 @@ struct BadInputTests {
         d["IntuneMAMSettings"] = ["MaxFileProtectionLevel": "Complete"]
         #expect(try load(d).errors.first?.contains("allowed values: NSFileProtectionComplete,") == true)
         d["IntuneMAMSettings"] = ["MultiIdentity": true, "Frobnicate": 1]
-        #expect(try load(d).warnings == [#"Info.plist: warning: IntuneMAMSettings.Frobnicate: unknown IntuneMAMSettings key "Frobnicate"; the SDK ignores it"#])
+        // (The manifest also lacks the queries list the guides ask for: ManifestRequirementTests.)
+        #expect(try load(d).warnings.contains(#"Info.plist: warning: IntuneMAMSettings.Frobnicate: unknown IntuneMAMSettings key "Frobnicate"; the SDK ignores it"#))
         d = base
         d["NSExtension"] = ["NSExtensionPointIdentifier": "com.apple.share-services"]
         d["IntuneMAMSettings"] = [String: Any]()

@@ -43,15 +43,17 @@ struct PasteboardTests {
         #expect(d.message == UserMessage.paste)
     }
 
-    @Test func characterLimitCountsUnicodeScalars() {
+    // The limit counts UTF-16 code units (FidelityTests has the table at the limit and one past).
+    @Test func characterLimitCountsUTF16CodeUnitsNotBytes() {
         let lab = Lab(settings: .with { $0.clipboard = .blocked; $0.clipboardExceptionLength = 5 })
         let src = lab.party("mail"), dst = lab.party("notes")
         #expect(paste(lab, "12345", from: src, into: dst).rule == .pasteUnderCharacterLimit)
         #expect(paste(lab, "123456", from: src, into: dst).outcome == .blocked)
-        // Five scalars, more UTF-8 bytes: still within the limit.
+        // Five units, more UTF-8 bytes: still within the limit.
         #expect(paste(lab, "ééééé", from: src, into: dst).outcome == .allowed)
-        // A flag emoji is two scalars.
+        // A flag is two regional indicators, each two units: three flags are 12.
         #expect(paste(lab, "🇫🇷🇫🇷🇫🇷", from: src, into: dst).outcome == .blocked)
+        #expect(paste(lab, "🇫🇷a", from: src, into: dst).outcome == .allowed)
     }
 
     @Test(arguments: [

@@ -24,6 +24,15 @@ struct RuleCoverageTests {
             let mail = lab.party("mail")
             seen.insert(lab.engine.isURLAllowed("unlisted://x", by: mail).rule)
             seen.insert(lab.engine.openURL("::", from: mail, to: nil).rule)
+            // §1.identity and §4.3.0: the decisions the broker asks about identities and an empty pasteboard.
+            let tenant = lab.engine.tenant
+            let adele = tenant.knownAccount(named: Lab.adele)!, ben = tenant.knownAccount(named: Lab.ben)!
+            seen.insert(lab.engine.setIdentity(.account(adele), for: mail, signedIn: [adele]).rule)
+            seen.insert(lab.engine.setIdentity(.account(adele), for: lab.party("notes"), signedIn: [adele]).rule)
+            seen.insert(lab.engine.setIdentity(.account(ben), for: mail, signedIn: [adele]).rule)
+            let withBen = Lab(settings: s, ben: s)
+            seen.insert(withBen.engine.setIdentity(.account(ben), for: withBen.party("mail", Lab.adele), signedIn: [adele, ben]).rule)
+            seen.insert(lab.engine.pasteFromEmptyPasteboard(into: mail).rule)
         }
         let missing = Rule.allCases.filter { !seen.contains($0) }
         #expect(missing.isEmpty, "never produced: \(missing)")
@@ -31,12 +40,13 @@ struct RuleCoverageTests {
 
     @Test func everyRuleHasAnIdATagAndAReason() {
         for rule in Rule.allCases {
-            #expect(rule.id.hasPrefix("4."))
+            #expect(rule.id.hasPrefix("4.") || rule.id.hasPrefix("1."))
             #expect(!rule.summary.isEmpty)
         }
         // Blocking rules carry one of the messages of SEMANTICS §6.
         let messages = [UserMessage.sendNone, UserMessage.sendManaged, UserMessage.receiveNone, UserMessage.receiveManaged,
-                        UserMessage.paste, "\(UserMessage.sharingTitle): \(UserMessage.sharing)", UserMessage.noHandler]
+                        UserMessage.paste, "\(UserMessage.sharingTitle): \(UserMessage.sharing)", UserMessage.noHandler,
+                        UserMessage.identityRefused]
         for rule in Rule.allCases where !rule.message.isEmpty { #expect(messages.contains(rule.message), "\(rule)") }
     }
 }

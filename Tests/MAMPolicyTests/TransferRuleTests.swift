@@ -20,8 +20,13 @@ struct TransferRuleTests {
         let d = lab.engine.send(from: lab.party("mail"), to: lab.party("docs"), mode: .push)
         #expect(d.outcome == .blocked && d.rule.id == "4.1.3")
         #expect(d.message == UserMessage.sendNone)
+        // admin, Send org data = None: a document sent through a managed Open-in arrives
+        // encrypted and unreadable, even at a managed app; pulled by an import it is blocked.
         let openIn = lab.engine.openIn(type: "com.adobe.pdf", from: lab.party("mail"), to: lab.party("docs"))
-        #expect(openIn.outcome == .blocked)
+        #expect(openIn.outcome == .encrypted && openIn.rule == .sendNone && openIn.message.isEmpty)
+        #expect(openIn.deliveredType == "com.microsoft.intune.mam.com.adobe.pdf")
+        let imported = lab.engine.openIn(type: "com.adobe.pdf", from: lab.party("mail"), to: lab.party("docs"), mode: .import)
+        #expect(imported.outcome == .blocked && imported.rule == .sendNone)
     }
 
     @Test func pushToAppWithAccountEnrolledSwitchesIt() {

@@ -1,4 +1,4 @@
-/// What happened to the data (SEMANTICS §4).
+/// What happened to the data (docs/SEMANTICS.md §4).
 public enum Outcome: String, Sendable, Hashable, CaseIterable {
     case allowed
     case blocked
@@ -15,12 +15,13 @@ public enum Outcome: String, Sendable, Hashable, CaseIterable {
     public var delivers: Bool { self != .blocked && self != .filtered }
 }
 
-/// Where a rule comes from (SEMANTICS preamble); `explain` prints it.
+/// What kind of source a rule has: the vendor documents it (`doc`), users report it
+/// (`observed`), or MAMLab chose it (`chosen`). `RuleSource` names the source itself.
 public enum Tag: String, Sendable, Hashable {
     case doc, observed, chosen
 }
 
-/// The text a blocked user sees (SEMANTICS §6).
+/// The text a blocked user sees (docs/SEMANTICS.md §6).
 public enum UserMessage {
     public static let sendNone = "Your organization does not allow you to transfer its data to other apps."
     public static let sendManaged = "Your organization only allows you to transfer its data to other managed apps."
@@ -64,9 +65,10 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
 
     public var allowed: Bool { outcome.delivers }
     public var tag: Tag { rule.tag }
+    public var source: RuleSource { rule.source }
     public var ruleID: String { rule.id }
     /// The user-facing text; empty when the user sees nothing.
     public var message: String { outcome.delivers ? "" : rule.message }
 
-    public var description: String { "\(outcome.rawValue) (\(rule.id) [\(rule.tag.rawValue)])" }
+    public var description: String { "\(outcome.rawValue) (\(rule.id) \(rule.source.label))" }
 }

@@ -57,7 +57,8 @@ extension PolicyEngine {
         let declaresPlain = declaresTwin || app.acceptsAnyDocument || declared.contains(.plain)
         guard declaresTwin || declaresPlain else { return Decision(.filtered, .openInTypeNotDeclared) }
 
-        if let ref = sender.activeRef, ref.value.settings.send == .managedApps,
+        // Filtering trims the share sheet; an import has none, and §4.1.4 blocks it anyway.
+        if mode == .push, let ref = sender.activeRef, ref.value.settings.send == .managedApps,
            ref.value.settings.filterOpenInToOnlyManagedApps, !declaresTwin {
             return Decision(.filtered, .openInFilterNeedsTwin)
         }

@@ -13,7 +13,7 @@ final class Shared<Value: Sendable>: Sendable {
 public struct Party: Sendable, Hashable, CustomStringConvertible {
     @usableFromInline let appRef: Shared<AppManifest>
     @usableFromInline let policyRef: Shared<Policy>?
-    /// The effective identity the app acts under for this action (SEMANTICS §1).
+    /// The effective identity the app acts under for this action (docs/SEMANTICS.md §1).
     public var identity: Identity
     /// The managed account enrolled in the app; at most one [doc].
     public let enrolled: Account?
@@ -23,9 +23,13 @@ public struct Party: Sendable, Hashable, CustomStringConvertible {
     public var isMDMManaged: Bool
     public let integratesSDK: Bool
     public let isMultiIdentity: Bool
+    /// False for a multi-identity app that has set no identity yet (its launch state); it then
+    /// acts as unmanaged, like `.personal`, without a personal account being implied.
+    public var identityIsSet: Bool { !launchState || identity != .personal }
+    @usableFromInline let launchState: Bool
 
     public init(app: AppManifest, identity: Identity, enrolled: Account?, policy: Policy?,
-                personalAccountSignedIn: Bool = false, isMDMManaged: Bool = false) {
+                personalAccountSignedIn: Bool = false, isMDMManaged: Bool = false, identityIsSet: Bool = true) {
         self.appRef = Shared(app)
         self.identity = identity
         self.enrolled = app.integratesSDK ? enrolled : nil
@@ -34,6 +38,7 @@ public struct Party: Sendable, Hashable, CustomStringConvertible {
         self.isMDMManaged = isMDMManaged
         self.integratesSDK = app.integratesSDK
         self.isMultiIdentity = app.isMultiIdentity
+        self.launchState = !identityIsSet
     }
 
     public var app: AppManifest { appRef.value }
@@ -41,7 +46,7 @@ public struct Party: Sendable, Hashable, CustomStringConvertible {
     public var policy: Policy? { policyRef?.value }
     public var bundleID: String { appRef.value.bundleID }
 
-    /// Managed: an SDK app acting under its enrolled account, which a policy targets (SEMANTICS §1).
+    /// Managed: an SDK app acting under its enrolled account, which a policy targets (docs/SEMANTICS.md §1).
     @inlinable public var isManaged: Bool {
         guard policyRef != nil, let e = enrolled, case let .account(a) = identity else { return false }
         return a == e
@@ -75,6 +80,7 @@ public struct Party: Sendable, Hashable, CustomStringConvertible {
     public static func == (a: Party, b: Party) -> Bool {
         (a.appRef === b.appRef || a.appRef.value == b.appRef.value) && a.identity == b.identity && a.enrolled == b.enrolled
             && a.policy == b.policy && a.personalAccountSignedIn == b.personalAccountSignedIn && a.isMDMManaged == b.isMDMManaged
+            && a.identityIsSet == b.identityIsSet
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -83,5 +89,8 @@ public struct Party: Sendable, Hashable, CustomStringConvertible {
         hasher.combine(enrolled)
     }
 
-    public var description: String { "\(bundleID):\(identity)" }
+    public var description: String { "\(bundleID):\(identityDescription)" }
+
+    /// The identity as `explain` shows it: an account, `personal`, or `no identity set`.
+    public var identityDescription: String { identityIsSet ? identity.description : "no identity set" }
 }

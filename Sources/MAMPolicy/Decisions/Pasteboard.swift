@@ -2,12 +2,13 @@
 public struct PasteboardItem: Sendable, Hashable {
     /// The party that copied it.
     public var source: Party
-    /// Length in Unicode scalars [chosen].
+    /// Length in UTF-16 code units, as iOS counts a string (`NSString.length`): an emoji
+    /// outside the Basic Multilingual Plane counts 2 [chosen, docs/SEMANTICS.md §4.3].
     public var length: Int
 
     public init(source: Party, text: String) {
         self.source = source
-        self.length = text.unicodeScalars.count
+        self.length = text.utf16.count
     }
 
     public init(source: Party, length: Int) {

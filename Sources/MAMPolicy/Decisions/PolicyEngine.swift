@@ -1,4 +1,4 @@
-/// The decision engine: every decision of SEMANTICS §4 as a function over value types.
+/// The decision engine: every decision of docs/SEMANTICS.md §4 as a function over value types.
 ///
 /// Pure: no I/O, no clock, no globals. The broker, MAMKit and `mamlaunch` all ask it and never
 /// decide themselves.
@@ -23,27 +23,48 @@ public struct PolicyEngine: Sendable {
     ///
     /// - Parameters:
     ///   - identity: the identity the app acts under now.
-    ///   - enrolled: the managed account enrolled in the app; `nil` takes the tenant's default
-    ///     for an SDK app (the device's enrollment entry, else the first targeted user).
+    ///   - enrolled: the managed account enrolled in the app; `nil` takes the tenant's: the
+    ///     device's `enrollments` entry for the app when there is one, else the account acting
+    ///     when a policy targets it, else (multi-identity) the first targeted user. Another
+    ///     account of the tenant acting in an app whose enrolled account is someone else is
+    ///     not managed there: the policy follows the enrolled account only [seed 002
+    ///     §Stage 5: once an account is enrolled, the app's other users are unmanaged].
     ///     A single-identity app acting as personal has nothing enrolled [doc: its process
     ///     identity is the enrolled account].
     ///   - personalAccountSignedIn: a multi-identity app with a personal account as well.
     public func party(_ app: AppManifest, identity: Identity, enrolled: Account? = nil,
                       personalAccountSignedIn: Bool = false) -> Party {
-        var account = enrolled
-        if account == nil, app.integratesSDK {
-            switch identity {
-            case let .account(a):
-                // A single-identity app's process identity is its enrolled account.
-                let targeted = tenant.policy(app: app.bundleID, account: a) != nil
-                account = targeted || !app.isMultiIdentity ? a : tenant.defaultEnrollment(app: app.bundleID)
-            case .personal:
-                account = app.isMultiIdentity ? tenant.defaultEnrollment(app: app.bundleID) : nil
-            }
-        }
+        let account = enrolled ?? defaultEnrollment(app, acting: identity)
         let policy = account.flatMap { tenant.policy(app: app.bundleID, account: $0) }
         return Party(app: app, identity: identity, enrolled: account, policy: policy,
                      personalAccountSignedIn: personalAccountSignedIn || (app.isMultiIdentity && identity == .personal),
                      isMDMManaged: tenant.device.mdmManagedApps.contains(app.bundleID.lowercased()))
+    }
+
+    /// A multi-identity app in its launch state: no identity set yet, so it is unmanaged and
+    /// no policy applies [seed 000 §Switch identities: a multi-identity app starts under an
+    /// unknown account that is not managed]. Unlike the personal identity (`""`), it does not
+    /// mean a personal account is signed in.
+    public func partyWithNoIdentitySet(_ app: AppManifest, enrolled: Account? = nil,
+                                       personalAccountSignedIn: Bool = false) -> Party {
+        let account = app.integratesSDK ? (enrolled ?? tenant.defaultEnrollment(app: app.bundleID)) : nil
+        let policy = account.flatMap { tenant.policy(app: app.bundleID, account: $0) }
+        return Party(app: app, identity: .personal, enrolled: account, policy: policy,
+                     personalAccountSignedIn: personalAccountSignedIn,
+                     isMDMManaged: tenant.device.mdmManagedApps.contains(app.bundleID.lowercased()),
+                     identityIsSet: false)
+    }
+
+    private func defaultEnrollment(_ app: AppManifest, acting identity: Identity) -> Account? {
+        guard app.integratesSDK else { return nil }
+        if let e = tenant.device.enrollments[app.bundleID.lowercased()] { return e }
+        switch identity {
+        case let .account(a):
+            // A single-identity app's process identity is its enrolled account.
+            let targeted = tenant.policy(app: app.bundleID, account: a) != nil
+            return targeted || !app.isMultiIdentity ? a : tenant.defaultEnrollment(app: app.bundleID)
+        case .personal:
+            return app.isMultiIdentity ? tenant.defaultEnrollment(app: app.bundleID) : nil
+        }
     }
 }

@@ -1,7 +1,12 @@
 /// Every rule of SEMANTICS §4 the engine can answer with.
 ///
-/// `id` is the SEMANTICS paragraph, `tag` its source, `fields` the policy properties (Graph
-/// names) that decided, and `side` whose policy they were read from.
+/// `id` is the paragraph of docs/SEMANTICS.md that states the rule, `source` where the rule
+/// comes from (RuleSource.swift), `fields` the policy properties (Graph names) that decided,
+/// and `side` whose policy they were read from.
+///
+/// A new rule: its case here and a line in each switch below, its source in RuleSource.swift
+/// (that switch has no default, so a rule without a source does not compile), and a row in
+/// its section of docs/SEMANTICS.md (SpecificationTests fails until the page lists it).
 public enum Rule: String, Sendable, Hashable, CaseIterable {
     // 4.1 send
     case senderUnmanaged, sendAllApps, sendNone, sendToManagedTarget, sendImportIdentityMismatch
@@ -53,17 +58,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    public var tag: Tag {
-        switch self {
-        case .pasteInFromManaged, .pasteInBlocked, .urlTwinWrapped, .urlNotHandled, .saveAccountDocument,
-             .openLocalOrOther, .openAccountDocument, .identitySet, .identityNoSDK, .identityNotSignedIn, .pasteboardEmpty:
-            return .chosen
-        case .pasteOrgNotManagedTarget, .sendExemptScheme:
-            return .observed
-        default:
-            return .doc
-        }
-    }
+    /// `doc`, `observed` or `chosen`, from the rule's source (RuleSource.swift).
+    public var tag: Tag { source.tag }
 
     public var side: PolicySide {
         switch self {
@@ -149,7 +145,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .senderUnmanaged: return "the sender is not a managed party, so its policy is unrestricted"
         case .sendAllApps: return "the sender's policy lets org data go to any app"
-        case .sendNone: return "the sender's policy lets org data go to no other app"
+        case .sendNone: return "the sender's policy lets org data go to no other app; a document sent through Open-in arrives encrypted"
         case .sendToManagedTarget: return "the target is policy-managed under the data's account"
         case .sendImportIdentityMismatch: return "an active import needs the importing app to run under the data's managed account"
         case .sendExemptScheme: return "the URL scheme is exempt from the sender's policy and opens unwrapped"
@@ -158,7 +154,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .sendOpenInEncrypted: return "the document reaches the unmanaged target encrypted"
         case .sendToUnmanagedBlocked: return "the target is not policy-managed under the data's account"
         case .receiverUnmanaged: return "the receiver is not a managed party, so its policy is unrestricted"
-        case .receiverUnmanagedSwitch: return "org data arriving at a personal identity switches the app to the data's managed account"
+        case .receiverUnmanagedSwitch: return "org data arriving at an app with its account enrolled, shown as another identity or none, switches the app to that account"
         case .receiveAllApps: return "the receiver's policy accepts data from any app"
         case .receiveAllAppsTagged: return "data with no owner is tagged with the device's MDM user and becomes org data"
         case .receiveFromManaged: return "org data from a policy-managed sender is accepted"

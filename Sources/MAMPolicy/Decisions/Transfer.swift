@@ -24,6 +24,9 @@ extension PolicyEngine {
         case .allApps:
             return Decision(.allowed, .sendAllApps)
         case .none:
+            // admin, Send org data = None: a document sent through a managed Open-in still
+            // arrives, encrypted and unreadable, even at a managed app.
+            if kind == .openIn && mode == .push { return Decision(.encrypted, .sendNone) }
             return Decision(.blocked, .sendNone)
         case .managedApps:
             switch mode {
@@ -39,8 +42,12 @@ extension PolicyEngine {
             default:
                 break
             }
-            switch kind {
-            case .openIn:
+            // Filtering, OS sharing and encrypted delivery describe a document the sender hands
+            // over through the share sheet [admin]. An active import pulls the data into an app
+            // that is not managed under the account, which seed 002's exit criteria block
+            // whatever the kind ("Unmanaged identity import from managed app").
+            switch (kind, mode) {
+            case (.openIn, .push):
                 if ref.value.settings.filterOpenInToOnlyManagedApps { return Decision(.filtered, .sendOpenInFiltered) }
                 if ref.value.settings.disableProtectionOfManagedOutboundOpenInData && tenant.device.mdmEnrolled && target.isMDMManaged {
                     return Decision(.allowed, .sendOpenInOSSharing)

@@ -15,14 +15,15 @@ public enum DebugSettings {
     // [doc] 0 none, 1 a specific dialer, 3 any dialer; 2 for managed dialers is [chosen].
     static let dialer: [(Int, DialerLevel)] = [(0, .blocked), (1, .customApp), (2, .managedApps), (3, .allApps)]
     static let notification: [(Int, NotificationRestriction)] = [(0, .allow), (1, .blockOrganizationalData), (2, .block)]
-    // [chosen] 0 numeric, 1 alphanumeric and symbols.
-    static let pinCharacters: [(Int, PINCharacterSet)] = [(0, .numeric), (1, .alphanumericAndSymbol)]
+    // [doc: log] `PINCharacterType` 0 = Passcode (letters, digits and symbols), 1 = Numeric.
+    static let pinCharacters: [(Int, PINCharacterSet)] = [(0, .alphanumericAndSymbol), (1, .numeric)]
 
     /// `ManagedLocations` bits: note Photo Library is 128 here but 64 in the SDK API [doc].
     public static let saveBits: [(Int, SaveLocation)] = [
         (1, .oneDriveForBusiness), (2, .sharePoint), (4, .box), (32, .localDrive), (128, .cameraRoll),
     ]
-    /// `OpenDataFromManagedLocations` bits [doc].
+    /// `OpenDataFromManagedLocations` bits [doc]. Local Storage (8) is read and then dropped with
+    /// a warning: see `unrepresentableOpenBits`.
     public static let openBits: [(Int, OpenLocation)] = [
         (1, .oneDriveForBusiness), (2, .sharePoint), (4, .camera), (8, .localStorage), (16, .photos),
     ]
@@ -34,20 +35,37 @@ public enum DebugSettings {
          ("ManagedBrowserRequired", \.managedBrowserRequired, false),
          ("EnableOpenInFilter", \.filterOpenInToOnlyManagedApps, false),
          ("ProtectManagedOpenInData", \.disableProtectionOfManagedOutboundOpenInData, true),
-         // [chosen] the log reference lists no key for this Graph flag; named after it.
-         ("ProtectInboundDataFromUnknownSources", \.protectInboundDataFromUnknownSources, false),
+         // [doc: log] the reference lists this key, noting that the service does not actively
+         // use it; it is the only debug name for the Graph flag.
+         ("ProtectAllIncomingUnknownSourceData", \.protectInboundDataFromUnknownSources, false),
          ("PrintingBlocked", \.printBlocked, false),
          ("ContactSyncDisabled", \.contactSyncBlocked, false),
          ("DataBackupDisabled", \.dataBackupBlocked, false),
-         ("PINRequired", \.pinRequired, false),
-         ("SimplePINBlocked", \.simplePinBlocked, false)]
+         // [doc: log] the PIN keys: `PINEnabled` 1 = required, `SimplePINAllowed` 0 = block.
+         ("PINEnabled", \.pinRequired, false),
+         ("SimplePINAllowed", \.simplePinBlocked, true)]
     }
 
     static func intKeys() -> [(String, WritableKeyPath<PolicySettings, Int>, Int)] {
         [("ClipboardCharacterLengthException", \.clipboardExceptionLength, 0),
-         ("MinimumPINLength", \.minimumPinLength, 1),
-         ("PINNumRetry", \.maximumPinRetries, 1)]
+         ("PINMinLength", \.minimumPinLength, 1),
+         ("PINNumRetry", \.maximumPinRetries, 1),
+         // seed 004 §Test app protection policy settings in Xcode: minutes, any integer greater than 0.
+         ("AccessRecheckOfflineTimeout", \.accessRecheckOfflineMinutes, 1),
+         ("AccessRecheckOnlineTimeout", \.accessRecheckOnlineMinutes, 1)]
     }
+
+    /// Names an earlier MAMLab used for keys the log reference spells otherwise; a file that
+    /// still uses one is told the right name instead of "unknown".
+    static let renamedKeys: [String: String] = [
+        "PINRequired": "PINEnabled", "MinimumPINLength": "PINMinLength", "SimplePINBlocked": "SimplePINAllowed (0 blocks simple PINs)",
+        "ProtectInboundDataFromUnknownSources": "ProtectAllIncomingUnknownSourceData",
+    ]
+
+    /// Open locations the log reference numbers but the model cannot hold: Graph's
+    /// `allowedDataIngestionLocations` has no local storage, and docs/SEMANTICS.md §4.6.open
+    /// never lets local storage into org documents [chosen]. Reading one is a warning.
+    static let unrepresentableOpenBits: [(Int, String)] = [(8, "Local Storage")]
 
     public static let knownKeys: Set<String> = {
         var keys: Set<String> = [
@@ -76,7 +94,15 @@ public enum DebugSettings {
             case "ManagedLocations":
                 if let l = mask(value, saveBits, &log) { s.allowedSaveLocations = SaveLocations(l) }
             case "OpenDataFromManagedLocations":
-                if let l = mask(value, openBits, &log) { s.allowedIngestionLocations = OpenLocations(l) }
+                if var l = mask(value, openBits, &log) {
+                    if case let .integer(n) = value.node.value {
+                        for (bit, name) in unrepresentableOpenBits where n & bit != 0 {
+                            log.append(value.problem(.warning, "bit \(bit) (\(name)) is ignored: Graph's allowedDataIngestionLocations cannot say it and MAMLab never lets local storage into org documents (docs/SEMANTICS.md §4.6.open)"))
+                        }
+                    }
+                    l.removeAll { $0 == .localStorage }
+                    s.allowedIngestionLocations = OpenLocations(l)
+                }
             case "ProtocolExclusions":
                 if let text = value.string(&log) { s.exemptedSchemes = PolicySettings.schemes(in: text) }
             case "UnmanagedBrowserProtocol":
@@ -88,6 +114,8 @@ public enum DebugSettings {
                     if let b = flag(value, &log) { s[keyPath: path] = negated ? !b : b }
                 } else if let (_, path, minimum) = intKeys().first(where: { $0.0 == key }) {
                     if let i = value.integer(&log, minimum: minimum) { s[keyPath: path] = i }
+                } else if let name = renamedKeys[key] {
+                    log.append(value.problem(.warning, "\"\(key)\" is not a key of the app-protection log reference; it is ignored (the key is \(name))"))
                 } else {
                     log.append(value.problem(.warning, "unknown debug setting \"\(key)\"; it is ignored"))
                 }
@@ -109,7 +137,7 @@ public enum DebugSettings {
         case "filterOpenInToOnlyManagedApps": return "EnableOpenInFilter"
         case "disableProtectionOfManagedOutboundOpenInData": return "ProtectManagedOpenInData"
         case "customDialerAppProtocol": return "SpecificDialerProtocol"
-        case "protectInboundDataFromUnknownSources": return "ProtectInboundDataFromUnknownSources"
+        case "protectInboundDataFromUnknownSources": return "ProtectAllIncomingUnknownSourceData"
         default: return p
         }
     }

@@ -82,6 +82,10 @@ public enum GraphPolicy {
                 policy.targetedApps = found.map { $0.0.lowercased() }
                 policy.appOrigins = found.map(\.1)
             case "assignments": readAssignments(value, into: &policy, knownGroups: knownGroups, &log)
+            case "periodOnlineBeforeAccessCheck":
+                if let m = minutes(value, &log) { s.accessRecheckOnlineMinutes = m }
+            case "periodOfflineBeforeAccessCheck":
+                if let m = minutes(value, &log) { s.accessRecheckOfflineMinutes = m }
             default:
                 if let (_, path) = boolFields().first(where: { $0.0 == key }) {
                     if let b = value.bool(&log) { s[keyPath: path] = b }
@@ -101,6 +105,40 @@ public enum GraphPolicy {
         if policy.id.isEmpty { policy.id = policy.displayName }
         let errorsAfter = log.items.filter { $0.severity == .error }.count
         return errorsAfter == errorsBefore ? policy : nil
+    }
+
+    /// A Graph duration (ISO 8601 `PnDTnHnMnS`, e.g. `PT30M`, `PT12H`) in whole minutes, greater than 0.
+    static func minutes(_ value: Located, _ log: inout DiagnosticLog) -> Int? {
+        guard let text = value.string(&log) else { return nil }
+        guard let m = isoMinutes(text), m > 0 else {
+            log.append(value.problem("\"\(text)\" is not a duration of at least one whole minute; expected ISO 8601 such as PT30M or PT12H"))
+            return nil
+        }
+        return m
+    }
+
+    /// Parses `PnDTnHnMnS` (whole numbers; seconds must make whole minutes); nil when malformed.
+    static func isoMinutes(_ text: String) -> Int? {
+        var rest = Substring(text.uppercased())
+        guard rest.first == "P" else { return nil }
+        rest = rest.dropFirst()
+        var seconds = 0, inTime = false, number = "", sawUnit = false
+        for c in rest {
+            if c.isASCII && c.isNumber { number.append(c); continue }
+            if c == "T" && !inTime && number.isEmpty { inTime = true; continue }
+            guard let n = Int(number), n <= 1_000_000 else { return nil }
+            number = ""
+            switch (c, inTime) {
+            case ("D", false): seconds += n * 86_400
+            case ("H", true): seconds += n * 3_600
+            case ("M", true): seconds += n * 60
+            case ("S", true): seconds += n
+            default: return nil
+            }
+            sawUnit = true
+        }
+        guard number.isEmpty, sawUnit, seconds % 60 == 0 else { return nil }
+        return seconds / 60
     }
 
     private static func optionalString(_ value: Located, _ log: inout DiagnosticLog) -> String? {
@@ -216,6 +254,8 @@ public enum GraphPolicy {
             ("allowedDataIngestionLocations", Node(.array(s.allowedIngestionLocations.locations.compactMap {
                 GraphIngestionLocation($0).map { Node(.string($0.rawValue)) }
             }))),
+            ("periodOnlineBeforeAccessCheck", Node(.string("PT\(s.accessRecheckOnlineMinutes)M"))),
+            ("periodOfflineBeforeAccessCheck", Node(.string("PT\(s.accessRecheckOfflineMinutes)M"))),
         ]
         for (key, path) in boolFields() { pairs.append((key, Node(.bool(s[keyPath: path])))) }
         for (key, path, _) in intFields() { pairs.append((key, Node(.integer(s[keyPath: path])))) }

@@ -150,6 +150,7 @@ extension AppManifest {
             }
         }
 
+        ManifestRequirements.check(root, &log)
         if log.hasErrors { throw LoadFailure(log.items) }
         let manifest = AppManifest(bundleID: bundleID, displayName: name, executable: executable, urlSchemes: schemes,
                                    queriedSchemes: queried, documentTypes: documents, extensionPoint: point,

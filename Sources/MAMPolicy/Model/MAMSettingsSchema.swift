@@ -1,5 +1,5 @@
 /// The keys of the `IntuneMAMSettings` dictionary and their types [doc: seed 001's settings
-/// table; `DebugSettingsEnabled` from seed 000].
+/// table; `DebugSettingsEnabled` from seed 000; the main nib and storyboard keys from seed 004].
 public enum MAMSettingsSchema {
     public enum Kind: Sendable, Equatable {
         case string, boolean, number, strings
@@ -34,6 +34,12 @@ public enum MAMSettingsSchema {
         "MAMPolicyWarnAbsent": .boolean,
         "MultiIdentity": .boolean,
         "SafariViewControllerBlockedOverride": .boolean,
+        // seed 004 §Configure settings for the Intune App SDK: the app's main nib and
+        // storyboard, required when the app defines them in its Info.plist.
+        "MainNibFile": .string,
+        "MainNibFile~ipad": .string,
+        "MainStoryboardFile": .string,
+        "MainStoryboardFile~ipad": .string,
         "SplashIconFile": .string,
         "SplashIconFile~ipad": .string,
         "SplashDuration": .number,

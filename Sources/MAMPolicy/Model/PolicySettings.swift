@@ -43,6 +43,15 @@ public struct PolicySettings: Sendable, Hashable {
     public var maximumPinRetries = 5
     public var simplePinBlocked = false
 
+    /// Minutes of inactivity before the access requirements (PIN, sign-in) are asked again;
+    /// Graph `periodOnlineBeforeAccessCheck`, debug `AccessRecheckOnlineTimeout` [doc: admin
+    /// default 30 minutes; seed 004 §Test app protection policy settings in Xcode: an integer > 0].
+    public var accessRecheckOnlineMinutes = 30
+    /// Minutes the app may stay offline before access is blocked; Graph
+    /// `periodOfflineBeforeAccessCheck`, debug `AccessRecheckOfflineTimeout` [doc: admin default
+    /// 720 minutes; seed 004: an integer > 0].
+    public var accessRecheckOfflineMinutes = 720
+
     public init() {}
 
     /// The service's default exemption list [doc].

@@ -1,0 +1,148 @@
+import Foundation
+
+/// What the developer guides ask of an SDK app's `Info.plist`, checked so that `check` can say
+/// which step is missing and where the guide asks for it. Each finding is a warning: the app
+/// still starts, but the SDK cannot do its part (a URL, a document or an extension the
+/// policy should reach is missed).
+public enum ManifestRequirements {
+    /// Where each requirement is stated (docs/SEMANTICS.md §4.4, §4.5).
+    public enum Source {
+        public static let urlTwin = "seed 004 §Build the SDK into your mobile app, step 8: every URL scheme the app defines needs a twin with the -intunemam suffix"
+        public static let queryTwin = "seed 001 §Build the SDK into your mobile app, step 5: every scheme in LSApplicationQueriesSchemes needs its -intunemam copy"
+        public static let browserQueries = "seed 001 §Build the SDK into your mobile app, step 5: http-intunemam and https-intunemam belong in LSApplicationQueriesSchemes"
+        public static let documentTwin = "seed 004 §Build the SDK into your mobile app, step 9: every document content type needs a duplicate with the com.microsoft.intune.mam. prefix"
+        public static let extensionTwin = "seed 000 §Update existing Share and Action extensions: for each type the extension accepts, add the type with the com.microsoft.intune.mam. prefix"
+        public static let extensionDictionary = "seed 000 §Update existing Share and Action extensions: the rule must also accept the com.microsoft.intune.mam. types, which the dictionary form cannot name"
+        public static let appGroup = "seed 000 §'Copy To' actions, step 2: the app and its Open-in action extension must share an App Group listed in both IntuneMAMSettings.AppGroupIdentifiers"
+        public static let autoEnroll = "seed 001 §Configure settings for the Intune App SDK: with MAMPolicyRequired set to YES, AutoEnrollOnLaunch should be YES too"
+    }
+
+    /// Schemes seed 001 asks every SDK app to query as they are, without a twin of their own
+    /// (the managed browser's twins and the threat-defence apps).
+    static let listedAsIs: Set<String> = [
+        "http-intunemam", "https-intunemam", "microsoft-edge-http-intunemam", "microsoft-edge-https-intunemam",
+        "smart-ns", "zips", "lacoonsecurity", "wandera", "lookoutwork-ase", "skycure", "betteractiveshield", "smsec",
+        "mvisionmobile", "scmx", "ms-outlook-intunemam",
+    ]
+
+    static let twinSuffix = "-intunemam"
+
+    /// The share and action extension points (seed 000 names both).
+    static let shareOrAction: Set<String> = ["com.apple.share-services", "com.apple.ui-services"]
+
+    /// Checks one manifest (`root` is its top-level dictionary) and logs a warning per missing step.
+    public static func check(_ root: Located, _ log: inout DiagnosticLog) {
+        guard let settings = root.member("IntuneMAMSettings"), case .object = settings.node.value else { return }
+        var scratch = DiagnosticLog()   // type errors were reported by the loader already
+        let isExtension = root.member("NSExtension") != nil
+
+        // URL schemes the app defines.
+        for type in (root.member("CFBundleURLTypes")?.array(&scratch) ?? []) {
+            guard let list = type.member("CFBundleURLSchemes") else { continue }
+            let schemes = list.strings(&scratch) ?? []
+            let present = Set(schemes.map { $0.lowercased() })
+            for (j, s) in schemes.enumerated() where !s.lowercased().hasSuffix(twinSuffix) && !present.contains(s.lowercased() + twinSuffix) {
+                let at = item(list, j)
+                log.append(at.problem(.warning, "URL scheme \"\(s)\" has no twin \"\(s)\(twinSuffix)\" (\(Source.urlTwin))"))
+            }
+        }
+
+        // Schemes the app queries.
+        if !isExtension {
+            let queries = root.member("LSApplicationQueriesSchemes")
+            let schemes = queries?.strings(&scratch) ?? []
+            let present = Set(schemes.map { $0.lowercased() })
+            for (j, s) in schemes.enumerated() {
+                let l = s.lowercased()
+                guard !l.hasSuffix(twinSuffix), !listedAsIs.contains(l), !present.contains(l + twinSuffix) else { continue }
+                let at = item(queries!, j)
+                log.append(at.problem(.warning, "queried scheme \"\(s)\" has no twin \"\(s)\(twinSuffix)\" in the list (\(Source.queryTwin))"))
+            }
+            let missing = ["http-intunemam", "https-intunemam"].filter { !present.contains($0) }
+            if !missing.isEmpty {
+                let at = queries ?? root
+                let what = queries == nil ? "there is no LSApplicationQueriesSchemes" : "LSApplicationQueriesSchemes lacks"
+                log.append(at.problem(.warning, "\(what) \(missing.joined(separator: " and ")) (\(Source.browserQueries))"))
+            }
+        }
+
+        // Document types.
+        for type in (root.member("CFBundleDocumentTypes")?.array(&scratch) ?? []) {
+            guard let list = type.member("LSItemContentTypes") else { continue }
+            let types = list.strings(&scratch) ?? []
+            let present = Set(types.map { $0.lowercased() })
+            for (j, t) in types.enumerated() where !ContentType.isTwin(t) && !present.contains(ContentType.twin(of: t).lowercased()) {
+                let at = item(list, j)
+                log.append(at.problem(.warning, "document type \"\(t)\" has no twin \"\(ContentType.twin(of: t))\" (\(Source.documentTwin))"))
+            }
+        }
+
+        // Share and action extensions.
+        if let ext = root.member("NSExtension"), case let .string(point)? = ext.node["NSExtensionPointIdentifier"]?.value,
+           shareOrAction.contains(point), let rule = ext.member("NSExtensionAttributes")?.member("NSExtensionActivationRule") {
+            switch rule.node.value {
+            case let .string(predicate):
+                let types = conformsToTypes(in: predicate)
+                let present = Set(types.map { $0.lowercased() })
+                var reported = Set<String>()
+                for t in types where !ContentType.isTwin(t) {
+                    let twin = ContentType.twin(of: t)
+                    guard !present.contains(twin.lowercased()), reported.insert(twin.lowercased()).inserted else { continue }
+                    log.append(rule.problem(.warning, "the rule accepts \"\(t)\" but not \"\(twin)\" (\(Source.extensionTwin))"))
+                }
+            case .object:
+                log.append(rule.problem(.warning, "a dictionary rule cannot accept the com.microsoft.intune.mam. types; write it as a predicate with the twin types (\(Source.extensionDictionary))"))
+            default:
+                break
+            }
+        }
+
+        // MAMPolicyRequired wants AutoEnrollOnLaunch.
+        if case .bool(true)? = settings.node["MAMPolicyRequired"]?.value,
+           settings.node["AutoEnrollOnLaunch"]?.value != .bool(true) {
+            let at = settings.member("MAMPolicyRequired") ?? settings
+            log.append(at.problem(.warning, "MAMPolicyRequired is YES but AutoEnrollOnLaunch is not (\(Source.autoEnroll))"))
+        }
+    }
+
+    /// The `j`th element of an array, located (for its line in an XML plist and its key path).
+    static func item(_ list: Located, _ j: Int) -> Located {
+        guard case let .array(items) = list.node.value, j < items.count else { return list }
+        return list.element(j, items[j])
+    }
+
+    /// The quoted types of every `UTI-CONFORMS-TO "T"` clause.
+    static func conformsToTypes(in predicate: String) -> [String] {
+        let regex = try! NSRegularExpression(pattern: #"UTI-CONFORMS-TO\s+"([^"]*)""#)
+        let ns = predicate as NSString
+        return regex.matches(in: predicate, range: NSRange(location: 0, length: ns.length)).map { ns.substring(with: $0.range(at: 1)) }
+    }
+
+    /// An app whose Open-in action extension (`OpenInActionExtension` = YES, naming the app in
+    /// `ContainingAppBundleId`) shares no App Group with it. `manifests` pairs each manifest
+    /// with the file it came from.
+    public static func checkAppGroups(_ manifests: [(manifest: AppManifest, file: String)]) -> [Diagnostic] {
+        var out: [Diagnostic] = []
+        for (ext, file) in manifests {
+            guard case .bool(true)? = ext.mamSettings?["OpenInActionExtension"]?.value,
+                  case let .string(containing)? = ext.mamSettings?["ContainingAppBundleId"]?.value,
+                  let app = manifests.first(where: { $0.manifest.bundleID.lowercased() == containing.lowercased() })
+            else { continue }
+            let shared = Set(ext.appGroups).intersection(app.manifest.appGroups)
+            if shared.isEmpty {
+                let groups = { (m: AppManifest) in m.appGroups.isEmpty ? "none" : m.appGroups.joined(separator: ", ") }
+                out.append(Diagnostic(.warning, file: file, path: "IntuneMAMSettings.AppGroupIdentifiers",
+                                      message: "the Open-in extension \(ext.bundleID) shares no App Group with \(app.manifest.bundleID) (extension: \(groups(ext)); app: \(groups(app.manifest))) (\(Source.appGroup))"))
+            }
+        }
+        return out
+    }
+}
+
+extension AppManifest {
+    /// `IntuneMAMSettings.AppGroupIdentifiers`.
+    public var appGroups: [String] {
+        guard case let .array(items)? = mamSettings?["AppGroupIdentifiers"]?.value else { return [] }
+        return items.compactMap { if case let .string(s) = $0.value { return s } else { return nil } }
+    }
+}

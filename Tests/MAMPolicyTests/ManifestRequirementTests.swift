@@ -1,0 +1,132 @@
+import Foundation
+import MAMPolicy
+import Testing
+
+/// What the developer guides ask of an SDK app's Info.plist, one row per statement: the row
+/// leaves the step out and expects a warning that names the key path and quotes the seed.
+@Suite("Manifest requirements of the seeds")
+struct ManifestRequirementTests {
+    /// An SDK app that does every step.
+    static var complete: [String: Any] {
+        [
+            "CFBundleIdentifier": "com.example.good",
+            "CFBundleURLTypes": [["CFBundleURLSchemes": ["good", "good-intunemam"]]],
+            "LSApplicationQueriesSchemes": ["mailto", "mailto-intunemam", "http-intunemam", "https-intunemam", "smart-ns"],
+            "CFBundleDocumentTypes": [["LSItemContentTypes": ["com.adobe.pdf", "com.microsoft.intune.mam.com.adobe.pdf"]]],
+            "IntuneMAMSettings": ["MAMPolicyRequired": true, "AutoEnrollOnLaunch": true, "MainNibFile": "MainWindow"],
+        ]
+    }
+
+    static var shareExtension: [String: Any] {
+        [
+            "CFBundleIdentifier": "com.example.good.share",
+            "NSExtension": [
+                "NSExtensionPointIdentifier": "com.apple.share-services",
+                "NSExtensionAttributes": ["NSExtensionActivationRule":
+                    #"SUBQUERY(extensionItems, $e, SUBQUERY($e.attachments, $a, ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "public.image" || ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "com.microsoft.intune.mam.public.image").@count == 1).@count == 1"#],
+            ],
+            "IntuneMAMSettings": ["ContainingAppBundleId": "com.example.good"],
+        ]
+    }
+
+    static func warnings(_ plist: [String: Any]) throws -> [Diagnostic] {
+        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0)
+        return try AppManifest.load(data, file: "Info.plist").warnings
+    }
+
+    struct Row: Sendable, CustomTestStringConvertible {
+        var statement: String
+        var seed: String
+        var base: @Sendable () -> [String: Any]
+        var change: @Sendable (inout [String: Any]) -> Void
+        var path: String
+        var testDescription: String { "\(seed): \(statement)" }
+    }
+
+    static let rows: [Row] = [
+        Row(statement: "a URL scheme without its -intunemam twin", seed: "seed 004 §Build the SDK into your mobile app, step 8",
+            base: { complete }, change: { $0["CFBundleURLTypes"] = [["CFBundleURLSchemes": ["good"]]] },
+            path: "CFBundleURLTypes[0].CFBundleURLSchemes[0]"),
+        Row(statement: "a queried scheme without its -intunemam copy", seed: "seed 001 §Build the SDK into your mobile app, step 5",
+            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = ["mailto", "http-intunemam", "https-intunemam"] },
+            path: "LSApplicationQueriesSchemes[0]"),
+        Row(statement: "a queries list without http-intunemam and https-intunemam", seed: "seed 001 §Build the SDK into your mobile app, step 5",
+            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = ["mailto", "mailto-intunemam"] },
+            path: "LSApplicationQueriesSchemes"),
+        Row(statement: "no queries list at all", seed: "seed 001 §Build the SDK into your mobile app, step 5",
+            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = nil }, path: ""),
+        Row(statement: "a document type without its com.microsoft.intune.mam. twin", seed: "seed 004 §Build the SDK into your mobile app, step 9",
+            base: { complete }, change: { $0["CFBundleDocumentTypes"] = [["LSItemContentTypes": ["com.adobe.pdf"]]] },
+            path: "CFBundleDocumentTypes[0].LSItemContentTypes[0]"),
+        Row(statement: "a share extension rule without the twin types", seed: "seed 000 §Update existing Share and Action extensions",
+            base: { shareExtension },
+            change: {
+                $0["NSExtension"] = ["NSExtensionPointIdentifier": "com.apple.share-services",
+                                     "NSExtensionAttributes": ["NSExtensionActivationRule": #"ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "public.image""#]]
+            },
+            path: "NSExtension.NSExtensionAttributes.NSExtensionActivationRule"),
+        Row(statement: "an action extension rule in the dictionary form", seed: "seed 000 §Update existing Share and Action extensions",
+            base: { shareExtension },
+            change: {
+                $0["NSExtension"] = ["NSExtensionPointIdentifier": "com.apple.ui-services",
+                                     "NSExtensionAttributes": ["NSExtensionActivationRule": ["NSExtensionActivationSupportsImageWithMaxCount": 1]]]
+            },
+            path: "NSExtension.NSExtensionAttributes.NSExtensionActivationRule"),
+        Row(statement: "MAMPolicyRequired without AutoEnrollOnLaunch", seed: "seed 001 §Configure settings for the Intune App SDK",
+            base: { complete }, change: { $0["IntuneMAMSettings"] = ["MAMPolicyRequired": true] },
+            path: "IntuneMAMSettings.MAMPolicyRequired"),
+    ]
+
+    @Test func aManifestThatDoesEveryStepHasNoWarning() throws {
+        let app = try Self.warnings(Self.complete), ext = try Self.warnings(Self.shareExtension)
+        #expect(app.isEmpty, "\(app)")
+        #expect(ext.isEmpty, "\(ext)")
+    }
+
+    @Test(arguments: rows)
+    func aMissingStepIsAWarningQuotingItsSeed(_ row: Row) throws {
+        var plist = row.base()
+        row.change(&plist)
+        let found = try Self.warnings(plist)
+        #expect(found.count == 1, "\(found)")
+        let w = try #require(found.first)
+        #expect(w.severity == .warning)
+        #expect(w.path == row.path, "\(w)")
+        #expect(w.message.contains(row.seed), "\(w.message)")
+    }
+
+    @Test func anAppWithoutTheSDKOwesNothing() throws {
+        var plist = Self.complete
+        plist["IntuneMAMSettings"] = nil
+        plist["CFBundleURLTypes"] = [["CFBundleURLSchemes": ["plain"]]]
+        #expect(try Self.warnings(plist).isEmpty)
+    }
+
+    // seed 004 §Configure settings for the Intune App SDK lists the main nib and storyboard keys.
+    @Test(arguments: ["MainNibFile", "MainNibFile~ipad", "MainStoryboardFile", "MainStoryboardFile~ipad"])
+    func mainNibAndStoryboardKeysAreKnown(key: String) throws {
+        var plist = Self.complete
+        plist["IntuneMAMSettings"] = ["MAMPolicyRequired": false, key: "Main"]
+        #expect(try Self.warnings(plist).isEmpty)
+        plist["IntuneMAMSettings"] = [key: 3]
+        #expect(throws: LoadFailure.self) { try Self.warnings(plist) }
+    }
+
+    // seed 000 §'Copy To' actions, step 2: the app and its Open-in action extension share an App Group.
+    @Test func anOpenInExtensionMustShareAnAppGroupWithItsApp() throws {
+        func manifest(_ id: String, _ settings: [String: Any]) throws -> AppManifest {
+            let data = try PropertyListSerialization.data(fromPropertyList: ["CFBundleIdentifier": id, "IntuneMAMSettings": settings],
+                                                          format: .xml, options: 0)
+            return try AppManifest.load(data, file: id).manifest
+        }
+        let app = try manifest("com.example.good", ["AppGroupIdentifiers": ["group.a", "group.b"]])
+        let sharing = try manifest("com.example.good.openin", ["OpenInActionExtension": true, "ContainingAppBundleId": "com.example.good",
+                                                              "AppGroupIdentifiers": ["group.b"]])
+        let apart = try manifest("com.example.good.openin", ["OpenInActionExtension": true, "ContainingAppBundleId": "com.example.good",
+                                                            "AppGroupIdentifiers": ["group.c"]])
+        #expect(ManifestRequirements.checkAppGroups([(app, "app"), (sharing, "ext")]).isEmpty)
+        let found = ManifestRequirements.checkAppGroups([(app, "app"), (apart, "ext")])
+        #expect(found.count == 1 && found[0].file == "ext" && found[0].path == "IntuneMAMSettings.AppGroupIdentifiers")
+        #expect(found.first?.message.contains("seed 000 §'Copy To' actions, step 2") == true)
+    }
+}
