@@ -128,11 +128,13 @@ final class App: @unchecked Sendable {
     /// Waits for the app and returns its JSON lines.
     func finish() -> [[String: Any]] {
         let data = early + out.fileHandleForReading.readDataToEndOfFile()
-        _ = err.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
+        // An app that said nothing: what the launcher said instead, so a failure shows why.
+        return lines.isEmpty ? [["launcher": String(decoding: errors, as: UTF8.self), "status": Int(process.terminationStatus)]] : lines
     }
 }
 

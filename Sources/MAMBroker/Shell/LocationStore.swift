@@ -1,4 +1,5 @@
 import CMAMWire
+import Foundation
 import Glibc
 import MAMWire
 
@@ -23,6 +24,24 @@ final class LocationStore: @unchecked Sendable {
         guard root >= 0 else { throw BrokerError("cannot open the locations directory \(path): \(String(cString: strerror(errno)))") }
         for folder in BrokerCore.locationFolders where mam_mkdir_beneath(root, folder, 0o700) != 0 {
             throw BrokerError("cannot make \(path)/\(folder): \(String(cString: strerror(errno)))")
+        }
+        removeLeftovers()
+    }
+
+    /// A broker killed in the middle of a save leaves its `.partial-*` file behind; nothing
+    /// refers to it, so it goes at the next start.
+    private func removeLeftovers() {
+        let fm = FileManager.default
+        for folder in BrokerCore.locationFolders {
+            let dirs = [folder] + ((try? fm.contentsOfDirectory(atPath: path + "/" + folder)) ?? []).filter { !$0.hasPrefix(".") }.map { folder + "/" + $0 }
+            for dir in dirs {
+                let fd = mam_open_beneath(root, dir, O_RDONLY | O_DIRECTORY, 0)
+                guard fd >= 0 else { continue }
+                for name in (try? fm.contentsOfDirectory(atPath: path + "/" + dir)) ?? [] where name.hasPrefix(".partial-") {
+                    _ = mam_unlink_in(fd, name)
+                }
+                close(fd)
+            }
         }
     }
 
