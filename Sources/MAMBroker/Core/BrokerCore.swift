@@ -19,6 +19,7 @@ public struct BrokerCore: Sendable {
     let catalog: [AppManifest]
 
     var sessions: [SessionID: SessionState] = [:]
+    var parties: [SessionID: PartyCache] = [:]
     var publicConnections = 0
     var pasteboard: Clip?
     var changeCount: UInt32 = 0
@@ -116,6 +117,7 @@ public struct BrokerCore: Sendable {
 
     mutating func disconnect(_ id: SessionID, _ out: inout [BrokerEffect]) {
         guard let s = sessions.removeValue(forKey: id) else { return }
+        parties[id] = nil
         if !s.peer.fromLauncher { publicConnections -= 1 }
         // Imports waiting on this app as their source end now, and say so; its own end silently.
         for (key, p) in pendingImports where p.source == id || p.requester == id {
@@ -199,15 +201,16 @@ public struct BrokerCore: Sendable {
 
     mutating func party(_ id: SessionID) -> Party { cached(id).party }
 
-    /// The party and its audit form, built once per identity and tenant revision. Read through
-    /// the dictionary in place: copying the session (its manifest) per decision cost more than
-    /// the decision.
+    /// The party and its audit form, built once per identity and tenant revision and kept in a
+    /// side table of immutable objects: a lookup costs one retain, where copying the session
+    /// (its manifest) per decision cost more than the decision.
     mutating func cached(_ id: SessionID) -> (party: Party, audit: AuditEntry.Party) {
-        if let c = sessions[id]?.cachedParty, c.revision == revision { return (c.party, c.audit) }
+        if let c = parties[id], c.revision == revision { return (c.party, c.audit) }
         let p = party(of: id)!
-        let a = AuditEntry.Party(app: p.bundleID, identity: p.identity.description, managed: p.isManaged)
-        sessions[id]!.cachedParty = (revision, p, a)
-        return (p, a)
+        let c = PartyCache(revision: revision, party: p,
+                           audit: AuditEntry.Party(app: p.bundleID, identity: p.identity.description, managed: p.isManaged))
+        parties[id] = c
+        return (c.party, c.audit)
     }
 
     mutating func auditParty(_ id: SessionID) -> AuditEntry.Party { cached(id).audit }
@@ -289,7 +292,6 @@ struct SessionState: Sendable {
     var conversation = Conversation()
     var pendingImports = 0
     var jobs = 0
-    var cachedParty: (revision: Int, party: Party, audit: AuditEntry.Party)?
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id
@@ -299,6 +301,18 @@ struct SessionState: Sendable {
     }
 
     var bundleID: String { peer.bundleID }
+}
+
+/// A session's party as last built. Immutable, so a copied core shares it safely.
+final class PartyCache: Sendable {
+    let revision: Int
+    let party: Party
+    let audit: AuditEntry.Party
+    init(revision: Int, party: Party, audit: AuditEntry.Party) {
+        self.revision = revision
+        self.party = party
+        self.audit = audit
+    }
 }
 
 /// The pasteboard's item: the copier's party as it was, its text and where it came from.

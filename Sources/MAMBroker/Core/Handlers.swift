@@ -10,7 +10,7 @@ extension BrokerCore {
             sessions[id]!.manifest.mamSettings = nil
             sessions[id]!.identity = .personal
             sessions[id]!.enrolled = nil
-            sessions[id]!.cachedParty = nil
+            parties[id] = nil
         }
         let p = party(id)
         out.append(.send(id, Frame(id: frameID, .welcome(version: Wire.version, bundleID: p.bundleID,
@@ -32,7 +32,7 @@ extension BrokerCore {
         let d = engine.setIdentity(wanted, for: party(id), signedIn: sessions[id]!.signedIn)
         if d.allowed {
             sessions[id]!.identity = wanted
-            sessions[id]!.cachedParty = nil
+            parties[id] = nil
         }
         out.append(.audit(entry(d, session: id, request: frameID, channel: "identity", source: before,
                                 target: d.allowed ? auditParty(id) : nil)))

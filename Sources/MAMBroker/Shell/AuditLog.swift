@@ -78,8 +78,13 @@ public final class AuditLog: @unchecked Sendable {
     func string(_ s: String, _ b: inout [UInt8]) {
         b.append(UInt8(ascii: "\""))
         // Most values need no escape: copied whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) {
-            b += s.utf8
+        var text = s
+        let plain = text.withUTF8 { bytes -> Bool in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else { return false }
+            b.append(contentsOf: bytes)
+            return true
+        }
+        if plain {
             b.append(UInt8(ascii: "\""))
             return
         }
