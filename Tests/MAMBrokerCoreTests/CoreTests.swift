@@ -202,3 +202,81 @@ struct ConnectionTests {
         #expect(lab.core.party(of: id) == nil)
     }
 }
+
+@Suite("Broker core: the remaining message types")
+struct MoreMessageTests {
+    let mail = "com.contoso.mail", docs = "com.contoso.docs", notes = "com.example.notes"
+
+    @Test func canOpenURLAnswersFromTheQueriesListAndThePolicy() {
+        var lab = CoreLab()
+        let m = lab.launch(mail)
+        guard case let .canOpenURLResult(known)? = lab.send(m, .canOpenURL(url: "contosodocs://x")).first?.frame.message,
+              case let .canOpenURLResult(unknown)? = lab.send(m, .canOpenURL(url: "nosuchscheme://x")).first?.frame.message else {
+            Issue.record("no answer"); return
+        }
+        #expect(known, "Mail queries contosodocs and its twin, and Docs handles it")
+        #expect(!unknown)
+        #expect(lab.audits.isEmpty, "a question, not a decision about data")
+    }
+
+    @Test func theShareSheetListsOtherRunningAppsWithTheOutcomeAPushWouldHave() {
+        var lab = CoreLab()
+        let m = lab.launch(mail)
+        _ = lab.launch(docs)
+        _ = lab.launch(notes)
+        guard case let .targets(list)? = lab.send(m, .listTargets(contentType: "com.adobe.pdf")).first?.frame.message else {
+            Issue.record("no targets"); return
+        }
+        let outcomes = Dictionary(uniqueKeysWithValues: list.map { ($0.bundleID, $0.outcome) })
+        #expect(outcomes[docs] == 0 && outcomes[notes] == 2, "\(outcomes)")
+        #expect(outcomes[mail] == nil, "never itself")
+    }
+
+    @Test func aShareBetweenManagedAppsPassesTheSealedDescriptorUntouchedWithItsOwner() {
+        var lab = CoreLab()
+        let m = lab.launch(mail), d = lab.launch(docs)
+        let answer = lab.send(m, .share(target: docs, contentType: "com.adobe.pdf", name: "q3.pdf"), lab.document("Q3"))
+        #expect(answer.outcome == "allowed")
+        guard let delivered = lab.received(d).last, case let .document(type, name, owner, encrypted) = delivered.frame.message else {
+            Issue.record("nothing delivered"); return
+        }
+        #expect(type == "com.adobe.pdf" && name == "q3.pdf" && owner == "adele@contoso.com" && !encrypted)
+        #expect(delivered.content == CoreLab.Content(text: "Q3"))
+        #expect(lab.heldDescriptors == 0)
+    }
+
+    @Test func aShareToAnAppThatIsNotRunningIsRefusedWithoutADecision() {
+        var lab = CoreLab()
+        let m = lab.launch(mail)
+        #expect(lab.send(m, .share(target: notes, contentType: "com.adobe.pdf", name: "q.pdf"), lab.document("x")).error == .unknownTarget)
+        #expect(lab.audits.isEmpty && lab.heldDescriptors == 0)
+    }
+
+    @Test func byeEndsTheConversationAndWhatFollowsIsOutOfOrder() {
+        var lab = CoreLab()
+        let n = lab.launch(notes)
+        lab.send(n, .bye)
+        #expect(lab.closed.contains(n))
+        #expect(lab.core.party(of: n) == nil)
+    }
+
+    @Test func anImportWhoseSourceLeavesIsAnsweredUnknownTarget() {
+        var lab = CoreLab()
+        let m = lab.launch(mail), d = lab.launch(docs)
+        lab.send(d, .importRequest(source: mail, contentType: "com.adobe.pdf"), frameID: 4)
+        lab.run(lab.core.handle(.disconnected(m)))
+        #expect(lab.received(d).filter { $0.frame.id == 4 }.error == .unknownTarget)
+    }
+
+    @Test func aReloadChangesLaterDecisionsOnly() {
+        var lab = CoreLab()
+        let m = lab.launch(mail), n = lab.launch(notes)
+        lab.send(m, .copy(text: "Q3 plan", types: ["public.utf8-plain-text"]))
+        #expect(lab.send(n, .paste).outcome == "blocked")
+        var open = CoreLab.sampleTenant
+        for i in open.policies.indices { open.policies[i].settings.clipboard = .allApps }
+        lab.core.reload(open)
+        #expect(lab.send(n, .paste).outcome == "allowed")
+        #expect(lab.audits.map(\.revision) == [1, 2])
+    }
+}
