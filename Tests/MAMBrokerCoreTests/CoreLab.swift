@@ -32,6 +32,8 @@ struct CoreLab {
     var inbox: [SessionID: [Delivered]] = [:]
     var audits: [AuditEntry] = []
     var closed: Set<SessionID> = []
+    /// Apps whose connection is full: deliveries to them fail, as a send that would block does.
+    var notReading: Set<SessionID> = []
     var started: [String] = []
     var nextToken = 1
     var nextSession = 1
@@ -82,6 +84,13 @@ struct CoreLab {
             switch e {
             case let .send(id, frame, token):
                 inbox[id, default: []].append(Delivered(frame: frame, content: token.flatMap { contents[$0] }))
+            case let .deliver(id, frame, token, then, otherwise):
+                if notReading.contains(id) {
+                    queue.insert(contentsOf: otherwise, at: queue.startIndex)
+                } else {
+                    inbox[id, default: []].append(Delivered(frame: frame, content: token.flatMap { contents[$0] }))
+                    queue.insert(contentsOf: then, at: queue.startIndex)
+                }
             case let .close(id, _): closed.insert(id)
             case let .audit(a): audits.append(a)
             case .persist, .log: break

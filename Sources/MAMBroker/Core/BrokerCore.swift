@@ -34,6 +34,14 @@ public struct BrokerCore: Sendable {
     var usage: [String: Int] = [:]
     var jobs: [Int: Job] = [:]
     var nextJob = 1
+    /// Jobs in flight by lower-cased bundle id: every instance of an app shares its bound.
+    var jobsByApp: [String: Int] = [:]
+    var jobApps: [Int: String] = [:]
+    /// Bytes of saves in flight by lower-cased bundle id: they count against the quota.
+    var savingBytes: [String: Int] = [:]
+    /// Files with a save in flight: another save or an open of them waits (refused) until it
+    /// lands, so no open is decided on an owner that is about to change.
+    var writing: Set<StoredFileKey> = []
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = []) {
@@ -120,9 +128,12 @@ public struct BrokerCore: Sendable {
         parties[id] = nil
         if !s.peer.fromLauncher { publicConnections -= 1 }
         // Imports waiting on this app as their source end now, and say so; its own end silently.
-        for (key, p) in pendingImports where p.source == id || p.requester == id {
+        // An import whose importer left stays until its source answers (the answer is then
+        // dropped), so a source is never punished for answering the broker's own request.
+        for (key, p) in pendingImports where p.source == id {
             pendingImports[key] = nil
-            if p.source == id, sessions[p.requester] != nil {
+            if sessions[p.requester] != nil {
+                sessions[p.requester]!.pendingImports -= 1
                 out.append(.send(p.requester, Frame(id: p.frameID, .error(code: .unknownTarget, detail: "\(s.bundleID) went away before it exported"))))
             }
         }
@@ -226,18 +237,24 @@ public struct BrokerCore: Sendable {
         return nextBrokerFrame
     }
 
-    mutating func newJob(_ job: Job) -> Int {
+    mutating func newJob(_ job: Job, app: String) -> Int {
         let n = nextJob
         nextJob += 1
         jobs[n] = job
-        sessions[job.session]?.jobs += 1
+        jobApps[n] = app.lowercased()
+        jobsByApp[app.lowercased(), default: 0] += 1
         return n
     }
 
     mutating func takeJob(_ n: Int) -> Job? {
         guard let job = jobs.removeValue(forKey: n) else { return nil }
-        sessions[job.session]?.jobs -= 1
+        if let app = jobApps.removeValue(forKey: n) { jobsByApp[app, default: 1] -= 1 }
         return job
+    }
+
+    /// Whether the app of this session may start another job.
+    func mayStartJob(_ id: SessionID) -> Bool {
+        (jobsByApp[sessions[id]!.bundleID.lowercased()] ?? 0) < limits.jobsPerApp
     }
 
     /// The entry for a decision, with the parties as the broker established them.
@@ -291,7 +308,6 @@ struct SessionState: Sendable {
     var signedIn: [Account] = []
     var conversation = Conversation()
     var pendingImports = 0
-    var jobs = 0
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id
@@ -333,8 +349,9 @@ struct PendingURL: Sendable {
     var sender: SessionID
     var frameID: UInt32
     var url: String
-    var decision: Decision
-    var senderAccount: String?
+    /// The sender as it was when it asked: the URL is decided again, for the app that really
+    /// started, when it says hello.
+    var senderParty: Party
     var source: AuditEntry.Party
     var scheme: String
 }

@@ -145,10 +145,16 @@ public struct LogLine: Sendable, Equatable {
 }
 
 /// What the shell must do. The core returns these in order; the shell carries them out.
-public enum BrokerEffect: Sendable, Equatable {
+public indirect enum BrokerEffect: Sendable, Equatable {
     /// Send a frame, with an attachment's descriptor when given. A send that would block closes
     /// that connection (the broker never waits on one app for another).
     case send(SessionID, Frame, attachment: Int? = nil)
+    /// Deliver a frame the broker starts to a third party (a URL, a pushed document, an export
+    /// request). Carried out only if it goes through at once: then `then` follows (the final
+    /// answer and its audit entry); if the receiver is not reading, it keeps its connection and
+    /// `otherwise` follows (the requester is told). So no app can get another one disconnected
+    /// by flooding it, and nothing is audited that did not arrive.
+    case deliver(SessionID, Frame, attachment: Int? = nil, then: [BrokerEffect], otherwise: [BrokerEffect])
     /// Close a connection; the core has already forgotten it.
     case close(SessionID, reason: String)
     case audit(AuditEntry)
@@ -207,6 +213,8 @@ public struct BrokerLimits: Sendable, Equatable {
     public var jobsPerApp = 4
     /// URLs waiting for one app that is being started.
     public var pendingURLsPerTarget = 16
+    /// Export requests one source app may have unanswered, from every importer together.
+    public var pendingExportsPerSource = 64
     /// How long an app being started has to say hello.
     public var launchTimeout: Duration = .seconds(15)
     /// Connections on the public socket (unknown apps).

@@ -44,10 +44,15 @@ extension BrokerCore {
         guard sessions[id]!.pendingImports < limits.pendingImportsPerApp else {
             return .failure(WireError(.limitReached, "\(limits.pendingImportsPerApp) imports are already waiting for their source"))
         }
+        guard pendingImports.values.filter({ $0.source == src }).count < limits.pendingExportsPerSource else {
+            return .failure(WireError(.limitReached, "\(source) already has \(limits.pendingExportsPerSource) export requests unanswered"))
+        }
         let brokerID = brokerFrameID()
         pendingImports[brokerID] = PendingImport(requester: id, frameID: frameID, source: src, contentType: type)
         sessions[id]!.pendingImports += 1
-        out.append(.send(src, Frame(id: brokerID, .exportRequest(contentType: type))))
+        out.append(.deliver(src, Frame(id: brokerID, .exportRequest(contentType: type)), then: [],
+                            otherwise: [.send(id, Frame(id: frameID, .error(code: .limitReached, detail: "\(source) is not reading its connection")))]))
+        // (A refused export request leaves its entry; the source's disconnect or answer clears it.)
         return .success(())
     }
 
@@ -58,6 +63,7 @@ extension BrokerCore {
         }
         pendingImports[frameID] = nil
         sessions[pending.requester]?.pendingImports -= 1
+        // The importer left meanwhile: the answer is dropped, the source keeps its connection.
         guard sessions[pending.requester] != nil else { return .success(()) }
         if let e = checkDocument(a, names: [(type, "contentType"), (name, "name")]) {
             // The importer learns why its import came to nothing; the exporter gets the error.
@@ -95,12 +101,12 @@ extension BrokerCore {
         if a.size > limits.maximumEncryptedSize || a.isSparse {
             return .failure(WireError(.limitReached, "a document the broker must encrypt may be at most \(limits.maximumEncryptedSize) bytes and not sparse"))
         }
-        guard sessions[delivery.requester]!.jobs < limits.jobsPerApp else {
+        guard mayStartJob(delivery.requester) else {
             return .failure(WireError(.limitReached, "\(limits.jobsPerApp) documents of this app are already being processed"))
         }
         var held = delivery
         held.original = a.token
-        let job = newJob(.deliver(held))
+        let job = newJob(.deliver(held), app: sessions[delivery.requester]!.bundleID)
         retained = true
         out.append(.encrypt(job: job, attachment: a.token, keyID: Self.keyID(account)))
         return .success(())
@@ -118,14 +124,15 @@ extension BrokerCore {
             out.append(.send(d.requester, Frame(id: d.requestID, .error(code: .unknownTarget, detail: "the receiver went away"))))
             return
         }
-        out.append(.audit(d.entry))
         if d.isImport {
             // An import's answers: the decision, then the document, both under the request's id.
+            out.append(.audit(d.entry))
             out.append(.send(d.requester, Frame(id: d.requestID, .decision(Self.record(d.decision)))))
             out.append(.send(d.target, Frame(id: d.requestID, d.document), attachment: attachment))
         } else {
-            out.append(.send(d.target, Frame(id: brokerFrameID(), d.document), attachment: attachment))
-            if sessions[d.requester] != nil { out.append(.send(d.requester, Frame(id: d.requestID, .decision(Self.record(d.decision))))) }
+            let answer: [BrokerEffect] = sessions[d.requester] != nil ? [.send(d.requester, Frame(id: d.requestID, .decision(Self.record(d.decision))))] : []
+            let refused: [BrokerEffect] = sessions[d.requester] != nil ? [notReading(d.requester, d.requestID, sessions[d.target]!.bundleID)] : []
+            out.append(.deliver(d.target, Frame(id: brokerFrameID(), d.document), attachment: attachment, then: [.audit(d.entry)] + answer, otherwise: refused))
         }
     }
 

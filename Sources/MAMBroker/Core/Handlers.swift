@@ -15,15 +15,32 @@ extension BrokerCore {
         let p = party(id)
         out.append(.send(id, Frame(id: frameID, .welcome(version: Wire.version, bundleID: p.bundleID,
                                                          managedAccount: p.isManaged ? p.enrolled?.name : nil))))
-        // URLs that waited for this app to start: delivered now, and only now final.
+        // URLs that waited for this app to start: decided again for the app that really came
+        // up (it may have said it runs without the SDK), delivered now, and only now final.
         let key = p.bundleID.lowercased()
         guard let launch = launches.removeValue(forKey: key) else { return }
         let target = auditParty(id)
         for u in launch.urls {
-            out.append(.send(id, Frame(id: brokerFrameID(), .urlDelivery(url: u.decision.url ?? u.url, senderAccount: u.senderAccount))))
-            out.append(.audit(entry(u.decision, session: u.sender, request: u.frameID, channel: "open-url", source: u.source, target: target, type: u.scheme)))
-            if sessions[u.sender] != nil { out.append(.send(u.sender, Frame(id: u.frameID, .decision(Self.record(u.decision))))) }
+            let d = engine.openURL(u.url, from: u.senderParty, to: p)
+            let e = entry(d, session: u.sender, request: u.frameID, channel: "open-url", source: u.source, target: target, type: u.scheme)
+            let answer = BrokerEffect.send(u.sender, Frame(id: u.frameID, .decision(Self.record(d))))
+            guard d.allowed, let delivered = checkedURL(d.url ?? u.url) else {
+                out.append(.audit(e))
+                if sessions[u.sender] != nil { out.append(answer) }
+                continue
+            }
+            out.append(.deliver(id, Frame(id: brokerFrameID(), .urlDelivery(url: delivered, senderAccount: u.senderParty.dataAccount?.name)),
+                                then: [.audit(e)] + (sessions[u.sender] != nil ? [answer] : []),
+                                otherwise: sessions[u.sender] != nil ? [notReading(u.sender, u.frameID, p.bundleID)] : []))
         }
+    }
+
+    /// The URL as it will travel, if it fits a text field (a twin is about three times the URL).
+    func checkedURL(_ url: String) -> String? { url.utf8.count <= Wire.maximumText ? url : nil }
+
+    /// What a requester hears when its receiver is not reading its connection.
+    func notReading(_ requester: SessionID, _ frameID: UInt32, _ receiver: String) -> BrokerEffect {
+        .send(requester, Frame(id: frameID, .error(code: .limitReached, detail: "\(receiver) is not reading its connection; nothing was delivered")))
     }
 
     mutating func setIdentity(_ id: SessionID, _ frameID: UInt32, _ account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
@@ -50,11 +67,18 @@ extension BrokerCore {
         let routed = engine.routeURL(url, from: me, among: running.map { party($0) })
         if let target = routed.target, let handler = running.first(where: { party($0).bundleID == target.bundleID }) {
             let d = routed.decision
-            if d.allowed {
-                out.append(.send(handler, Frame(id: brokerFrameID(), .urlDelivery(url: d.url ?? url, senderAccount: me.dataAccount?.name))))
+            let e = entry(d, session: id, request: frameID, channel: "open-url", source: source, target: auditParty(handler), type: scheme)
+            let answer = BrokerEffect.send(id, Frame(id: frameID, .decision(Self.record(d))))
+            guard d.allowed else {
+                out.append(.audit(e))
+                out.append(answer)
+                return .success(())
             }
-            out.append(.audit(entry(d, session: id, request: frameID, channel: "open-url", source: source, target: auditParty(handler), type: scheme)))
-            out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
+            guard let delivered = checkedURL(d.url ?? url) else {
+                return .failure(WireError(.limitReached, "the URL as delivered would be \((d.url ?? url).utf8.count) bytes; a URL travels in at most \(Wire.maximumText)"))
+            }
+            out.append(.deliver(handler, Frame(id: brokerFrameID(), .urlDelivery(url: delivered, senderAccount: me.dataAccount?.name)),
+                                then: [.audit(e), answer], otherwise: [notReading(id, frameID, target.bundleID)]))
             return .success(())
         }
         // Not running: decided as if the installed app were; it is started, and the decision is
@@ -67,8 +91,11 @@ extension BrokerCore {
             out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
             return .success(())
         }
+        if checkedURL(d.url ?? url) == nil {
+            return .failure(WireError(.limitReached, "the URL as delivered would be \((d.url ?? url).utf8.count) bytes; a URL travels in at most \(Wire.maximumText)"))
+        }
         let key = target.bundleID.lowercased()
-        let pending = PendingURL(sender: id, frameID: frameID, url: url, decision: d, senderAccount: me.dataAccount?.name, source: source, scheme: scheme)
+        let pending = PendingURL(sender: id, frameID: frameID, url: url, senderParty: me, source: source, scheme: scheme)
         if var launch = launches[key] {
             // At most one launch per app: a flood of URLs waits for it, up to a bound.
             guard launch.urls.count < limits.pendingURLsPerTarget else {

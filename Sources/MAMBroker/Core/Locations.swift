@@ -45,11 +45,14 @@ extension BrokerCore {
         let bundle = sessions[id]!.bundleID
         let key = StoredFileKey(folder: Self.folder(l), accountFolder: l.takesAccount ? accountFolder(account) : nil, name: name)
         let replaced = files[key]
-        let used = (usage[bundle.lowercased()] ?? 0) - (replaced?.app.lowercased() == bundle.lowercased() ? replaced!.size : 0)
+        // Saves in flight count: an app cannot outrun its quota by saving faster than the disk.
+        let app = bundle.lowercased()
+        let used = (usage[app] ?? 0) + (savingBytes[app] ?? 0) - (replaced?.app.lowercased() == app ? replaced!.size : 0)
         if used + a.size > limits.quotaPerApp {
             return .failure(WireError(.limitReached, "\(bundle) keeps \(used) bytes in locations; its quota is \(limits.quotaPerApp)"))
         }
-        guard sessions[id]!.jobs < limits.jobsPerApp else {
+        if writing.contains(key) { return .failure(WireError(.limitReached, "\(name) in \(l.name) is being written; try again")) }
+        guard mayStartJob(id) else {
             return .failure(WireError(.limitReached, "\(limits.jobsPerApp) files of this app are already being written"))
         }
         let me = party(id)
@@ -68,7 +71,9 @@ extension BrokerCore {
             return .success(())
         }
         let file = StoredFile(key: key, owner: owner, app: bundle, size: a.size)
-        let job = newJob(.save(session: id, frameID: frameID, decision: d, file: file, entry: e, attachment: a.token))
+        let job = newJob(.save(session: id, frameID: frameID, decision: d, file: file, entry: e, attachment: a.token), app: bundle)
+        writing.insert(key)
+        savingBytes[app, default: 0] += a.size
         retained = true
         out.append(.store(job: job, attachment: a.token, file: file))
         return .success(())
@@ -77,6 +82,8 @@ extension BrokerCore {
     mutating func finishSave(_ n: Int, _ error: String?, _ out: inout [BrokerEffect]) {
         guard let job = takeJob(n), case let .save(id, frameID, d, file, e, token) = job else { return }
         out.append(.release(attachment: token))
+        writing.remove(file.key)
+        savingBytes[file.app.lowercased(), default: 0] -= file.size
         if let error {
             out.append(.log(LogLine(level: .error, message: "saving a file failed", metadata: ["file": file.key.relativePath, "reason": error])))
             if sessions[id] != nil { out.append(.send(id, Frame(id: frameID, .error(code: .internalError, detail: "\(file.key.name) could not be written")))) }
@@ -102,8 +109,9 @@ extension BrokerCore {
         case let .failure(e): return .failure(e)
         }
         let key = StoredFileKey(folder: Self.folder(l), accountFolder: l.takesAccount ? accountFolder(account) : nil, name: name)
+        if writing.contains(key) { return .failure(WireError(.limitReached, "\(name) in \(l.name) is being written; try again")) }
         guard let file = files[key] else { return .failure(WireError(.unknownTarget, "no file \(name) in \(l.name)")) }
-        guard sessions[id]!.jobs < limits.jobsPerApp else {
+        guard mayStartJob(id) else {
             return .failure(WireError(.limitReached, "\(limits.jobsPerApp) files of this app are already being opened"))
         }
         // The file's data is its owner's: org data stays org data wherever it was saved.
@@ -116,7 +124,7 @@ extension BrokerCore {
             out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
             return .success(())
         }
-        let job = newJob(.open(session: id, frameID: frameID, decision: d, file: file, entry: e))
+        let job = newJob(.open(session: id, frameID: frameID, decision: d, file: file, entry: e), app: sessions[id]!.bundleID)
         out.append(.open(job: job, key: key))
         return .success(())
     }

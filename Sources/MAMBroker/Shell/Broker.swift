@@ -313,6 +313,20 @@ public final class Broker: @unchecked Sendable {
                     queue.append(contentsOf: core.handle(.disconnected(id)))
                     drop(id, reason: nil)
                 }
+            case let .deliver(id, frame, attachment, then, otherwise):
+                // To a third party: if it is not reading, it keeps its connection and the
+                // requester is told; only what arrived is answered and audited.
+                var delivered = false
+                if let socket = sockets[id] {
+                    do {
+                        try socket.send(frame, descriptor: attachment.flatMap { descriptors[$0] }, wait: false)
+                        delivered = true
+                    } catch {
+                        log(LogLine(level: .notice, message: "a delivery was refused: the receiver is not reading",
+                                    metadata: ["session": "\(id)", "error": error.description]))
+                    }
+                }
+                queue.insert(contentsOf: delivered ? then : otherwise, at: queue.startIndex)
             case let .close(id, reason): drop(id, reason: reason)
             case let .audit(entry): audit.append(entry, id: (try? store.nextDecisionID()) ?? 0)
             case let .persist(.pasteboard(state)): savePasteboard(state)
