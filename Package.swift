@@ -48,7 +48,7 @@ let package = Package(
         // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),
-        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp"]),
+        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp", "MAMPolicy"]),
         // The Info.plist / entitlements configurator: ordered plist editing, pure.
         .target(name: "MAMConfigurator", dependencies: ["MAMPolicy"]),
         .executableTarget(
@@ -61,7 +61,7 @@ let package = Package(
         // Apps/Courier: a scriptable MAMWire client the broker tests launch as two apps.
         .executableTarget(name: "Courier", dependencies: ["MAMWire"], path: "Apps/Courier", exclude: ["Info.plist"]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
-        .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox"]),
+        .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog"]),
         .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog"]),
     ],

@@ -57,6 +57,16 @@ public struct SeccompProgram: Sendable {
         }
         try add("creat")
         for name in SyscallPolicy.signals { try add(name) }
+        for (_, option) in SyscallPolicy.refusedPrctl {
+            try add("prctl", [scmp_arg_cmp(arg: 0, op: SCMP_CMP_EQ, datum_a: UInt64(option), datum_b: 0)])
+        }
+        // One rule per flag: a masked comparison can ask "this bit set", not "any of these bits".
+        for (_, flag) in SyscallPolicy.namespaceFlags { try add("clone", [masked(0, flag, flag)]) }
+        let clone3 = seccomp_syscall_resolve_name("clone3")
+        if clone3 != __NR_SCMP_ERROR {
+            let rc = seccomp_rule_add_array(ctx, 0x0005_0000 | UInt32(ENOSYS), clone3, 0, nil)  // SCMP_ACT_ERRNO
+            guard rc == 0 else { throw BuildError(description: "libseccomp refused the clone3 rule: \(String(cString: strerror(-rc)))") }
+        }
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let rc = mam_seccomp_export(UnsafeMutableRawPointer(ctx), &buffer, &length)

@@ -36,7 +36,7 @@ struct BenchLaunch: ParsableCommand {
             plain.append(try time { fd in try spawn([exe, "--exit"], fd: fd) })
             sandboxed.append(try time { fd in
                 let app = try Sandbox.launch(LaunchConfiguration(bundleID: "bench", executable: exe, arguments: ["--exit"],
-                                                                 container: container, brokerDescriptor: fd), report: { _ in })
+                                                                 containersRoot: container, brokerDescriptor: fd), report: { _ in })
                 return app.pid
             })
             if let bwrap {

@@ -43,6 +43,13 @@ typedef struct {
     int landlock_rule_count;
     const void *seccomp_program;         // struct sock_filter[]; NULL: no filter
     unsigned short seccomp_length;       // instructions
+    int clone_flags;                     // CLONE_NEW* namespaces of the app's own (0: none)
+    const char *const *hidden;           // directories covered by an empty tmpfs (needs CLONE_NEWNS)
+    int hidden_count;
+    const char *container_tmpfs;         // tmpfs options: the container becomes a tmpfs; NULL: the folder itself
+    int container_fd;                    // O_PATH of the on-disk container (opened beneath its root), or -1
+    const int *cgroup_fds;               // cgroup.procs files the app joins before anything else
+    int cgroup_fd_count;
 } mam_spawn_config;
 
 typedef struct {
@@ -76,6 +83,16 @@ ssize_t mam_read_string(pid_t pid, uint64_t address, char *buffer, size_t size);
 
 /// The Landlock ABI the kernel offers, or a negative errno.
 int mam_landlock_abi(void);
+
+/// Creates (if need be) and opens directory `name` directly beneath `root_fd`, never following a
+/// symbolic link or `..` out of it (openat2 RESOLVE_BENEATH). The O_PATH descriptor, or -1 with errno.
+int mam_open_beneath(int root_fd, const char *name, int create);
+/// Removes everything inside directory `fd` without following symbolic links. 0 or -1 with errno.
+int mam_remove_contents(int fd);
+
+/// A new pseudo-terminal: its primary side and its secondary side, both close-on-exec and
+/// neither the caller's controlling terminal. 0 or -1 with errno.
+int mam_open_pty(int *primary, int *secondary);
 
 /// Exports a libseccomp filter context as a classic BPF program into `buffer` (malloc'd).
 int mam_seccomp_export(void *ctx, void **buffer, size_t *length);
