@@ -13,7 +13,7 @@ var options: [String: String] = [:]
 var flags = Set<String>()
 var rest = CommandLine.arguments.dropFirst()
 while let arg = rest.popFirst() {
-    if arg == "--destructive" || arg == "--exit" { flags.insert(arg) } else if arg.hasPrefix("--"), let v = rest.popFirst() { options[arg] = v }
+    if ["--destructive", "--exit", "--read-stdin"].contains(arg) { flags.insert(arg) } else if arg.hasPrefix("--"), let v = rest.popFirst() { options[arg] = v }
 }
 if flags.contains("--exit") {
     // For launch benchmarks: the first broker message, then stop.
@@ -21,6 +21,13 @@ if flags.contains("--exit") {
         _ = probe_send(fd)
     }
     exit(0)
+}
+
+if flags.contains("--read-stdin") {
+    // What the launcher lets through as standard input (nothing, in scripted mode).
+    let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    let data = try! JSONSerialization.data(withJSONObject: ["stdin": input], options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
 }
 
 func line(_ attempt: String, _ result: probe_result, _ detail: String = "") {

@@ -152,6 +152,10 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
         if (setgroups(0, NULL) != 0) child_fail(status_fd, "setgroups");
         if (setgid(c->gid) != 0) child_fail(status_fd, "setgid");
         if (setuid(c->uid) != 0) child_fail(status_fd, "setuid");
+        // A change of uid clears the parent-death signal: set it again, then make sure the
+        // launcher did not die in between.
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(status_fd, "parent-death signal");
+        if (poll(&alive, 1, 0) < 0 || (alive.revents & (POLLHUP | POLLERR))) _exit(127);
     }
     // 7. No new privileges: required for unprivileged Landlock and seccomp, and stops setuid binaries.
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) child_fail(status_fd, "no_new_privs");

@@ -75,6 +75,9 @@ struct Scene {
     /// limits, below what an unconfined process gets on any machine that runs the suite.
     static let limits = ["--limit", "memory=256M", "--limit", "tasks=48", "--limit", "cpu=0.1", "--limit", "disk=32M"]
 
+    /// Sizes for runs that test something else: the limit attempts stay small and quick.
+    static let light = ["--memory-mib", "1", "--tasks", "2", "--disk-mib", "1", "--cpu-ms", "1"]
+
     func arguments(otherPID: Int32) -> [String] {
         ["--public-socket", publicSocket, "--other-container", other.path, "--broker-dir", brokerDir.path,
          "--outside", outside.path, "--other-pid", String(otherPID), "--shm-key", String(shmKey), "--msg-key", String(msgKey),
