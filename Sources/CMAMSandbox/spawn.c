@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -132,6 +133,7 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     // 3. A session of its own: no controlling terminal, so the launcher's terminal is out of reach
     //    (TIOCSTI needs it to be the caller's controlling terminal).
     if (setsid() < 0) child_fail(status_fd, "new session");
+    if (c->net_namespace_fd >= 0 && setns(c->net_namespace_fd, CLONE_NEWNET) != 0) child_fail(status_fd, "network namespace");
     if (c->clone_flags & CLONE_NEWNS) setup_mounts(c, status_fd);
     // 4. Descriptors: stdio, the broker connection on its fixed number, nothing else after exec.
     int in = move_high(c->stdin_fd), out = move_high(c->stdout_fd), err = move_high(c->stderr_fd);
@@ -428,4 +430,42 @@ int mam_open_pty(int *primary, int *secondary) {
     *primary = p;
     *secondary = s;
     return 0;
+}
+
+int mam_is_net_namespace(int fd) {
+    // NS_GET_NSTYPE: the namespace type of an nsfs descriptor (fails on an ordinary file).
+    return ioctl(fd, _IO(0xb7, 0x3)) == CLONE_NEWNET;
+}
+
+int mam_pin_empty_net_namespace(const char *path) {
+    int ready[2], go[2];
+    if (pipe2(ready, O_CLOEXEC) != 0) return -1;
+    if (pipe2(go, O_CLOEXEC) != 0) { close(ready[0]); close(ready[1]); return -1; }
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        // The namespace lives while this child does; the parent binds it to `path` meanwhile.
+        close(ready[0]);
+        close(go[1]);
+        char result = unshare(CLONE_NEWNET) == 0 ? 1 : 0;
+        (void)!write(ready[1], &result, 1);
+        char b;
+        (void)!read(go[0], &b, 1);
+        _exit(0);
+    }
+    close(ready[1]);
+    close(go[0]);
+    char result = 0;
+    int rc = -1, saved = EIO;
+    if (read(ready[0], &result, 1) == 1 && result == 1) {
+        char source[64];
+        snprintf(source, sizeof source, "/proc/%d/ns/net", pid);
+        rc = mount(source, path, NULL, MS_BIND, NULL);
+        saved = errno;
+    }
+    close(ready[0]);
+    close(go[1]);
+    waitpid(pid, NULL, 0);
+    errno = saved;
+    return rc;
 }

@@ -86,6 +86,19 @@ public struct LandlockPolicy: Sendable {
     /// (SwiftPM's build folder keeps some there), each only if it resolves to a regular file in
     /// the executable's own folder or a library folder.
     static func libraryDirectories(for executable: String) -> [String] {
+        var dirs = mappedLibraryDirectories
+        guard let ownDir = realPath((executable as NSString).deletingLastPathComponent) else { return dirs }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: ownDir)) ?? [] where entry.hasSuffix(".so") {
+            guard let real = realPath((ownDir as NSString).appendingPathComponent(entry)), isRegularFile(real),
+                  beneath(real, ownDir) || dirs.contains(where: { beneath(real, $0) }) else { continue }
+            dirs.append(real)
+        }
+        return dirs
+    }
+
+    /// The system library folders and those of the libraries the launcher has mapped: read
+    /// once, since they do not change while it runs.
+    static let mappedLibraryDirectories: [String] = {
         var dirs = systemLibraries.compactMap(realPath)
         if let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) {
             for line in maps.split(separator: "\n") {
@@ -96,14 +109,8 @@ public struct LandlockPolicy: Sendable {
                 if dir != "/" && !dirs.contains(where: { beneath(dir, $0) }) { dirs.append(dir) }
             }
         }
-        guard let ownDir = realPath((executable as NSString).deletingLastPathComponent) else { return dirs }
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: ownDir)) ?? [] where entry.hasSuffix(".so") {
-            guard let real = realPath((ownDir as NSString).appendingPathComponent(entry)), isRegularFile(real),
-                  beneath(real, ownDir) || dirs.contains(where: { beneath(real, $0) }) else { continue }
-            dirs.append(real)
-        }
         return dirs
-    }
+    }()
 
     /// The path with every symbolic link, `.` and `..` resolved, or nil when it does not exist.
     static func realPath(_ path: String) -> String? {

@@ -98,6 +98,9 @@ public struct SandboxSupport: Sendable {
     public var namespaces: [String]
     public var cgroups: Result<CgroupLayout, LaunchError>
 
+    /// What this kernel offers does not change while the launcher runs: probed once.
+    public static let current = probe()
+
     public static let usedNamespaces = ["pid", "mnt", "ipc", "net", "uts"]
 
     public static func probe() -> SandboxSupport {
@@ -172,14 +175,15 @@ public final class SandboxedApp: @unchecked Sendable {
 
 public enum Sandbox {
     /// Namespaces every app gets when the launcher is root.
-    static let namespaceFlags: Int32 = 0x2000_0000 | 0x0002_0000 | 0x0800_0000 | 0x4000_0000 | 0x0400_0000  // PID, NS, IPC, NET, UTS
+    /// (The network namespace is the launcher's empty one, joined rather than made: EmptyNetwork.)
+    static let namespaceFlags: Int32 = 0x2000_0000 | 0x0002_0000 | 0x0800_0000 | 0x0400_0000  // PID, NS, IPC, UTS
 
     /// Launches `config` confined. `report` receives every violation, on the supervisor's thread.
     public static func launch(_ config: LaunchConfiguration, report: @escaping @Sendable (Violation) -> Void) throws -> SandboxedApp {
         if let problem = AppManifest.bundleIDProblem(config.bundleID) {
             throw LaunchError("cannot launch: bundle id \"\(config.bundleID.prefix(80))\" \(problem)")
         }
-        let support = SandboxSupport.probe()
+        let support = SandboxSupport.current
         var weakened = support.missing
         if !weakened.isEmpty && !config.allowWeaker {
             throw LaunchError("cannot sandbox \(config.bundleID): missing \(weakened.joined(separator: "; ")); pass --allow-weaker-sandbox to run with less")
@@ -209,6 +213,8 @@ public enum Sandbox {
         }
         var handedOver = false
         defer { if !handedOver { cgroup?.remove(); user?.release() } }
+        let network = isolate ? try EmptyNetwork.open() : -1
+        defer { if network >= 0 { close(network) } }
         let uid = user?.uid ?? getuid()
         if let user {
             guard fchownat(containerFD, "", user.uid, user.uid, atEmptyPath) == 0,
@@ -289,6 +295,7 @@ public enum Sandbox {
                                         c.container_fd = containerFD
                                         c.container_tmpfs = tmpfsOptions
                                         c.change_ids = user == nil ? 0 : 1
+                                        c.net_namespace_fd = network
                                         c.uid = uid
                                         c.gid = uid
                                         c.rlimits = limitsBuf.baseAddress
@@ -331,6 +338,7 @@ public enum Sandbox {
         if result.notify_fd >= 0, let program {
             supervisor = Supervisor(fd: result.notify_fd, appPID: result.pid, bundleID: config.bundleID,
                                     container: container, names: program.numbers, ownPIDNamespace: isolate, report: report)
+            supervisor?.serveFirst()
             supervisor?.start()
         }
         // The status pipe closes when exec succeeds; anything written to it is why it did not.

@@ -125,6 +125,7 @@ struct IsolationTests {
                         c.stderr_fd = -1
                         c.broker_fd = -1
                         c.container_fd = -1
+                        c.net_namespace_fd = -1
                         c.seccomp_program = bpf.baseAddress
                         c.seccomp_length = UInt16(bpf.count / 8)
                         return mam_spawn(&c, &result, &error, error.count)

@@ -50,6 +50,7 @@ typedef struct {
     int container_fd;                    // O_PATH of the on-disk container (opened beneath its root), or -1
     const int *cgroup_fds;               // cgroup.procs files the app joins before anything else
     int cgroup_fd_count;
+    int net_namespace_fd;                // an empty network namespace the app joins (setns), or -1
 } mam_spawn_config;
 
 typedef struct {
@@ -93,6 +94,11 @@ int mam_remove_contents(int fd);
 /// A new pseudo-terminal: its primary side and its secondary side, both close-on-exec and
 /// neither the caller's controlling terminal. 0 or -1 with errno.
 int mam_open_pty(int *primary, int *secondary);
+
+/// Whether `fd` is a network namespace (an nsfs descriptor).
+int mam_is_net_namespace(int fd);
+/// Makes a new, empty network namespace and binds it onto the existing file `path`. 0 or -1 with errno.
+int mam_pin_empty_net_namespace(const char *path);
 
 /// Exports a libseccomp filter context as a classic BPF program into `buffer` (malloc'd).
 int mam_seccomp_export(void *ctx, void **buffer, size_t *length);
