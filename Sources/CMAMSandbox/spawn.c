@@ -150,10 +150,12 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     if (c->container && chdir(c->container) != 0) child_fail(status_fd, "container directory");
     // 6. Drop root to the app's own uid: limits on processes bind only without privileges, and
     //    no other app shares its files, its processes or its RLIMIT_NPROC count.
+    //    Raw system calls: the C library's setuid would try to change every thread it knows of,
+    //    and after a raw clone it still knows the launcher's threads, which are not here.
     if (c->change_ids) {
-        if (setgroups(0, NULL) != 0) child_fail(status_fd, "setgroups");
-        if (setgid(c->gid) != 0) child_fail(status_fd, "setgid");
-        if (setuid(c->uid) != 0) child_fail(status_fd, "setuid");
+        if (syscall(SYS_setgroups, 0, NULL) != 0) child_fail(status_fd, "setgroups");
+        if (syscall(SYS_setresgid, c->gid, c->gid, c->gid) != 0) child_fail(status_fd, "setgid");
+        if (syscall(SYS_setresuid, c->uid, c->uid, c->uid) != 0) child_fail(status_fd, "setuid");
         // A change of uid clears the parent-death signal: set it again, then make sure the
         // launcher did not die in between.
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(status_fd, "parent-death signal");
