@@ -126,15 +126,18 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(status_fd, "parent-death signal");
     struct pollfd alive = { notify_sock, POLLOUT, 0 };
     if (poll(&alive, 1, 0) < 0 || (alive.revents & (POLLHUP | POLLERR))) _exit(127);
-    // 2. The app's cgroups, before it can fork or allocate on its own account.
-    for (int i = 0; i < c->cgroup_fd_count; i++) {
-        if (write(c->cgroup_fds[i], "0", 1) != 1) child_fail(status_fd, "join cgroup");
-    }
-    // 3. A session of its own: no controlling terminal, so the launcher's terminal is out of reach
+    // 2. A session of its own: no controlling terminal, so the launcher's terminal is out of reach
     //    (TIOCSTI needs it to be the caller's controlling terminal).
     if (setsid() < 0) child_fail(status_fd, "new session");
     if (c->net_namespace_fd >= 0 && setns(c->net_namespace_fd, CLONE_NEWNET) != 0) child_fail(status_fd, "network namespace");
     if (c->clone_flags & CLONE_NEWNS) setup_mounts(c, status_fd);
+    // 3. The app's cgroups: the launcher puts this process in them meanwhile (by pid; a move
+    //    costs the kernel an RCU grace period now and then, better spent beside the mounts).
+    //    Nothing the app runs starts before they bind.
+    if (c->place) {
+        char go = 0;
+        if (read(notify_sock, &go, 1) != 1 || go != 1) _exit(127);
+    }
     // 4. Descriptors: stdio, the broker connection on its fixed number, nothing else after exec.
     int in = move_high(c->stdin_fd), out = move_high(c->stdout_fd), err = move_high(c->stderr_fd);
     int broker = move_high(c->broker_fd);
@@ -214,6 +217,7 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
 
 int mam_spawn(const mam_spawn_config *c, mam_spawn_result *r, char *error, size_t error_size) {
     int status[2], sock[2];
+    if (error_size) error[0] = 0;
     r->pid = -1;
     r->notify_fd = -1;
     r->status_fd = -1;
@@ -240,6 +244,19 @@ int mam_spawn(const mam_spawn_config *c, mam_spawn_result *r, char *error, size_
     close(sock[1]);
     r->pid = pid;
     r->status_fd = status[0];
+    if (c->place) {
+        char go = 1;
+        if (c->place(c->place_context, pid, error, error_size) != 0 || send(sock[0], &go, 1, MSG_NOSIGNAL) != 1) {
+            if (!error[0]) snprintf(error, error_size, "cgroup: %s", strerror(errno));
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            close(sock[0]);
+            close(status[0]);
+            r->pid = -1;
+            r->status_fd = -1;
+            return -1;
+        }
+    }
     if (c->seccomp_program) {
         // Wait for the listener, or for the child to report why it could not get that far.
         struct pollfd fds[2] = { { sock[0], POLLIN, 0 }, { status[0], POLLIN, 0 } };

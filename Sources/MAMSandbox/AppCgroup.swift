@@ -50,8 +50,8 @@ public enum CgroupLayout: Sendable, Equatable {
 /// for the app and everything it starts. Removed after the app ends.
 final class AppCgroup: @unchecked Sendable {
     private let directories: [String]
-    /// `cgroup.procs` of each, open for writing: the child writes "0" to join before it execs.
-    let procs: [Int32]
+    /// `cgroup.procs` of each, open for writing until the app is placed.
+    private let procs: [Int32]
 
     private static let counter = LockedValue(0)
 
@@ -122,9 +122,15 @@ final class AppCgroup: @unchecked Sendable {
         guard n >= 0 else { throw LaunchError("cgroup \(path) = \(value): \(String(cString: strerror(errno)))") }
     }
 
-    /// Closes the join descriptors (once the app runs) .
-    func joined() {
-        procs.forEach { close($0) }
+    /// Moves process `pid` (and what it starts later) into every one of the app's cgroups,
+    /// then closes the descriptors.
+    func place(_ pid: pid_t) throws {
+        defer { procs.forEach { close($0) } }
+        let text = String(pid)
+        for (fd, dir) in zip(procs, directories) {
+            let n = text.withCString { Glibc.write(fd, $0, strlen($0)) }
+            guard n > 0 else { throw LaunchError("cannot move the app into \(dir): \(String(cString: strerror(errno)))") }
+        }
     }
 
     /// Removes the cgroups once the app and all it started are gone (the last tasks may take a

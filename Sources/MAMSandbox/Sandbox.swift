@@ -202,17 +202,15 @@ public enum Sandbox {
         let containerFD = try Containers.open(root: root, bundleID: config.bundleID)
         defer { close(containerFD) }
 
-        // Root gives each app a uid of its own, a cgroup and namespaces.
+        // Root gives each app a uid of its own, a cgroup and namespaces. The cgroup is made and
+        // joined while the child sets up its mounts (Placement).
         let user = isolate ? try AppUser.acquire() : nil
-        var cgroup: AppCgroup?
+        var placement: Placement?
         if isolate, case let .success(layout) = support.cgroups {
-            do { cgroup = try AppCgroup.create(layout, bundleID: config.bundleID, limits: config.limits) } catch {
-                user?.release()
-                throw error
-            }
+            placement = Placement(layout: layout, bundleID: config.bundleID, limits: config.limits)
         }
         var handedOver = false
-        defer { if !handedOver { cgroup?.remove(); user?.release() } }
+        defer { if !handedOver { placement?.cgroup?.remove(); user?.release() } }
         let network = isolate ? try EmptyNetwork.open() : -1
         defer { if network >= 0 { close(network) } }
         let uid = user?.uid ?? getuid()
@@ -270,7 +268,6 @@ public enum Sandbox {
 
         var result = mam_spawn_result()
         var error = [CChar](repeating: 0, count: 256)
-        let cgroupFDs = cgroup?.procs ?? []
         let rc: Int32 = withCStrings(argv) { cArgv in
             withCStrings(envp) { cEnv in
                 withCStrings(hidden) { cHidden in
@@ -278,7 +275,6 @@ public enum Sandbox {
                     let rules = (landlock?.rules ?? []).enumerated().map { mam_landlock_rule(path: rulePaths[$0.offset], access: $0.element.access) }
                     return rules.withUnsafeBufferPointer { rulesBuf in
                         rlimits.withUnsafeBufferPointer { limitsBuf in
-                            cgroupFDs.withUnsafeBufferPointer { cgroupBuf in
                             (program?.bytes ?? []).withUnsafeBytes { bpf in
                                 config.executable.withCString { exe in
                                     container.withCString { containerPath in
@@ -304,8 +300,10 @@ public enum Sandbox {
                                             c.clone_flags = namespaceFlags
                                             c.hidden = UnsafePointer(OpaquePointer(cHidden))
                                             c.hidden_count = Int32(hidden.count)
-                                            c.cgroup_fds = cgroupBuf.baseAddress
-                                            c.cgroup_fd_count = Int32(cgroupBuf.count)
+                                            if let placement {
+                                                c.place = Placement.callback
+                                                c.place_context = Unmanaged.passUnretained(placement).toOpaque()
+                                            }
                                         }
                                         if let landlock {
                                             c.landlock_abi = Int32(landlock.abi)
@@ -324,7 +322,6 @@ public enum Sandbox {
                                     }
                                 }
                             }
-                            }
                         }
                     }
                 }
@@ -332,7 +329,7 @@ public enum Sandbox {
             }
         }
         guard rc == 0 else { throw LaunchError("cannot launch \(config.bundleID): \(cText(error))") }
-        cgroup?.joined()
+        let cgroup = placement?.cgroup
 
         var supervisor: Supervisor?
         if result.notify_fd >= 0, let program {
@@ -376,6 +373,37 @@ public enum Sandbox {
         defer { close(fd) }
         guard mam_remove_contents(fd) == 0, unlinkat(rootFD, bundleID, AT_REMOVEDIR) == 0 else {
             throw LaunchError("cannot remove \(root)/\(bundleID): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// Makes an app's cgroups and moves the freshly cloned child into them, called from C
+/// (mam_spawn's `place`) on the launching thread.
+final class Placement {
+    let layout: CgroupLayout
+    let bundleID: String
+    let limits: ResourceLimits
+    var cgroup: AppCgroup?
+
+    init(layout: CgroupLayout, bundleID: String, limits: ResourceLimits) {
+        self.layout = layout
+        self.bundleID = bundleID
+        self.limits = limits
+    }
+
+    static let callback: @convention(c) (UnsafeMutableRawPointer?, pid_t, UnsafeMutablePointer<CChar>?, Int) -> Int32 = { context, pid, buffer, size in
+        let placement = Unmanaged<Placement>.fromOpaque(context!).takeUnretainedValue()
+        do {
+            let made = try AppCgroup.create(placement.layout, bundleID: placement.bundleID, limits: placement.limits)
+            placement.cgroup = made
+            try made.place(pid)
+            return 0
+        } catch {
+            if let buffer, size > 0 {
+                _ = "\(error)".withCString { strncpy(buffer, $0, size - 1) }
+                buffer[size - 1] = 0
+            }
+            return -1
         }
     }
 }

@@ -48,8 +48,11 @@ typedef struct {
     int hidden_count;
     const char *container_tmpfs;         // tmpfs options: the container becomes a tmpfs; NULL: the folder itself
     int container_fd;                    // O_PATH of the on-disk container (opened beneath its root), or -1
-    const int *cgroup_fds;               // cgroup.procs files the app joins before anything else
-    int cgroup_fd_count;
+    // Called in the launcher right after the clone, while the child makes its mounts: puts the
+    // child (by pid) in its cgroups. The child waits for it before it drops root. Nonzero: the
+    // launch fails (the child is killed) with `error` filled. NULL: no cgroups.
+    int (*place)(void *context, pid_t pid, char *error, size_t error_size);
+    void *place_context;
     int net_namespace_fd;                // an empty network namespace the app joins (setns), or -1
 } mam_spawn_config;
 
