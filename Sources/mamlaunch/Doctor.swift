@@ -31,7 +31,7 @@ struct Doctor: ParsableCommand {
         row("pid namespace", namespace("pid", "own, the app is process 1: all it starts ends with it"))
         row("mount namespace", namespace("mnt", "own /proc; other containers, the broker folder and /dev/shm hidden"))
         row("ipc namespace", namespace("ipc", "own (SysV and POSIX IPC)"))
-        row("network namespace", namespace("net", "own, empty"))
+        row("network namespace", namespace("net", "the launcher's empty one (/run/mamlab/netns), shared; sockets refused"))
         row("app uids", root ? "one per running app, from \(AppUser.first) (\(AppUser.count) uids)" : "unavailable (needs root; apps would run as you)")
         switch s.cgroups {
         case let .success(layout): row("cgroups", root ? layout.description : "\(layout.description), unusable without root")
