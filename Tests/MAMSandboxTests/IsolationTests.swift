@@ -25,8 +25,13 @@ struct IsolationTests {
         defer { close(terminal.primary) }
         let scene = try Scene()
         defer { scene.remove() }
-        let r = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--"] + Scene.light,
-                              input: terminal.secondary)
+        // The terminal is the launcher's controlling terminal, as when a user runs mamlaunch from a
+        // shell (setsid -c): an app sharing the launcher's session could type into it.
+        let launch = ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--"] + Scene.light
+        let setsid = "/usr/bin/setsid"
+        let r = FileManager.default.isExecutableFile(atPath: setsid)
+            ? try Built.run(setsid, ["-c", Built.directory.appendingPathComponent("mamlaunch").path] + launch, input: terminal.secondary)
+            : try Built.run("mamlaunch", launch, input: terminal.secondary)
         #expect(r.status == 0, "\(r.err)")
         let tiocsti = results(r.out)["tiocsti_terminal"]
         #expect(tiocsti?["result"] as? String == "blocked", "\(r.out)")
