@@ -181,7 +181,7 @@ struct IsolationTests {
         let doomed = scene.root.appendingPathComponent("doomed")
         try FileManager.default.createDirectory(at: doomed, withIntermediateDirectories: true)
         try Data("keep".utf8).write(to: doomed.appendingPathComponent("file"))
-        for id in ["../doomed", "com.example/../../doomed", "..", "com..example", "com.example.hostile\u{0}x"] {
+        for id in ["../doomed", "com.example/../../doomed", "..", "com..example", "com.example.hostile\u{0}x", "com.\u{1b}]0;x\u{07}"] {
             let plist = scene.root.appendingPathComponent("Info-\(UUID().uuidString.prefix(4)).plist")
             let dict: [String: Any] = ["CFBundleIdentifier": id, "CFBundleExecutable": "Hostile"]
             try PropertyListSerialization.data(fromPropertyList: dict, format: .xml, options: 0).write(to: plist)
@@ -189,6 +189,7 @@ struct IsolationTests {
                                                 "--no-broker", "--clean", "--containers", scene.containers.path, "--"] + Scene.light)
             #expect(r.status != 0 && r.err.contains("CFBundleIdentifier") && r.err.contains("reverse-DNS"), "\(id): \(r.err)")
             #expect(!r.out.contains("attempt"), "the app ran with bundle id \(id)")
+            #expect(!r.err.utf8.contains(0x1b), "the error echoes the manifest's escape sequence")
         }
         #expect(FileManager.default.fileExists(atPath: doomed.appendingPathComponent("file").path))
         var st = stat()

@@ -125,7 +125,9 @@ extension AppManifest {
         let bundleID = idNode.string(&log) ?? ""
         if bundleID.isEmpty && !log.hasErrors { log.append(idNode.problem("CFBundleIdentifier is empty")) }
         if !bundleID.isEmpty, let reason = AppManifest.bundleIDProblem(bundleID) {
-            log.append(idNode.problem("CFBundleIdentifier \"\(bundleID.prefix(80))\" \(reason)"))
+            // Shown escaped: the value is the app author's, and may hold terminal escapes.
+            let shown = String(bundleID.prefix(80).unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7f ? Character($0) : "?" })
+            log.append(idNode.problem("CFBundleIdentifier \"\(shown)\" \(reason)"))
         }
         let name = root.member("CFBundleDisplayName")?.string(&log) ?? root.member("CFBundleName")?.string(&log)
         let executable = root.member("CFBundleExecutable")?.string(&log)
