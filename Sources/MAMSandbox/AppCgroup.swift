@@ -134,12 +134,20 @@ final class AppCgroup: @unchecked Sendable {
     }
 
     /// Removes the cgroups once the app and all it started are gone (the last tasks may take a
-    /// moment to leave after they are reaped).
+    /// moment to leave after they are reaped), and those a launcher killed with SIGKILL left
+    /// behind (named with its pid; empty, since its app died with it).
     func remove() {
         for dir in directories.reversed() {
             for _ in 0..<200 {
                 if rmdir(dir) == 0 || errno == ENOENT { break }
                 usleep(1000)
+            }
+            let base = (dir as NSString).deletingLastPathComponent
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] {
+                let parts = entry.split(separator: ".")
+                guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), pid > 0,
+                      kill(pid, 0) != 0 && errno == ESRCH else { continue }
+                rmdir(base + "/" + entry)
             }
         }
     }
