@@ -55,7 +55,7 @@ let package = Package(
         // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),
-        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp"]),
+        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp", "MAMPolicy", "MAMWire"]),
         // bench-broker's peers: a SEQPACKET echo and a D-Bus echo service (sd-bus from libsystemd)
         // run as their own processes; the D-Bus client and CPU pinning are C that mamlaunch calls.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -73,7 +73,7 @@ let package = Package(
         // Apps/Courier: a scriptable MAMWire client the broker tests launch as two apps.
         .executableTarget(name: "Courier", dependencies: ["MAMWire"], path: "Apps/Courier", exclude: ["Info.plist"]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
-        .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox"]),
+        .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog"]),
         .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog"]),
     ],

@@ -3,7 +3,9 @@
 // the harmless ones succeed, which shows the attempts are real.
 //
 // Targets come from the command line: --public-socket PATH --other-container DIR
-// --broker-dir DIR --outside PATH --other-pid PID [--destructive]
+// --broker-dir DIR --outside PATH --other-pid PID --readable PATH --shm-key N --msg-key N
+// --posix-shm NAME --daemon NAME; sizes: --memory-mib N --tasks N --disk-mib N --cpu-ms N;
+// [--destructive] adds the attempts that would harm the machine if they worked.
 import CHostileProbes
 import Foundation
 
@@ -11,7 +13,7 @@ var options: [String: String] = [:]
 var flags = Set<String>()
 var rest = CommandLine.arguments.dropFirst()
 while let arg = rest.popFirst() {
-    if arg == "--destructive" || arg == "--exit" { flags.insert(arg) } else if arg.hasPrefix("--"), let v = rest.popFirst() { options[arg] = v }
+    if ["--destructive", "--exit", "--read-stdin"].contains(arg) { flags.insert(arg) } else if arg.hasPrefix("--"), let v = rest.popFirst() { options[arg] = v }
 }
 if flags.contains("--exit") {
     // For launch benchmarks: the first broker message, then stop.
@@ -21,8 +23,18 @@ if flags.contains("--exit") {
     exit(0)
 }
 
+if flags.contains("--read-stdin") {
+    // What the launcher lets through as standard input (nothing, in scripted mode).
+    let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    let data = try! JSONSerialization.data(withJSONObject: ["stdin": input], options: [.sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+}
+
 func line(_ attempt: String, _ result: probe_result, _ detail: String = "") {
-    let outcome = result == 0 ? "succeeded" : "blocked"
+    line(attempt, outcome: result == 0 ? "succeeded" : "blocked", result, detail)
+}
+
+func line(_ attempt: String, outcome: String, _ result: probe_result, _ detail: String) {
     var why = detail
     if result > 0 { why += (why.isEmpty ? "" : "; ") + String(cString: strerror(result)) }
     if result < 0 { why += (why.isEmpty ? "" : "; ") + "killed by signal \(-result)" }
@@ -56,6 +68,50 @@ line("io_uring_setup", probe_io_uring())
 line("keyctl", probe_keyctl())
 line("process_vm_readv_parent", probe_vm_read(parent), "pid \(parent)")
 line("unshare_user_namespace", probe_unshare())
+// The launcher's terminal: typing into it would run commands in the shell that started mamlaunch.
+line("tiocsti_terminal", probe_tiocsti())
+// Escape sequences to the terminal (retitle the window); the launcher's relay must defuse them.
+print(#"{"escape": "\#u{1b}]0;hostile\#u{07}\#u{1b}[2J"}"#)
+// Outliving the app and the launcher.
+line("clear_parent_death_signal", probe_clear_pdeathsig())
+line("seccomp_own_listener", probe_seccomp_listener())
+if let name = options["--daemon"] { line("setsid_daemon", probe_daemon(name, 20), "\(name), judged by whether it outlives the app") }
+// Namespaces through clone and clone3.
+line("clone_new_user_namespace", probe_clone_newuser())
+line("clone3_new_user_namespace", probe_clone3_newuser())
+// Reads the grant should not cover (a symlink beside the executable must not widen it).
+if let readable = options["--readable"] { line("read_outside_grant", probe_open_read(readable), readable) }
+// Side channels between apps.
+if let key = options["--shm-key"].flatMap(Int32.init) { line("sysv_shm_other_app", probe_sysv_shm(key), "key \(key)") }
+if let key = options["--msg-key"].flatMap(Int32.init) { line("sysv_msg_other_app", probe_sysv_msg(key), "key \(key)") }
+if let name = options["--posix-shm"] { line("posix_shm_other_app", probe_posix_shm(name), "/dev/shm/\(name)") }
+line("chmod_other_container", probe_chmod(otherContainer), otherContainer)
+line("setxattr_other_container", probe_setxattr(otherContainer), otherContainer)
+line("utimes_other_container", probe_utimes(otherContainer), otherContainer)
+line("stat_other_container", probe_stat(otherContainer), otherContainer)
+line("stat_broker_folder", probe_stat(brokerDir), brokerDir)
+line("inotify_broker_folder", probe_inotify(brokerDir), brokerDir)
+line("name_to_handle_other_container", probe_name_to_handle(otherContainer), otherContainer)
+var listed: Int32 = 0
+line("read_proc_net_unix", probe_proc_net_unix(&listed), "\(listed) sockets listed")
+line("read_other_cmdline", probe_read_cmdline(otherPID), "pid \(otherPID)")
+// Limits that must bind for the app as a whole.
+let memoryMiB = Int32(options["--memory-mib"] ?? "") ?? 2048
+var held: Int32 = 0
+let memfd = probe_memfd(memoryMiB, &held)
+line("memfd_hold", memfd, "\(held) of \(memoryMiB) MiB")
+let tasks = Int32(options["--tasks"] ?? "") ?? 1000
+var forked: Int32 = 0
+let fork = probe_fork_bomb(tasks, &forked)
+line("many_tasks", fork, "\(forked) of \(tasks) processes")
+let diskMiB = Int32(options["--disk-mib"] ?? "") ?? 2048
+var written: Int32 = 0
+let disk = probe_fill_disk(diskMiB, &written)
+line("fill_container", disk, "\(written) of \(diskMiB) MiB")
+var permille: Int32 = 0
+_ = probe_cpu(Int32(options["--cpu-ms"] ?? "") ?? 600, &permille)
+// A CPU-bound thread on a machine with a free core gets most of it; under the limit it cannot.
+line("cpu_time", outcome: permille >= 300 ? "succeeded" : "blocked", 0, "\(permille / 10)% of one CPU")
 if flags.contains("--destructive") {
     // These would harm the machine if they worked; they run only when asked (in the sandbox).
     line("ptrace_parent", probe_ptrace_attach(parent), "pid \(parent)")
@@ -68,6 +124,10 @@ if flags.contains("--destructive") {
     let memory = probe_memory_bomb(16384, &mib)
     line("memory_bomb", memory, "\(mib) MiB")
 }
+// Who the app runs as, and how its container is kept.
+var st = stat()
+_ = stat(container, &st)
+print(#"{"identity": {"uid": \#(getuid()), "pid": \#(getpid()), "container_mode": "\#(String(st.st_mode & 0o777, radix: 8))"}}"#)
 // Not escapes: what the app may do must still work, or the sandbox is merely broken.
 let own = container + "/own.txt"
 print(#"{"check": "write_own_container", "result": "\#(probe_open_write(own) == 0 ? "ok" : "failed")"}"#)
@@ -77,3 +137,6 @@ if let fd = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"].flatMap(Int3
     print(#"{"channel": "broker", "result": "\#(r == 0 ? "open" : "closed")"}"#)
 }
 print(#"{"container": "\#(container)", "done": true}"#)
+fflush(nil)
+// For tests that end the launcher while the app runs, or run two apps at once.
+if let seconds = options["--linger"].flatMap(UInt32.init) { sleep(seconds) }

@@ -24,7 +24,7 @@ int mam_peer_pid(int fd) {
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int mam_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
+int mam_wire_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
     struct open_how how = {0};
     how.flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
@@ -37,7 +37,7 @@ int mam_open_beneath(int dirfd, const char *path, int flags, unsigned int mode) 
 int mam_mkdir_beneath(int dirfd, const char *name, unsigned int mode) {
     if (mkdirat(dirfd, name, mode) == 0) return 0;
     if (errno != EEXIST) return -1;
-    int fd = mam_open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
+    int fd = mam_wire_open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0) return -1;
     close(fd);
     return 0;

@@ -1,5 +1,6 @@
 import CMAMSandbox
 import Foundation
+import Glibc
 
 /// The Landlock part of a launch: which rights the kernel should police and where the app has them.
 public struct LandlockPolicy: Sendable {
@@ -55,35 +56,75 @@ public struct LandlockPolicy: Sendable {
 
     /// What an app needs to run and nothing else: its executable, the Swift runtime and system
     /// libraries (read and execute), a few read-only system files, and its container (read-write).
+    ///
+    /// Every rule is built from a resolved path: Landlock grants whatever a path leads to, so a
+    /// symbolic link planted beside the executable (`libzz.so -> /`) must never become a rule.
+    /// The root directory itself is never granted.
     public static func forApp(executable: String, container: String, abi: Int, extraReadOnly: [String] = []) -> LandlockPolicy {
-        var rules: [(String, UInt64)] = [(executable, readExecute), (container, readWrite)]
-        for dir in libraryDirectories(for: executable) { rules.append((dir, readExecute)) }
+        var rules: [(String, UInt64)] = []
+        func grant(_ path: String, _ access: UInt64) {
+            guard let real = realPath(path), real != "/" else { return }
+            rules.append((real, access))
+        }
+        grant(executable, readExecute)
+        grant(container, readWrite)
+        for dir in libraryDirectories(for: executable) { grant(dir, readExecute) }
         for path in ["/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/proc", "/sys/devices/system/cpu",
                      "/dev/urandom", "/dev/random"] + extraReadOnly {
-            rules.append((path, read))
+            grant(path, read)
         }
-        rules.append(("/dev/null", read | writeFile))
+        grant("/dev/null", read | writeFile)
         return LandlockPolicy(abi: abi, rules: rules)
     }
 
-    /// The system library folders, and the folder of each shared library the launcher itself
-    /// has mapped (the Swift runtime is found this way wherever the toolchain lives).
+    /// The system library folders.
+    static let systemLibraries = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"]
+
+    /// The system library folders, the folder of each shared library the launcher itself has
+    /// mapped (the Swift runtime is found this way wherever the toolchain lives; the kernel
+    /// names mapped files by their real path), and shared libraries beside the executable
+    /// (SwiftPM's build folder keeps some there), each only if it resolves to a regular file in
+    /// the executable's own folder or a library folder.
     static func libraryDirectories(for executable: String) -> [String] {
-        var dirs = ["/lib", "/lib64", "/usr/lib", "/usr/lib64"]
+        var dirs = mappedLibraryDirectories
+        guard let ownDir = realPath((executable as NSString).deletingLastPathComponent) else { return dirs }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: ownDir)) ?? [] where entry.hasSuffix(".so") {
+            guard let real = realPath((ownDir as NSString).appendingPathComponent(entry)), isRegularFile(real),
+                  beneath(real, ownDir) || dirs.contains(where: { beneath(real, $0) }) else { continue }
+            dirs.append(real)
+        }
+        return dirs
+    }
+
+    /// The system library folders and those of the libraries the launcher has mapped: read
+    /// once, since they do not change while it runs.
+    static let mappedLibraryDirectories: [String] = {
+        var dirs = systemLibraries.compactMap(realPath)
         if let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) {
             for line in maps.split(separator: "\n") {
                 guard let slash = line.firstIndex(of: "/") else { continue }
                 let path = String(line[slash...])
-                guard path.contains(".so") else { continue }
+                guard path.contains(".so"), isRegularFile(path) else { continue }
                 let dir = (path as NSString).deletingLastPathComponent
-                if !dirs.contains(where: { dir == $0 || dir.hasPrefix($0 + "/") }) { dirs.append(dir) }
+                if dir != "/" && !dirs.contains(where: { beneath(dir, $0) }) { dirs.append(dir) }
             }
         }
-        // Libraries shipped beside the executable (SwiftPM's build folder keeps some there).
-        let own = (executable as NSString).deletingLastPathComponent
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: own)) ?? [] where entry.hasSuffix(".so") {
-            dirs.append((own as NSString).appendingPathComponent(entry))
-        }
         return dirs
+    }()
+
+    /// The path with every symbolic link, `.` and `..` resolved, or nil when it does not exist.
+    static func realPath(_ path: String) -> String? {
+        guard let c = realpath(path, nil) else { return nil }
+        defer { free(c) }
+        return String(cString: c)
+    }
+
+    static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+    }
+
+    static func beneath(_ path: String, _ dir: String) -> Bool {
+        path == dir || path.hasPrefix(dir == "/" ? "/" : dir + "/")
     }
 }

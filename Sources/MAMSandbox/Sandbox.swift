@@ -2,6 +2,8 @@ import CMAMSandbox
 import CSeccomp
 import Foundation
 import Glibc
+import MAMPolicy
+import MAMWire
 
 /// A violation of the sandbox, reported by the supervisor.
 public struct Violation: Sendable, CustomStringConvertible {
@@ -12,9 +14,21 @@ public struct Violation: Sendable, CustomStringConvertible {
     public var action: String   // "denied" or "killed"
     public var time: Date
 
+    public init(bundleID: String, pid: Int32, syscall: String, path: String?, action: String, time: Date) {
+        self.bundleID = bundleID
+        self.pid = pid
+        self.syscall = syscall
+        self.path = path
+        self.action = action
+        self.time = time
+    }
+
+    /// One log line: the path comes from the app (a file name may hold a newline or a
+    /// terminal escape), so it is escaped, as the bundle id from its manifest is.
     public var description: String {
         let at = ISO8601DateFormatter().string(from: time)
-        return "\(at) sandbox violation: \(bundleID) (pid \(pid)) \(syscall)\(path.map { " \($0)" } ?? "") \(action)"
+        let shown = path.map { " " + LogText.escaped($0) } ?? ""
+        return "\(at) sandbox violation: \(LogText.escaped(bundleID)) (pid \(pid)) \(syscall)\(shown) \(action)"
     }
 }
 
@@ -24,11 +38,14 @@ public struct LaunchConfiguration: Sendable {
     public var executable: String
     public var arguments: [String]
     public var environment: [String: String]
-    /// The app's own directory: its working directory and the only place it may write.
-    public var container: String
+    /// The folder that holds every app's container; the app's own is `bundleID` directly
+    /// beneath it, its working directory and the only place it may write.
+    public var containersRoot: String
     /// The launcher's end of nothing: this is the app's end of the broker connection.
     public var brokerDescriptor: Int32?
+    /// The app's standard input: `/dev/null` when nil (never the launcher's own).
     public var standardInput: Int32?
+    /// Standard output and error: the launcher's own when nil.
     public var standardOutput: Int32?
     public var standardError: Int32?
     public var limits: ResourceLimits
@@ -36,29 +53,44 @@ public struct LaunchConfiguration: Sendable {
     public var allowWeaker: Bool
     /// Read-only paths besides the defaults (a user's app may need its resources).
     public var extraReadOnly: [String]
+    /// Folders the app must not even see (the broker's device folder): empty in its mount namespace.
+    public var hidden: [String]
+
+    public var container: String { (containersRoot as NSString).appendingPathComponent(bundleID) }
 
     public init(bundleID: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
-                container: String, brokerDescriptor: Int32? = nil, limits: ResourceLimits = ResourceLimits(),
-                allowWeaker: Bool = false, extraReadOnly: [String] = []) {
+                containersRoot: String, brokerDescriptor: Int32? = nil, limits: ResourceLimits = ResourceLimits(),
+                allowWeaker: Bool = false, extraReadOnly: [String] = [], hidden: [String] = []) {
         self.bundleID = bundleID
         self.executable = executable
         self.arguments = arguments
         self.environment = environment
-        self.container = container
+        self.containersRoot = containersRoot
         self.brokerDescriptor = brokerDescriptor
         self.limits = limits
         self.allowWeaker = allowWeaker
         self.extraReadOnly = extraReadOnly
+        self.hidden = hidden
     }
 }
 
-/// Resource limits per app; `nil` keeps the launcher's own.
+/// Resource limits per app; `nil` lifts one.
 public struct ResourceLimits: Sendable, Equatable {
+    // Per process (setrlimit).
     public var processes: UInt64? = 64
     public var addressSpace: UInt64? = 4 << 30
     public var openFiles: UInt64? = 256
     public var fileSize: UInt64? = 256 << 20
     public var coreDumps: UInt64? = 0
+    // Per app, everything it starts included (its cgroup and its container).
+    /// Bytes of memory: anonymous, page cache, tmpfs and memfd pages (the container's too).
+    public var memory: UInt64? = 1 << 30
+    /// Processes and threads at once.
+    public var tasks: UInt64? = 128
+    /// CPUs' worth of time (0.5: half of one CPU).
+    public var cpu: Double? = 1
+    /// Bytes in the container (a tmpfs of this size); nil: the on-disk folder, unbounded and kept.
+    public var disk: UInt64? = 256 << 20
     public init() {}
 }
 
@@ -73,13 +105,25 @@ public struct SandboxSupport: Sendable {
     public var seccompFilter: Bool
     public var seccompNotify: Bool
     public var libseccompVersion: String
+    /// Root: namespaces, uids of the launcher's range, cgroups and mounts need it.
+    public var privileged: Bool
+    /// The namespaces of `/proc/self/ns` this kernel has, of those the sandbox uses.
+    public var namespaces: [String]
+    public var cgroups: Result<CgroupLayout, LaunchError>
+
+    /// What this kernel offers does not change while the launcher runs: probed once.
+    public static let current = probe()
+
+    public static let usedNamespaces = ["pid", "mnt", "ipc", "net", "uts"]
 
     public static func probe() -> SandboxSupport {
         let version = seccomp_version_string()
         let api = mam_seccomp_api_level()
         let filter = mam_seccomp_filters_supported() != 0
+        let namespaces = usedNamespaces.filter { access("/proc/self/ns/\($0)", F_OK) == 0 }
         return SandboxSupport(landlockABI: LandlockPolicy.kernelABI(), seccompFilter: filter, seccompNotify: api >= 6,
-                              libseccompVersion: version)
+                              libseccompVersion: version, privileged: geteuid() == 0, namespaces: namespaces,
+                              cgroups: CgroupLayout.probe())
     }
 
     /// What is missing for the full sandbox, in words.
@@ -89,8 +133,18 @@ public struct SandboxSupport: Sendable {
         if let abi = landlockABI, abi < 6 { out.append("Landlock ABI 6 (abstract-socket and signal scoping; the kernel has ABI \(abi))") }
         if !seccompFilter { out.append("seccomp filters") }
         if !seccompNotify { out.append("seccomp user notification (libseccomp API level 6 or a newer kernel)") }
+        if !privileged {
+            out.append("root (each app's own uid, PID, mount, IPC and network namespaces and cgroup limits need it; run mamlaunch as root)")
+        } else {
+            let absent = Self.usedNamespaces.filter { !namespaces.contains($0) }
+            if !absent.isEmpty { out.append("namespaces: \(absent.joined(separator: ", "))") }
+            if case let .failure(why) = cgroups { out.append("cgroup limits (\(why.description))") }
+        }
         return out
     }
+
+    /// The app gets namespaces, its own uid and cgroups only with all of them at hand.
+    var isolates: Bool { privileged && namespaces.count == Self.usedNamespaces.count }
 }
 
 /// A running sandboxed app.
@@ -98,32 +152,51 @@ public final class SandboxedApp: @unchecked Sendable {
     public let pid: Int32
     public let bundleID: String
     public let weakened: [String]
+    /// The uid it runs under.
+    public let uid: uid_t
     private let supervisor: Supervisor?
+    private let user: AppUser?
+    private let cgroup: AppCgroup?
 
-    init(pid: Int32, bundleID: String, weakened: [String], supervisor: Supervisor?) {
+    init(pid: Int32, bundleID: String, weakened: [String], uid: uid_t, supervisor: Supervisor?, user: AppUser?, cgroup: AppCgroup?) {
         self.pid = pid
         self.bundleID = bundleID
         self.weakened = weakened
+        self.uid = uid
         self.supervisor = supervisor
+        self.user = user
+        self.cgroup = cgroup
     }
 
-    /// Waits for the app to end; returns its exit status (128 + signal when killed).
+    /// Waits for the app to end; returns its exit status (128 + signal when killed). In its
+    /// own PID namespace, the app's end is everything's end: the kernel kills what it started
+    /// before this returns.
     public func wait() -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         supervisor?.stop()
+        cgroup?.remove()
+        user?.release()
         if status & 0x7f == 0 { return (status >> 8) & 0xff }
         return 128 + (status & 0x7f)
     }
 
-    /// Signals the app's whole process group.
+    /// Signals the app's whole process group. As process 1 of its namespace the app ignores
+    /// signals it has no handler for, SIGKILL excepted.
     public func terminate(_ signal: Int32 = SIGTERM) { kill(-pid, signal) }
 }
 
 public enum Sandbox {
+    /// Namespaces every app gets when the launcher is root.
+    /// (The network namespace is the launcher's empty one, joined rather than made: EmptyNetwork.)
+    static let namespaceFlags: Int32 = 0x2000_0000 | 0x0002_0000 | 0x0800_0000 | 0x0400_0000  // PID, NS, IPC, UTS
+
     /// Launches `config` confined. `report` receives every violation, on the supervisor's thread.
     public static func launch(_ config: LaunchConfiguration, report: @escaping @Sendable (Violation) -> Void) throws -> SandboxedApp {
-        let support = SandboxSupport.probe()
+        if let problem = AppManifest.bundleIDProblem(config.bundleID) {
+            throw LaunchError("cannot launch: bundle id \"\(config.bundleID.prefix(80))\" \(problem)")
+        }
+        let support = SandboxSupport.current
         var weakened = support.missing
         if !weakened.isEmpty && !config.allowWeaker {
             throw LaunchError("cannot sandbox \(config.bundleID): missing \(weakened.joined(separator: "; ")); pass --allow-weaker-sandbox to run with less")
@@ -131,22 +204,61 @@ public enum Sandbox {
         guard FileManager.default.isExecutableFile(atPath: config.executable) else {
             throw LaunchError("\(config.executable): not an executable file")
         }
+        let isolate = support.isolates
         let program = support.seccompNotify && support.seccompFilter ? try SeccompProgram.shared() : nil
         if program == nil { weakened.append("no seccomp filter") }
-        let landlock = support.landlockABI.map {
-            LandlockPolicy.forApp(executable: config.executable, container: config.container, abi: $0, extraReadOnly: config.extraReadOnly)
-        }
 
-        // Root launches apps as nobody: limits on processes do not bind root, and DAC is one more wall.
-        let dropIDs = geteuid() == 0
-        if dropIDs { _ = chown(config.container, 65534, 65534) }
+        // The container: opened beneath its root, never through a link or "..".
+        try FileManager.default.createDirectory(atPath: config.containersRoot, withIntermediateDirectories: true)
+        guard let root = LandlockPolicy.realPath(config.containersRoot) else { throw LaunchError("\(config.containersRoot): cannot resolve") }
+        let container = (root as NSString).appendingPathComponent(config.bundleID)
+        let containerFD = try Containers.open(root: root, bundleID: config.bundleID)
+        defer { close(containerFD) }
+
+        // Root gives each app a uid of its own, a cgroup and namespaces. The cgroup is made and
+        // joined while the child sets up its mounts (Placement).
+        let user = isolate ? try AppUser.acquire() : nil
+        var placement: Placement?
+        if isolate, case let .success(layout) = support.cgroups {
+            placement = Placement(layout: layout, bundleID: config.bundleID, limits: config.limits)
+        }
+        var handedOver = false
+        defer { if !handedOver { placement?.cgroup?.remove(); user?.release() } }
+        let network = isolate ? try EmptyNetwork.open() : -1
+        defer { if network >= 0 { close(network) } }
+        let uid = user?.uid ?? getuid()
+        if let user {
+            guard fchownat(containerFD, "", user.uid, user.uid, atEmptyPath) == 0,
+                  chmod("/proc/self/fd/\(containerFD)", 0o700) == 0 else {
+                throw LaunchError("cannot hand \(container) to uid \(user.uid): \(String(cString: strerror(errno)))")
+            }
+        }
+        var hidden: [String] = []
+        if isolate {
+            // Other apps' containers, the broker's folder and POSIX shared memory: empty in the
+            // app's mount namespace, so it cannot stat, watch or name them.
+            for path in [root, "/dev/shm"] + config.hidden {
+                guard let real = LandlockPolicy.realPath(path), real != "/" else { continue }
+                if hidden.contains(where: { LandlockPolicy.beneath(real, $0) }) { continue }
+                hidden.removeAll { LandlockPolicy.beneath($0, real) }
+                hidden.append(real)
+            }
+            let exe = LandlockPolicy.realPath(config.executable) ?? config.executable
+            if let cover = hidden.first(where: { LandlockPolicy.beneath(exe, $0) }) {
+                throw LaunchError("cannot launch \(config.executable): it lies in \(cover), which apps may not see")
+            }
+        }
+        let landlock = support.landlockABI.map {
+            LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, extraReadOnly: config.extraReadOnly)
+        }
+        let tmpfs = isolate ? config.limits.disk.map { "size=\($0),nr_inodes=65536,mode=0700,uid=\(uid),gid=\(uid)" } : nil
 
         var env = config.environment
         if config.brokerDescriptor != nil { env["MAMLAB_BROKER_FD"] = String(MAM_BROKER_FD) }
         env["MAMLAB_BUNDLE_ID"] = config.bundleID
-        env["MAMLAB_CONTAINER"] = config.container
-        env["HOME"] = config.container
-        env["TMPDIR"] = config.container
+        env["MAMLAB_CONTAINER"] = container
+        env["HOME"] = container
+        env["TMPDIR"] = container
         // The Swift runtime's crash reporter would exec a helper: a sandboxed app may not.
         env["SWIFT_BACKTRACE"] = "enable=no"
 
@@ -156,39 +268,56 @@ public enum Sandbox {
         func limit(_ resource: Int32, _ value: UInt64?) {
             if let v = value { rlimits.append(mam_rlimit(resource: resource, soft: rlim_t(v), hard: rlim_t(v))) }
         }
-        // RLIMIT_NPROC counts every process of the user: for a user other than nobody, the
-        // allowance comes on top of what that user already runs.
-        limit(mam_rlimit_nproc, config.limits.processes.map { dropIDs ? $0 : $0 + UInt64(processCount(uid: getuid())) })
+        // RLIMIT_NPROC counts every process of the user: for the invoking user (no uid of its
+        // own), the allowance comes on top of what that user already runs.
+        limit(mam_rlimit_nproc, config.limits.processes.map { isolate ? $0 : $0 + UInt64(processCount(uid: getuid())) })
         limit(mam_rlimit_as, config.limits.addressSpace)
         limit(mam_rlimit_nofile, config.limits.openFiles)
         limit(mam_rlimit_fsize, config.limits.fileSize)
         limit(mam_rlimit_core, config.limits.coreDumps)
+        // Never the launcher's own standard input: it may be the user's terminal.
+        let devNull = config.standardInput == nil ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1
+        defer { if devNull >= 0 { close(devNull) } }
 
         var result = mam_spawn_result()
         var error = [CChar](repeating: 0, count: 256)
         let rc: Int32 = withCStrings(argv) { cArgv in
             withCStrings(envp) { cEnv in
+                withCStrings(hidden) { cHidden in
                 withCStrings(landlock?.rules.map(\.path) ?? []) { rulePaths in
                     let rules = (landlock?.rules ?? []).enumerated().map { mam_landlock_rule(path: rulePaths[$0.offset], access: $0.element.access) }
                     return rules.withUnsafeBufferPointer { rulesBuf in
                         rlimits.withUnsafeBufferPointer { limitsBuf in
                             (program?.bytes ?? []).withUnsafeBytes { bpf in
                                 config.executable.withCString { exe in
-                                    config.container.withCString { container in
+                                    container.withCString { containerPath in
+                                    withOptionalCString(tmpfs) { tmpfsOptions in
                                         var c = mam_spawn_config()
                                         c.executable = exe
                                         c.argv = UnsafePointer(cArgv)
                                         c.envp = UnsafePointer(cEnv)
-                                        c.stdin_fd = config.standardInput ?? -1
+                                        c.stdin_fd = config.standardInput ?? devNull
                                         c.stdout_fd = config.standardOutput ?? -1
                                         c.stderr_fd = config.standardError ?? -1
                                         c.broker_fd = config.brokerDescriptor ?? -1
-                                        c.container = container
-                                        c.change_ids = dropIDs ? 1 : 0
-                                        c.uid = 65534
-                                        c.gid = 65534
+                                        c.container = containerPath
+                                        c.container_fd = containerFD
+                                        c.container_tmpfs = tmpfsOptions
+                                        c.change_ids = user == nil ? 0 : 1
+                                        c.net_namespace_fd = network
+                                        c.uid = uid
+                                        c.gid = uid
                                         c.rlimits = limitsBuf.baseAddress
                                         c.rlimit_count = Int32(limitsBuf.count)
+                                        if isolate {
+                                            c.clone_flags = namespaceFlags
+                                            c.hidden = UnsafePointer(OpaquePointer(cHidden))
+                                            c.hidden_count = Int32(hidden.count)
+                                            if let placement {
+                                                c.place = Placement.callback
+                                                c.place_context = Unmanaged.passUnretained(placement).toOpaque()
+                                            }
+                                        }
                                         if let landlock {
                                             c.landlock_abi = Int32(landlock.abi)
                                             c.landlock_handled_fs = landlock.handledFilesystem
@@ -203,19 +332,23 @@ public enum Sandbox {
                                         }
                                         return mam_spawn(&c, &result, &error, error.count)
                                     }
+                                    }
                                 }
                             }
                         }
                     }
                 }
+                }
             }
         }
         guard rc == 0 else { throw LaunchError("cannot launch \(config.bundleID): \(cText(error))") }
+        let cgroup = placement?.cgroup
 
         var supervisor: Supervisor?
         if result.notify_fd >= 0, let program {
             supervisor = Supervisor(fd: result.notify_fd, appPID: result.pid, bundleID: config.bundleID,
-                                    container: config.container, names: program.numbers, report: report)
+                                    container: container, names: program.numbers, ownPIDNamespace: isolate, report: report)
+            supervisor?.serveFirst()
             supervisor?.start()
         }
         // The status pipe closes when exec succeeds; anything written to it is why it did not.
@@ -234,8 +367,77 @@ public enum Sandbox {
             supervisor?.stop()
             throw LaunchError("cannot sandbox \(config.bundleID): \(String(decoding: message, as: UTF8.self))")
         }
-        return SandboxedApp(pid: result.pid, bundleID: config.bundleID, weakened: weakened, supervisor: supervisor)
+        handedOver = true
+        return SandboxedApp(pid: result.pid, bundleID: config.bundleID, weakened: weakened, uid: uid, supervisor: supervisor,
+                            user: user, cgroup: cgroup)
     }
+
+    /// Removes an app's container: only what lies inside it, never following a link out.
+    public static func removeContainer(root: String, bundleID: String) throws {
+        guard AppManifest.bundleIDProblem(bundleID) == nil else { throw LaunchError("\(bundleID): not a bundle id") }
+        let rootFD = open(root, oPath | O_DIRECTORY | O_CLOEXEC)
+        guard rootFD >= 0 else { return }
+        defer { close(rootFD) }
+        let fd = mam_open_beneath(rootFD, bundleID, 0)
+        guard fd >= 0 else {
+            if errno == ENOENT { return }
+            throw LaunchError("\(root)/\(bundleID): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        guard mam_remove_contents(fd) == 0, unlinkat(rootFD, bundleID, AT_REMOVEDIR) == 0 else {
+            throw LaunchError("cannot remove \(root)/\(bundleID): \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// Makes an app's cgroups and moves the freshly cloned child into them, called from C
+/// (mam_spawn's `place`) on the launching thread.
+final class Placement {
+    let layout: CgroupLayout
+    let bundleID: String
+    let limits: ResourceLimits
+    var cgroup: AppCgroup?
+
+    init(layout: CgroupLayout, bundleID: String, limits: ResourceLimits) {
+        self.layout = layout
+        self.bundleID = bundleID
+        self.limits = limits
+    }
+
+    static let callback: @convention(c) (UnsafeMutableRawPointer?, pid_t, UnsafeMutablePointer<CChar>?, Int) -> Int32 = { context, pid, buffer, size in
+        let placement = Unmanaged<Placement>.fromOpaque(context!).takeUnretainedValue()
+        do {
+            let made = try AppCgroup.create(placement.layout, bundleID: placement.bundleID, limits: placement.limits)
+            placement.cgroup = made
+            try made.place(pid)
+            return 0
+        } catch {
+            if let buffer, size > 0 {
+                _ = "\(error)".withCString { strncpy(buffer, $0, size - 1) }
+                buffer[size - 1] = 0
+            }
+            return -1
+        }
+    }
+}
+
+/// Containers are folders named by bundle id directly beneath their root.
+enum Containers {
+    static func open(root: String, bundleID: String) throws -> Int32 {
+        let rootFD = Glibc.open(root, oPath | O_DIRECTORY | O_CLOEXEC)
+        guard rootFD >= 0 else { throw LaunchError("\(root): \(String(cString: strerror(errno)))") }
+        defer { close(rootFD) }
+        let fd = mam_open_beneath(rootFD, bundleID, 1)
+        guard fd >= 0 else {
+            throw LaunchError("cannot open the container \(bundleID) beneath \(root): \(String(cString: strerror(errno)))")
+        }
+        return fd
+    }
+}
+
+func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let s else { return body(nil) }
+    return s.withCString { body($0) }
 }
 
 private func seccomp_version_string() -> String {
@@ -267,3 +469,7 @@ func processCount(uid: uid_t) -> Int {
     }
     return count
 }
+
+// Linux values Glibc's Swift overlay leaves out (they need _GNU_SOURCE).
+let oPath: Int32 = 0o10000000
+let atEmptyPath: Int32 = 0x1000

@@ -31,6 +31,9 @@ public struct SeccompProgram: Sendable {
     public static func build() throws -> SeccompProgram {
         guard let ctx = seccomp_init(SCMP_ACT_ALLOW) else { throw BuildError(description: "libseccomp could not start a filter") }
         defer { seccomp_release(ctx) }
+        // A binary tree over syscall numbers: every system call the app makes runs the filter,
+        // and a linear list costs the allowed ones a comparison per listed call.
+        _ = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)
         var numbers: [Int32: String] = [:]
         let notify = UInt32(0x7fc0_0000)  // SCMP_ACT_NOTIFY
         func add(_ name: String, _ args: [scmp_arg_cmp] = []) throws {
@@ -57,6 +60,16 @@ public struct SeccompProgram: Sendable {
         }
         try add("creat")
         for name in SyscallPolicy.signals { try add(name) }
+        for (_, option) in SyscallPolicy.refusedPrctl {
+            try add("prctl", [scmp_arg_cmp(arg: 0, op: SCMP_CMP_EQ, datum_a: UInt64(option), datum_b: 0)])
+        }
+        // One rule per flag: a masked comparison can ask "this bit set", not "any of these bits".
+        for (_, flag) in SyscallPolicy.namespaceFlags { try add("clone", [masked(0, flag, flag)]) }
+        let clone3 = seccomp_syscall_resolve_name("clone3")
+        if clone3 != __NR_SCMP_ERROR {
+            let rc = seccomp_rule_add_array(ctx, 0x0005_0000 | UInt32(ENOSYS), clone3, 0, nil)  // SCMP_ACT_ERRNO
+            guard rc == 0 else { throw BuildError(description: "libseccomp refused the clone3 rule: \(String(cString: strerror(-rc)))") }
+        }
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let rc = mam_seccomp_export(UnsafeMutableRawPointer(ctx), &buffer, &length)

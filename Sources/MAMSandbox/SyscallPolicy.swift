@@ -23,6 +23,24 @@ public enum SyscallPolicy {
         ("io_uring_setup", ENOSYS), ("io_uring_enter", ENOSYS), ("io_uring_register", ENOSYS),
         ("perf_event_open", EACCES), ("userfaultfd", EPERM),
         ("keyctl", ENOSYS), ("add_key", ENOSYS), ("request_key", ENOSYS),
+        // A filter of the app's own could answer its notifications once the launcher's listener
+        // is gone; an app has no business with seccomp at all.
+        ("seccomp", EPERM),
+    ]
+
+    /// `prctl` options refused (and reported): the app may neither clear its parent-death
+    /// signal (it would outlive the launcher) nor install a filter through the old interface.
+    public static let refusedPrctl: [(name: String, option: Int32)] = [
+        ("PR_SET_PDEATHSIG", 1), ("PR_SET_SECCOMP", 22),  // <linux/prctl.h>
+    ]
+
+    /// `clone` with any of these flags makes a namespace, in which the app would hold every
+    /// capability: the app is killed. `clone3` hides its flags in memory a filter cannot read, so
+    /// the kernel answers it ENOSYS and the C library falls back to `clone`.
+    public static let namespaceFlags: [(name: String, flag: Int32)] = [
+        ("CLONE_NEWNS", 0x0002_0000), ("CLONE_NEWCGROUP", 0x0200_0000), ("CLONE_NEWUTS", 0x0400_0000),
+        ("CLONE_NEWIPC", 0x0800_0000), ("CLONE_NEWUSER", 0x1000_0000), ("CLONE_NEWPID", 0x2000_0000),
+        ("CLONE_NEWNET", 0x4000_0000), ("CLONE_NEWTIME", 0x80),
     ]
 
     /// Calls whose only use here is an attack on the host or another process: the app is killed.

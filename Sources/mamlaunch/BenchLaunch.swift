@@ -10,67 +10,96 @@ struct BenchLaunch: ParsableCommand {
         commandName: "bench-launch",
         abstract: "Measure what the sandbox adds to an app's launch on this machine.",
         discussion: """
-            Times, in one run and in turn, the launch of the same executable three ways, from the \
-            launch request to the app's first broker message (one byte on descriptor 3): a plain \
-            posix_spawn, bubblewrap (bwrap --unshare-all, when installed), and MAMLab's sandbox. \
-            Prints the median of each and the ratios to the plain spawn.
+            Times, in one run, the launch of each executable three ways, from the launch request \
+            to the app's first broker message (one byte on descriptor 3): a plain posix_spawn, \
+            bubblewrap (bwrap --unshare-all, when installed), and MAMLab's sandbox. The kinds take \
+            turns in blocks, in a rotating order, so that a noisy moment on a shared machine hits \
+            all alike. Prints the median of each, the overhead over the plain spawn, and MAMLab's \
+            overhead as a share of bubblewrap's.
             """
     )
 
-    @Option(help: "Launches of each kind.")
-    var iterations = 40
+    @Option(help: "Launches of each kind, per executable.")
+    var iterations = 60
 
-    @Option(help: ArgumentHelp("The executable (default: Hostile, built beside mamlaunch).", valueName: "PATH"))
-    var executable: String?
+    @Option(help: "Launches of one kind in a row before the next kind's turn.")
+    var block = 5
+
+    @Option(help: ArgumentHelp("An executable to launch (repeat for several; default: Hostile, built beside mamlaunch). It must send one byte on descriptor 3.", valueName: "PATH"))
+    var executable: [String] = []
+
+    enum Kind: String, CaseIterable { case plain, bwrap, mamlab }
 
     func run() throws {
-        let exe = executable ?? (Catalog.toolDirectory as NSString).appendingPathComponent("Hostile")
+        let exes = executable.isEmpty ? [(Catalog.toolDirectory as NSString).appendingPathComponent("Hostile")] : executable
         let container = NSTemporaryDirectory() + "mamlab-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: container) }
         let bwrap = ["/usr/bin/bwrap", "/bin/bwrap"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        if bwrap == nil { print("bwrap not installed (apt-get install bubblewrap): no peer to compare with") }
 
-        var plain: [Double] = [], sandboxed: [Double] = [], wrapped: [Double] = []
-        for _ in 0..<iterations {
-            // Interleaved, so that a noisy moment on a shared machine hits all three alike.
-            plain.append(try time { fd in try spawn([exe, "--exit"], fd: fd) })
-            sandboxed.append(try time { fd in
-                let app = try Sandbox.launch(LaunchConfiguration(bundleID: "bench", executable: exe, arguments: ["--exit"],
-                                                                 container: container, brokerDescriptor: fd), report: { _ in })
-                return app.pid
-            })
-            if let bwrap {
-                wrapped.append(try time { fd in
-                    try spawn([bwrap, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                               exe, "--exit"], fd: fd)
-                })
+        for exe in exes {
+            let isHostile = (exe as NSString).lastPathComponent == "Hostile"
+            let args = isHostile ? ["--exit"] : []
+            var times: [Kind: [Double]] = [:]
+            let kinds = Kind.allCases.filter { $0 != .bwrap || bwrap != nil }
+            var round = 0
+            while (times[.plain]?.count ?? 0) < iterations {
+                // Blocks in turn, the order rotating each round.
+                for k in 0..<kinds.count {
+                    let kind = kinds[(k + round) % kinds.count]
+                    for _ in 0..<min(block, iterations - (times[kind]?.count ?? 0)) {
+                        let ms: Double
+                        switch kind {
+                        case .plain: ms = try time { fd in try spawn([exe] + args, fd: fd) }
+                        case .bwrap:
+                            ms = try time { fd in
+                                try spawn([bwrap!, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                           exe] + args, fd: fd)
+                            }
+                        case .mamlab:
+                            ms = try time { fd in
+                                try Sandbox.launch(LaunchConfiguration(bundleID: "bench", executable: exe, arguments: args,
+                                                                       containersRoot: container, brokerDescriptor: fd), report: { _ in }).wait
+                            }
+                        }
+                        times[kind, default: []].append(ms)
+                    }
+                }
+                round += 1
+            }
+            func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+            let base = median(times[.plain]!)
+            print("\((exe as NSString).lastPathComponent) (\(iterations) launches of each kind, blocks of \(block))")
+            print(String(format: "  plain spawn          %7.2f ms", base))
+            let ours = median(times[.mamlab]!)
+            if let wrapped = times[.bwrap].map(median) {
+                print(String(format: "  bwrap --unshare-all  %7.2f ms  overhead %6.2f ms", wrapped, wrapped - base))
+            }
+            print(String(format: "  MAMLab sandbox       %7.2f ms  overhead %6.2f ms", ours, ours - base))
+            if let wrapped = times[.bwrap].map(median) {
+                print(String(format: "  MAMLab overhead / bwrap overhead: %.2f (target: at most 0.50)", (ours - base) / (wrapped - base)))
             }
         }
-        func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
-        let base = median(plain)
-        print(String(format: "plain spawn       %8.2f ms", base))
-        if !wrapped.isEmpty { print(String(format: "bwrap --unshare-all %6.2f ms  %.2fx", median(wrapped), median(wrapped) / base)) }
-        else { print("bwrap             not installed (apt-get install bubblewrap)") }
-        print(String(format: "MAMLab sandbox    %8.2f ms  %.2fx", median(sandboxed), median(sandboxed) / base))
     }
 
-    /// Milliseconds from the start of `launch` to the first byte on the app's end of a pair.
-    private func time(_ launch: (Int32) throws -> pid_t) throws -> Double {
+    /// Milliseconds from the start of `launch` to the first byte on the app's end of a pair;
+    /// then waits for the app (not timed) with what `launch` returned.
+    private func time(_ launch: (Int32) throws -> () -> Int32) throws -> Double {
         var pair: [Int32] = [-1, -1]
         guard mam_seqpacket_pair(&pair) == 0 else { throw ValidationError("socketpair failed") }
         defer { close(pair[0]) }
         let start = DispatchTime.now().uptimeNanoseconds
-        let pid = try launch(pair[1])
+        let wait = try launch(pair[1])
         close(pair[1])
         var byte: UInt8 = 0
         _ = recv(pair[0], &byte, 1, 0)
         let end = DispatchTime.now().uptimeNanoseconds
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
+        _ = wait()
         return Double(end - start) / 1e6
     }
 
-    private func spawn(_ argv: [String], fd: Int32) throws -> pid_t {
+    private func spawn(_ argv: [String], fd: Int32) throws -> () -> Int32 {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -81,6 +110,10 @@ struct BenchLaunch: ParsableCommand {
         defer { cArgs.forEach { free($0) } }
         let rc = posix_spawn(&pid, argv[0], &actions, nil, cArgs, environ)
         guard rc == 0 else { throw ValidationError("posix_spawn \(argv[0]): \(String(cString: strerror(rc)))") }
-        return pid
+        return {
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+            return status
+        }
     }
 }

@@ -1,32 +1,48 @@
 import ArgumentParser
+import Glibc
 import MAMSandbox
 
 struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Report what this kernel offers the sandbox.",
         discussion: """
-            Prints the Landlock ABI, whether seccomp filters and seccomp user notification are \
-            available, and the libseccomp version; then what the sandbox would miss here. Exit \
-            status 1 when a protection is missing (mamlaunch run then refuses to launch unless \
-            --allow-weaker-sandbox is given).
+            Prints each mechanism the sandbox uses and whether it is available here: Landlock \
+            (and its ABI), seccomp filters and user notification, the libseccomp version, the \
+            app's own session and terminal, PID, mount, IPC and network namespaces, the \
+            launcher's uid range, cgroups (memory, tasks, CPU) and the size-bounded container; \
+            then what the sandbox would miss. Exit status 1 when a protection is missing \
+            (mamlaunch run then refuses to launch unless --allow-weaker-sandbox is given).
             """
     )
 
     func run() throws {
         let s = SandboxSupport.probe()
-        print("landlock            \(s.landlockABI.map { "ABI \($0)" } ?? "unavailable")\(s.landlockABI.map { $0 >= 6 ? " (filesystem, TCP, abstract-socket and signal scoping)" : "" } ?? "")")
-        print("seccomp filters     \(s.seccompFilter ? "available" : "unavailable")")
-        print("seccomp notify      \(s.seccompNotify ? "available" : "unavailable")")
-        print("libseccomp          \(s.libseccompVersion)")
-        print("runs apps as        \(geteuidIsRoot() ? "nobody (65534), dropped from root" : "the invoking user")")
+        func row(_ name: String, _ value: String) { print(name.padding(toLength: 20, withPad: " ", startingAt: 0) + value) }
+        row("landlock", s.landlockABI.map { "ABI \($0)" + ($0 >= 6 ? " (filesystem, TCP, abstract-socket and signal scoping)" : "") } ?? "unavailable")
+        row("seccomp filters", s.seccompFilter ? "available (clone namespace flags, clone3, seccomp and PR_SET_PDEATHSIG refused)" : "unavailable")
+        row("seccomp notify", s.seccompNotify ? "available" : "unavailable")
+        row("libseccomp", s.libseccompVersion)
+        row("terminal", "own session; stdin /dev/null, or a launcher pseudo-terminal with sanitised output")
+        let root = s.privileged
+        func namespace(_ ns: String, _ what: String) -> String {
+            guard root else { return "unavailable (needs root)" }
+            return s.namespaces.contains(ns) ? what : "unavailable (kernel without it)"
+        }
+        row("pid namespace", namespace("pid", "own, the app is process 1: all it starts ends with it"))
+        row("mount namespace", namespace("mnt", "own /proc; other containers, the broker folder and /dev/shm hidden"))
+        row("ipc namespace", namespace("ipc", "own (SysV and POSIX IPC)"))
+        row("network namespace", namespace("net", "the launcher's empty one (/run/mamlab/netns), shared; sockets refused"))
+        row("app uids", root ? "one per running app, from \(AppUser.first) (\(AppUser.count) uids)" : "unavailable (needs root; apps would run as you)")
+        switch s.cgroups {
+        case let .success(layout): row("cgroups", root ? layout.description : "\(layout.description), unusable without root")
+        case let .failure(why): row("cgroups", "unavailable: \(why.description)")
+        }
+        row("container", root ? "tmpfs of --limit disk (default 256 MiB), 0700, the app's uid" : "the folder itself, unbounded")
         if s.missing.isEmpty {
-            print("sandbox             complete")
+            row("sandbox", "complete")
         } else {
-            for m in s.missing { print("missing             \(m)") }
+            for m in s.missing { row("missing", m) }
             throw ExitCode(1)
         }
     }
 }
-
-import Glibc
-func geteuidIsRoot() -> Bool { geteuid() == 0 }

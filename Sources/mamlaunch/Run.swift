@@ -52,7 +52,7 @@ struct Run: ParsableCommand {
     var allowWeakerSandbox = false
 
     @Option(name: .customLong("limit"), help: ArgumentHelp(
-        "Override a resource limit: processes, address-space, open-files, file-size or core (bytes or a count; 'none' lifts it).",
+        "Override a resource limit: per process processes, address-space, open-files, file-size, core; per app memory (bytes, shmem included), tasks, cpu (CPUs, e.g. 0.5), disk (container bytes). A count or bytes (K, M, G); 'none' lifts it.",
         valueName: "NAME=VALUE"))
     var limits: [String] = []
 
@@ -63,15 +63,26 @@ struct Run: ParsableCommand {
         var arguments = self.arguments
         let (manifest, executable) = try resolveApp(&arguments)
         let resourceLimits = try parseLimits()
-        let root = containers ?? ((ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/mamlab/containers")
-        let container = (root as NSString).appendingPathComponent(manifest.bundleID)
-        try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
-        defer { if clean { try? FileManager.default.removeItem(atPath: container) } }
+        // The bundle id names the container folder: checked here again, whatever loaded it.
+        if let problem = AppManifest.bundleIDProblem(manifest.bundleID) {
+            throw World.Failure(description: "cannot launch: CFBundleIdentifier \"\(manifest.bundleID.prefix(80))\" \(problem)")
+        }
+        var root = containers ?? ((ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/mamlab/containers")
+        if !root.hasPrefix("/") { root = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(root) }
+        let containersRoot = root
+        defer {
+            if clean {
+                do { try Sandbox.removeContainer(root: containersRoot, bundleID: manifest.bundleID) } catch {
+                    FileHandle.standardError.write(Data("mamlaunch: \(error)\n".utf8))
+                }
+            }
+        }
 
         var control: Int32 = -1
         var appEnd: Int32?
         var brokerEnd: Int32 = -1
         var started: Process?
+        var brokerFolder: String?
         defer { if let started { started.terminate(); started.waitUntilExit() } }
         if !noBroker {
             var socket = broker ?? ""
@@ -81,6 +92,8 @@ struct Run: ParsableCommand {
                 started = process
                 socket = launcherSocket
             }
+            // The broker's device folder holds its state and audit: the app must not see it.
+            brokerFolder = ((socket.hasPrefix("/") ? socket : FileManager.default.currentDirectoryPath + "/" + socket) as NSString).deletingLastPathComponent
             control = mam_connect_seqpacket(socket)
             guard control >= 0 else { throw World.Failure(description: "cannot reach the broker at \(socket): \(String(cString: strerror(errno)))") }
             var pair: [Int32] = [-1, -1]
@@ -94,16 +107,27 @@ struct Run: ParsableCommand {
             FileHandle.standardError.write(Data("mamlaunch: \(v)\n".utf8))
             if controlFD >= 0 { Handoff.send(controlFD, Handoff.violation(v)) }
         }
-        let config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
+        var config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
-                                         container: container, brokerDescriptor: appEnd, limits: resourceLimits,
-                                         allowWeaker: allowWeakerSandbox)
+                                         containersRoot: containersRoot, brokerDescriptor: appEnd, limits: resourceLimits,
+                                         allowWeaker: allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
+        // From a terminal, the app gets a pseudo-terminal of the launcher's, never the user's own.
+        let terminal = isatty(0) == 1 || isatty(1) == 1 || isatty(2) == 1 ? try TerminalRelay() : nil
+        if let terminal {
+            config.standardInput = terminal.appSide
+            config.standardOutput = terminal.appSide
+            config.standardError = terminal.appSide
+        }
         let app: SandboxedApp
         do {
             app = try Sandbox.launch(config, report: report)
         } catch {
             throw World.Failure(description: "\(error)")
+        }
+        if let terminal {
+            close(terminal.appSide)
+            terminal.start()
         }
         if let appEnd { close(appEnd) }
         if !app.weakened.isEmpty {
@@ -114,6 +138,7 @@ struct Run: ParsableCommand {
             close(brokerEnd)
         }
         let status = app.wait()
+        terminal?.finish()
         if controlFD >= 0 { close(controlFD) }
         throw ExitCode(status)
     }
@@ -147,9 +172,17 @@ struct Run: ParsableCommand {
         for spec in limits {
             let parts = spec.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { throw ValidationError("--limit \(spec): expected NAME=VALUE") }
+            if parts[0] == "cpu" {
+                if parts[1] == "none" { l.cpu = nil; continue }
+                guard let v = Double(parts[1]), v >= 0.01, v <= 1024 else {
+                    throw ValidationError("--limit \(spec): \(parts[1]) is not a number of CPUs (0.01 to 1024) or 'none'")
+                }
+                l.cpu = v
+                continue
+            }
             let value: UInt64?
-            if parts[1] == "none" { value = nil } else if let v = UInt64(parts[1]) { value = v } else {
-                throw ValidationError("--limit \(spec): \(parts[1]) is not a number or 'none'")
+            if parts[1] == "none" { value = nil } else if let v = Self.amount(parts[1]) { value = v } else {
+                throw ValidationError("--limit \(spec): \(parts[1]) is not a number (K, M or G may follow) or 'none'")
             }
             switch parts[0] {
             case "processes": l.processes = value
@@ -157,10 +190,24 @@ struct Run: ParsableCommand {
             case "open-files": l.openFiles = value
             case "file-size": l.fileSize = value
             case "core": l.coreDumps = value
-            default: throw ValidationError("--limit \(spec): unknown limit \(parts[0]); allowed: processes, address-space, open-files, file-size, core")
+            case "memory": l.memory = value
+            case "tasks": l.tasks = value
+            case "disk": l.disk = value
+            default: throw ValidationError("--limit \(spec): unknown limit \(parts[0]); allowed: \(Self.limitNames)")
             }
         }
         return l
+    }
+
+    static let limitNames = "processes, address-space, open-files, file-size, core, memory, tasks, cpu, disk"
+
+    /// "512", "64K", "256M", "2G" (powers of 1024).
+    static func amount(_ text: String) -> UInt64? {
+        let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        guard let last = text.last?.uppercased().first, let unit = units[last] else { return UInt64(text) }
+        guard let n = UInt64(text.dropLast()) else { return nil }
+        let (product, overflow) = n.multipliedReportingOverflow(by: unit)
+        return overflow ? nil : product
     }
 
     private func resolveApp(_ arguments: inout [String]) throws -> (AppManifest, String) {

@@ -211,6 +211,8 @@ probe_result probe_fork_bomb(int limit, int *count) {
     close(pipefd[0]);
     int status;
     waitpid(runner, &status, 0);
+    // As process 1 of a PID namespace, the runner's orphans are ours to reap.
+    while (waitpid(-1, &status, WNOHANG) > 0) {}
     *count = n;
     return n < limit ? (e ? e : EAGAIN) : 0;
 }
@@ -237,4 +239,219 @@ probe_result probe_memory_bomb(int limit_mib, int *mib) {
 probe_result probe_send(int fd) {
     char b = 0;
     return send(fd, &b, 1, MSG_NOSIGNAL) == 1 ? 0 : fail();
+}
+
+#include <linux/sched.h>
+#include <linux/seccomp.h>
+#include <linux/filter.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/prctl.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+
+probe_result probe_tiocsti(void) {
+    int last = ENOTTY;
+    char c = '#';
+    for (int fd = 0; fd <= 2; fd++) {
+        if (!isatty(fd)) continue;
+        if (ioctl(fd, TIOCSTI, &c) == 0) return 0;
+        last = errno;
+    }
+    int tty = open("/dev/tty", O_RDWR | O_NOCTTY);
+    if (tty < 0) return last == ENOTTY ? errno : last;
+    int rc = ioctl(tty, TIOCSTI, &c);
+    int e = errno;
+    close(tty);
+    return rc == 0 ? 0 : e;
+}
+
+probe_result probe_clear_pdeathsig(void) { return prctl(PR_SET_PDEATHSIG, 0) == 0 ? 0 : fail(); }
+
+static int seccomp_body(void *p) {
+    (void)p;
+    struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = { 1, &allow };
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    return fd < 0 ? errno : 0;
+}
+probe_result probe_seccomp_listener(void) { return in_child(seccomp_body, NULL); }
+
+probe_result probe_daemon(const char *name, int seconds) {
+    int ready[2];
+    if (pipe(ready) != 0) return fail();
+    pid_t pid = fork();
+    if (pid < 0) return fail();
+    if (pid == 0) {
+        // A grandchild in a session of its own: nothing ties it to the app any more.
+        if (fork() != 0) _exit(0);
+        setsid();
+        prctl(PR_SET_NAME, name);
+        prctl(PR_SET_PDEATHSIG, 0);
+        (void)!write(ready[1], "r", 1);
+        close(ready[1]);
+        int null = open("/dev/null", O_RDWR);
+        if (null >= 0) { dup2(null, 0); dup2(null, 1); dup2(null, 2); }
+        // Nothing inherited may keep a reader waiting for it (a pipe of whoever started the app).
+        syscall(SYS_close_range, 3U, ~0U, 0U);
+        sleep((unsigned)seconds);
+        _exit(0);
+    }
+    close(ready[1]);
+    waitpid(pid, NULL, 0);
+    char b;
+    ssize_t n = read(ready[0], &b, 1);
+    close(ready[0]);
+    return n == 1 ? 0 : ECHILD;
+}
+
+static int clone_body(void *p) {
+    (void)p;
+    long pid = syscall(SYS_clone, (unsigned long)(CLONE_NEWUSER | SIGCHLD), NULL, NULL, NULL, 0UL);
+    if (pid < 0) return errno;
+    if (pid == 0) _exit(0);
+    waitpid((pid_t)pid, NULL, 0);
+    return 0;
+}
+probe_result probe_clone_newuser(void) { return in_child(clone_body, NULL); }
+
+static int clone3_body(void *p) {
+    (void)p;
+    struct clone_args args;
+    memset(&args, 0, sizeof args);
+    args.flags = CLONE_NEWUSER;
+    args.exit_signal = SIGCHLD;
+    long pid = syscall(SYS_clone3, &args, sizeof args);
+    if (pid < 0) return errno;
+    if (pid == 0) _exit(0);
+    waitpid((pid_t)pid, NULL, 0);
+    return 0;
+}
+probe_result probe_clone3_newuser(void) { return in_child(clone3_body, NULL); }
+
+probe_result probe_sysv_shm(int key) {
+    int id = shmget((key_t)key, 0, 0);
+    if (id < 0) return fail();
+    void *at = shmat(id, NULL, SHM_RDONLY);
+    if (at == (void *)-1) return fail();
+    shmdt(at);
+    return 0;
+}
+
+probe_result probe_sysv_msg(int key) {
+    int id = msgget((key_t)key, 0);
+    if (id < 0) return fail();
+    struct { long type; char text[64]; } m;
+    return msgrcv(id, &m, sizeof m.text, 0, IPC_NOWAIT) < 0 ? fail() : 0;
+}
+
+probe_result probe_posix_shm(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, "/dev/shm/%s", name);
+    return probe_open_read(path);
+}
+
+probe_result probe_chmod(const char *path) { return chmod(path, 0777) == 0 ? 0 : fail(); }
+probe_result probe_setxattr(const char *path) { return setxattr(path, "user.mamlab", "x", 1, 0) == 0 ? 0 : fail(); }
+probe_result probe_utimes(const char *path) { return utimensat(AT_FDCWD, path, NULL, 0) == 0 ? 0 : fail(); }
+probe_result probe_stat(const char *path) { struct stat st; return stat(path, &st) == 0 ? 0 : fail(); }
+
+probe_result probe_inotify(const char *path) {
+    int fd = inotify_init1(IN_CLOEXEC);
+    if (fd < 0) return fail();
+    int rc = inotify_add_watch(fd, path, IN_ALL_EVENTS);
+    int e = errno;
+    close(fd);
+    return rc < 0 ? e : 0;
+}
+
+probe_result probe_name_to_handle(const char *path) {
+    struct { struct file_handle h; unsigned char bytes[128]; } handle;
+    handle.h.handle_bytes = sizeof handle.bytes;
+    int mount_id;
+    return name_to_handle_at(AT_FDCWD, path, &handle.h, &mount_id, 0) == 0 ? 0 : fail();
+}
+
+probe_result probe_proc_net_unix(int *listed) {
+    int fd = open("/proc/net/unix", O_RDONLY);
+    *listed = 0;
+    if (fd < 0) return fail();
+    char buffer[4096];
+    ssize_t n;
+    int lines = 0;
+    while ((n = read(fd, buffer, sizeof buffer)) > 0) {
+        for (ssize_t i = 0; i < n; i++) if (buffer[i] == '\n') lines++;
+    }
+    close(fd);
+    *listed = lines > 0 ? lines - 1 : 0;  // the first line is the header
+    return *listed > 0 ? 0 : ENOENT;
+}
+
+probe_result probe_read_cmdline(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+    return probe_open_read(path);
+}
+
+static int memfd_target;
+static int memfd_body(void *p) {
+    (void)p;
+    // Many memfds of 64 MiB, each under any file-size limit, mapped and touched so that the
+    // pages count against this child (the one the OOM killer then picks).
+    for (int mib = 0; mib < memfd_target; mib += 64) {
+        int fd = memfd_create("hostile", 0);
+        if (fd < 0) return errno;
+        size_t size = (size_t)64 << 20;
+        if (ftruncate(fd, (off_t)size) != 0) return errno;
+        char *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED) return errno;
+        for (size_t i = 0; i < size; i += 4096) map[i] = 1;
+    }
+    return 0;
+}
+probe_result probe_memfd(int mib, int *held) {
+    memfd_target = mib;
+    probe_result r = in_child(memfd_body, NULL);
+    *held = r == 0 ? mib : 0;
+    return r;
+}
+
+probe_result probe_fill_disk(int mib, int *written) {
+    static char block[1 << 20];
+    memset(block, 'x', sizeof block);
+    int done = 0, e = 0, files = 0;
+    char name[32];
+    while (done < mib && !e) {
+        snprintf(name, sizeof name, "fill-%d", files++);
+        int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0) { e = errno; break; }
+        for (int i = 0; i < 8 && done < mib; i++) {
+            ssize_t n = write(fd, block, sizeof block);
+            if (n != (ssize_t)sizeof block) { e = n < 0 ? errno : ENOSPC; break; }
+            done++;
+        }
+        close(fd);
+    }
+    for (int i = 0; i < files; i++) { snprintf(name, sizeof name, "fill-%d", i); unlink(name); }
+    *written = done;
+    return done >= mib ? 0 : (e ? e : EIO);
+}
+
+static double seconds(clockid_t clock) {
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+probe_result probe_cpu(int ms, int *permille) {
+    double wall0 = seconds(CLOCK_MONOTONIC), cpu0 = seconds(CLOCK_THREAD_CPUTIME_ID);
+    volatile unsigned long spin = 0;
+    while (seconds(CLOCK_MONOTONIC) - wall0 < ms / 1000.0) spin++;
+    double wall = seconds(CLOCK_MONOTONIC) - wall0, cpu = seconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    *permille = (int)(cpu / wall * 1000);
+    return 0;
 }

@@ -43,6 +43,17 @@ typedef struct {
     int landlock_rule_count;
     const void *seccomp_program;         // struct sock_filter[]; NULL: no filter
     unsigned short seccomp_length;       // instructions
+    int clone_flags;                     // CLONE_NEW* namespaces of the app's own (0: none)
+    const char *const *hidden;           // directories covered by an empty tmpfs (needs CLONE_NEWNS)
+    int hidden_count;
+    const char *container_tmpfs;         // tmpfs options: the container becomes a tmpfs; NULL: the folder itself
+    int container_fd;                    // O_PATH of the on-disk container (opened beneath its root), or -1
+    // Called in the launcher right after the clone, while the child makes its mounts: puts the
+    // child (by pid) in its cgroups. The child waits for it before it drops root. Nonzero: the
+    // launch fails (the child is killed) with `error` filled. NULL: no cgroups.
+    int (*place)(void *context, pid_t pid, char *error, size_t error_size);
+    void *place_context;
+    int net_namespace_fd;                // an empty network namespace the app joins (setns), or -1
 } mam_spawn_config;
 
 typedef struct {
@@ -76,6 +87,21 @@ ssize_t mam_read_string(pid_t pid, uint64_t address, char *buffer, size_t size);
 
 /// The Landlock ABI the kernel offers, or a negative errno.
 int mam_landlock_abi(void);
+
+/// Creates (if need be) and opens directory `name` directly beneath `root_fd`, never following a
+/// symbolic link or `..` out of it (openat2 RESOLVE_BENEATH). The O_PATH descriptor, or -1 with errno.
+int mam_open_beneath(int root_fd, const char *name, int create);
+/// Removes everything inside directory `fd` without following symbolic links. 0 or -1 with errno.
+int mam_remove_contents(int fd);
+
+/// A new pseudo-terminal: its primary side and its secondary side, both close-on-exec and
+/// neither the caller's controlling terminal. 0 or -1 with errno.
+int mam_open_pty(int *primary, int *secondary);
+
+/// Whether `fd` is a network namespace (an nsfs descriptor).
+int mam_is_net_namespace(int fd);
+/// Makes a new, empty network namespace and binds it onto the existing file `path`. 0 or -1 with errno.
+int mam_pin_empty_net_namespace(const char *path);
 
 /// Exports a libseccomp filter context as a classic BPF program into `buffer` (malloc'd).
 int mam_seccomp_export(void *ctx, void **buffer, size_t *length);

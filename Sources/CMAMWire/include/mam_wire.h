@@ -11,7 +11,7 @@ int mam_peer_pid(int fd);
 
 /// openat2(2) beneath `dirfd`: no `..` out, no symlinks, no magic links, no other mounts'
 /// tricks. The descriptor or -1 with errno.
-int mam_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
+int mam_wire_open_beneath(int dirfd, const char *path, int flags, unsigned int mode);
 /// mkdirat beneath `dirfd` (one component); 0 when made or already a directory, else -1.
 int mam_mkdir_beneath(int dirfd, const char *name, unsigned int mode);
 /// renameat within one directory; 0 or -1 with errno.

@@ -35,7 +35,7 @@ final class LocationStore: @unchecked Sendable {
         for folder in BrokerCore.locationFolders {
             let dirs = [folder] + ((try? fm.contentsOfDirectory(atPath: path + "/" + folder)) ?? []).filter { !$0.hasPrefix(".") }.map { folder + "/" + $0 }
             for dir in dirs {
-                let fd = mam_open_beneath(root, dir, O_RDONLY | O_DIRECTORY, 0)
+                let fd = mam_wire_open_beneath(root, dir, O_RDONLY | O_DIRECTORY, 0)
                 guard fd >= 0 else { continue }
                 for name in (try? fm.contentsOfDirectory(atPath: path + "/" + dir)) ?? [] where name.hasPrefix(".partial-") {
                     _ = mam_unlink_in(fd, name)
@@ -49,7 +49,7 @@ final class LocationStore: @unchecked Sendable {
 
     /// The directory of a stored file, made when missing; the caller closes it.
     private func directory(_ key: StoredFileKey, create: Bool) throws(Failure) -> Int32 {
-        var dir = mam_open_beneath(root, key.folder, O_RDONLY | O_DIRECTORY, 0)
+        var dir = mam_wire_open_beneath(root, key.folder, O_RDONLY | O_DIRECTORY, 0)
         guard dir >= 0 else { throw Failure(description: "\(key.folder): \(String(cString: strerror(errno)))") }
         if let account = key.accountFolder {
             if create && mam_mkdir_beneath(dir, account, 0o700) != 0 {
@@ -57,7 +57,7 @@ final class LocationStore: @unchecked Sendable {
                 close(dir)
                 throw Failure(description: "\(key.folder)/\(account): \(String(cString: strerror(e)))")
             }
-            let sub = mam_open_beneath(dir, account, O_RDONLY | O_DIRECTORY, 0)
+            let sub = mam_wire_open_beneath(dir, account, O_RDONLY | O_DIRECTORY, 0)
             let e = errno
             close(dir)
             guard sub >= 0 else { throw Failure(description: "\(key.folder)/\(account): \(String(cString: strerror(e)))", missing: e == ENOENT) }
@@ -78,7 +78,7 @@ final class LocationStore: @unchecked Sendable {
         var out: Int32 = -1
         for _ in 0..<8 {
             temporary = ".partial-\(UInt64.random(in: 0...UInt64.max))"
-            out = mam_open_beneath(dir, temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            out = mam_wire_open_beneath(dir, temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
             if out >= 0 || errno != EEXIST { break }
         }
         guard out >= 0 else { throw Failure(description: "\(key): cannot create a temporary file: \(String(cString: strerror(errno)))") }
@@ -97,7 +97,7 @@ final class LocationStore: @unchecked Sendable {
     func open(_ key: StoredFileKey) throws(Failure) -> Int32 {
         let dir = try directory(key, create: false)
         defer { close(dir) }
-        let fd = mam_open_beneath(dir, key.name, O_RDONLY, 0)
+        let fd = mam_wire_open_beneath(dir, key.name, O_RDONLY, 0)
         guard fd >= 0 else {
             let e = errno
             throw Failure(description: "\(key): \(String(cString: strerror(e)))", missing: e == ENOENT)

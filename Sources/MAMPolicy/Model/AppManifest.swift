@@ -30,6 +30,21 @@ public struct AppManifest: Sendable, Hashable {
 
     public var bundleID: String
     public var displayName: String
+
+    /// Why `id` is not a reverse-DNS identifier (ASCII letters, digits, `-`, and `.` between
+    /// non-empty labels), or nil when it is one. The launcher names files after bundle ids, so
+    /// anything else (`/`, `..`, a NUL) must never get that far.
+    public static func bundleIDProblem(_ id: String) -> String? {
+        if id.utf8.count > 255 { return "is longer than 255 characters" }
+        for c in id.utf8 where !(c == UInt8(ascii: "-") || c == UInt8(ascii: ".") || (c >= 0x30 && c <= 0x39)
+                                 || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) {
+            return "is not a reverse-DNS identifier: only letters, digits, '-' and '.' are allowed"
+        }
+        if id.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
+            return "is not a reverse-DNS identifier: a label between dots is empty"
+        }
+        return nil
+    }
     public var executable: String?
     /// URL schemes the app handles (`CFBundleURLTypes`), lower-cased.
     public var urlSchemes: [String]
@@ -109,6 +124,11 @@ extension AppManifest {
         }
         let bundleID = idNode.string(&log) ?? ""
         if bundleID.isEmpty && !log.hasErrors { log.append(idNode.problem("CFBundleIdentifier is empty")) }
+        if !bundleID.isEmpty, let reason = AppManifest.bundleIDProblem(bundleID) {
+            // Shown escaped: the value is the app author's, and may hold terminal escapes.
+            let shown = String(bundleID.prefix(80).unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7f ? Character($0) : "?" })
+            log.append(idNode.problem("CFBundleIdentifier \"\(shown)\" \(reason)"))
+        }
         let name = root.member("CFBundleDisplayName")?.string(&log) ?? root.member("CFBundleName")?.string(&log)
         let executable = root.member("CFBundleExecutable")?.string(&log)
 

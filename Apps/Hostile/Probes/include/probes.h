@@ -31,4 +31,41 @@ probe_result probe_fork_bomb(int limit, int *count);
 probe_result probe_memory_bomb(int limit_mib, int *mib);
 /// Sends one byte on descriptor `fd` (the broker connection): the way out that is allowed.
 probe_result probe_send(int fd);
+
+// The launcher's terminal (issue: TIOCSTI typed commands into the shell that ran mamlaunch).
+/// Pushes one character into the input of each terminal among descriptors 0-2 and /dev/tty.
+probe_result probe_tiocsti(void);
+
+// Process lifetime.
+probe_result probe_clear_pdeathsig(void);
+/// Installs a seccomp filter with a listener of its own (in a child).
+probe_result probe_seccomp_listener(void);
+/// Starts a child in a session of its own named `name` (comm) that sleeps `seconds`; 0 once it runs.
+probe_result probe_daemon(const char *name, int seconds);
+
+// Namespaces through clone and clone3 (in a child).
+probe_result probe_clone_newuser(void);
+probe_result probe_clone3_newuser(void);
+
+// Side channels between apps.
+probe_result probe_sysv_shm(int key);
+probe_result probe_sysv_msg(int key);
+probe_result probe_posix_shm(const char *name);
+probe_result probe_chmod(const char *path);
+probe_result probe_setxattr(const char *path);
+probe_result probe_utimes(const char *path);
+probe_result probe_stat(const char *path);
+probe_result probe_inotify(const char *path);
+probe_result probe_name_to_handle(const char *path);
+/// Reads /proc/net/unix; 0 when it lists at least one socket, else ENOENT.
+probe_result probe_proc_net_unix(int *listed);
+probe_result probe_read_cmdline(pid_t pid);
+
+// Limits (in a child, so that a kill by the OOM killer is the answer).
+/// Holds `mib` MiB in a memfd (mapped and touched); `held` says how much it got.
+probe_result probe_memfd(int mib, int *held);
+/// Writes `mib` MiB into files in the current folder (removed after); `written` says how much.
+probe_result probe_fill_disk(int mib, int *written);
+/// Spins for `ms` ms; `permille` is CPU time over wall time, in thousandths.
+probe_result probe_cpu(int ms, int *permille);
 #endif

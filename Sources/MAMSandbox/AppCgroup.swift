@@ -1,0 +1,154 @@
+import Foundation
+import Glibc
+
+/// Where this machine keeps the cgroup controllers the sandbox needs (memory, pids, cpu).
+public enum CgroupLayout: Sendable, Equatable {
+    /// The unified hierarchy with the controllers; apps go under `base` (a folder at its root,
+    /// where controllers may be enabled for children).
+    case v2(base: String)
+    /// Version 1: one hierarchy per controller; apps go under the launcher's own cgroup in each.
+    case v1(memory: String, pids: String, cpu: String)
+
+    public static let root = "/sys/fs/cgroup"
+
+    /// The layout here, or why there is none.
+    public static func probe() -> Result<CgroupLayout, LaunchError> {
+        let fm = FileManager.default
+        if let controllers = try? String(contentsOfFile: root + "/cgroup.controllers", encoding: .utf8) {
+            let have = Set(controllers.split(whereSeparator: \.isWhitespace).map(String.init))
+            let missing = ["memory", "pids", "cpu"].filter { !have.contains($0) }
+            guard missing.isEmpty else { return .failure(LaunchError("cgroup v2 without the \(missing.joined(separator: ", ")) controller")) }
+            return .success(.v2(base: root + "/mamlab"))
+        }
+        // Version 1: the launcher's own cgroup in each hierarchy, from /proc/self/cgroup.
+        let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
+        var paths: [String: String] = [:]
+        for line in own.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3 else { continue }
+            for controller in parts[1].split(separator: ",") where ["memory", "pids", "cpu"].contains(String(controller)) {
+                let mount = "\(root)/\(controller)"
+                guard fm.fileExists(atPath: mount + "/cgroup.procs") else { continue }
+                let path = String(parts[2])
+                paths[String(controller)] = (path == "/" ? mount : mount + path) + "/mamlab"
+            }
+        }
+        let missing = ["memory", "pids", "cpu"].filter { paths[$0] == nil }
+        guard missing.isEmpty else { return .failure(LaunchError("no cgroup \(missing.joined(separator: ", ")) controller mounted under \(root)")) }
+        return .success(.v1(memory: paths["memory"]!, pids: paths["pids"]!, cpu: paths["cpu"]!))
+    }
+
+    public var description: String {
+        switch self {
+        case let .v2(base): return "v2 (memory, pids, cpu) under \(base)"
+        case let .v1(memory, _, _): return "v1 (memory, pids, cpu) under \((memory as NSString).deletingLastPathComponent)/…"
+        }
+    }
+}
+
+/// One app's cgroups: memory (page cache, tmpfs and memfd pages included), tasks and CPU bound
+/// for the app and everything it starts. Removed after the app ends.
+final class AppCgroup: @unchecked Sendable {
+    private let directories: [String]
+    /// `cgroup.procs` of each, open for writing until the app is placed.
+    private let procs: [Int32]
+
+    private static let counter = LockedValue(0)
+
+    private init(directories: [String], procs: [Int32]) {
+        self.directories = directories
+        self.procs = procs
+    }
+
+    static func create(_ layout: CgroupLayout, bundleID: String, limits: ResourceLimits) throws -> AppCgroup {
+        let n = counter.withLock { value -> Int in value += 1; return value }
+        let name = "\(bundleID).\(getpid()).\(n)"
+        var settings: [(String, String)] = []
+        var bases: [String] = []
+        switch layout {
+        case let .v2(base):
+            // Controllers reach a child only when every ancestor enables them for its children.
+            try write(CgroupLayout.root + "/cgroup.subtree_control", "+memory +pids +cpu")
+            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+            try write(base + "/cgroup.subtree_control", "+memory +pids +cpu")
+            let dir = base + "/" + name
+            bases = [dir]
+            settings = [
+                (dir + "/memory.max", limits.memory.map(String.init) ?? "max"),
+                (dir + "/memory.swap.max", limits.memory == nil ? "max" : "0"),
+                (dir + "/pids.max", limits.tasks.map(String.init) ?? "max"),
+                (dir + "/cpu.max", limits.cpu.map { "\(max(1000, Int($0 * 100_000))) 100000" } ?? "max 100000"),
+            ]
+        case let .v1(memory, pids, cpu):
+            let m = memory + "/" + name, p = pids + "/" + name, c = cpu + "/" + name
+            bases = [m, p, c]
+            settings = [
+                (m + "/memory.limit_in_bytes", limits.memory.map(String.init) ?? "-1"),
+                (p + "/pids.max", limits.tasks.map(String.init) ?? "max"),
+                (c + "/cpu.cfs_period_us", "100000"),
+                (c + "/cpu.cfs_quota_us", limits.cpu.map { String(max(1000, Int($0 * 100_000))) } ?? "-1"),
+            ]
+            // With swap accounting, swapped-out pages count too (the file is absent without it).
+            if let bytes = limits.memory, FileManager.default.fileExists(atPath: memory + "/memory.memsw.limit_in_bytes") {
+                settings.append((m + "/memory.memsw.limit_in_bytes", String(bytes)))
+            }
+        }
+        var made: [String] = []
+        do {
+            for dir in bases {
+                try FileManager.default.createDirectory(atPath: (dir as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                guard mkdir(dir, 0o755) == 0 else { throw LaunchError("cgroup \(dir): \(String(cString: strerror(errno)))") }
+                made.append(dir)
+            }
+            for (file, value) in settings { try write(file, value) }
+            var fds: [Int32] = []
+            for dir in made {
+                let fd = open(dir + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
+                guard fd >= 0 else { fds.forEach { close($0) }; throw LaunchError("cgroup \(dir)/cgroup.procs: \(String(cString: strerror(errno)))") }
+                fds.append(fd)
+            }
+            return AppCgroup(directories: made, procs: fds)
+        } catch {
+            made.reversed().forEach { rmdir($0) }
+            throw error
+        }
+    }
+
+    private static func write(_ path: String, _ value: String) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw LaunchError("cgroup \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let n = value.withCString { Glibc.write(fd, $0, strlen($0)) }
+        guard n >= 0 else { throw LaunchError("cgroup \(path) = \(value): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Moves process `pid` (and what it starts later) into every one of the app's cgroups,
+    /// then closes the descriptors.
+    func place(_ pid: pid_t) throws {
+        defer { procs.forEach { close($0) } }
+        let text = String(pid)
+        for (fd, dir) in zip(procs, directories) {
+            let n = text.withCString { Glibc.write(fd, $0, strlen($0)) }
+            guard n > 0 else { throw LaunchError("cannot move the app into \(dir): \(String(cString: strerror(errno)))") }
+        }
+    }
+
+    /// Removes the cgroups once the app and all it started are gone (the last tasks may take a
+    /// moment to leave after they are reaped), and those a launcher killed with SIGKILL left
+    /// behind (named with its pid; empty, since its app died with it).
+    func remove() {
+        for dir in directories.reversed() {
+            for _ in 0..<200 {
+                if rmdir(dir) == 0 || errno == ENOENT { break }
+                usleep(1000)
+            }
+            let base = (dir as NSString).deletingLastPathComponent
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] {
+                let parts = entry.split(separator: ".")
+                guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), pid > 0,
+                      kill(pid, 0) != 0 && errno == ESRCH else { continue }
+                rmdir(base + "/" + entry)
+            }
+        }
+    }
+}

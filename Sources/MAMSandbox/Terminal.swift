@@ -1,0 +1,116 @@
+import CMAMSandbox
+import Foundation
+import Glibc
+
+/// A pseudo-terminal the launcher owns, for an app run from a terminal.
+///
+/// The app never holds the user's terminal: a terminal descriptor lets a process type into the
+/// shell that reads it (TIOCSTI) or rewrite the screen with escape sequences. The app gets the
+/// secondary side of a fresh pseudo-terminal instead (not as its controlling terminal); the
+/// launcher copies the user's input to it and the app's output, sanitised, to its own output.
+public final class TerminalRelay: @unchecked Sendable {
+    /// The secondary side: the app's standard input, output and error.
+    public let appSide: Int32
+    private let primary: Int32
+    private var output: Thread?
+    private let done = DispatchSemaphore(value: 0)
+
+    public init() throws {
+        var p: Int32 = -1, a: Int32 = -1
+        guard mam_open_pty(&p, &a) == 0 else {
+            throw LaunchError("cannot open a pseudo-terminal for the app: \(String(cString: strerror(errno)))")
+        }
+        primary = p
+        appSide = a
+        // The user's terminal already echoes and edits lines; the app's side must not echo them
+        // again, nor turn "\n" into "\r\n".
+        var t = termios()
+        tcgetattr(appSide, &t)
+        t.c_lflag &= ~tcflag_t(ECHO | ECHONL)
+        t.c_oflag &= ~tcflag_t(OPOST)
+        tcsetattr(appSide, TCSANOW, &t)
+    }
+
+    /// Starts copying: `input` to the app, the app's output to `output`. Call once the app runs
+    /// and the launcher has closed its copy of `appSide`.
+    public func start(input: Int32 = 0, output out: Int32 = 1) {
+        let primary = self.primary
+        let feeder = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(input, &buffer, buffer.count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 {
+                    // End of the user's input: an end-of-file character for the app's side.
+                    var eof: UInt8 = 4
+                    _ = write(primary, &eof, 1)
+                    return
+                }
+                if !writeAll(primary, buffer[0..<n]) { return }
+            }
+        }
+        feeder.start()
+        let done = self.done
+        let relay = Thread {
+            var sanitizer = OutputSanitizer()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(primary, &buffer, buffer.count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }  // EIO: every holder of the app's side has closed it
+                _ = writeAll(out, sanitizer.clean(buffer[0..<n]))
+            }
+            done.signal()
+        }
+        output = relay
+        relay.start()
+    }
+
+    /// Waits until the app's side is closed by everything that held it and the output is copied.
+    public func finish() {
+        if output != nil { done.wait() }
+        close(primary)
+    }
+}
+
+private func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
+    var rest = Array(bytes)[...]
+    while !rest.isEmpty {
+        let n = rest.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return false }
+        rest = rest.dropFirst(n)
+    }
+    return true
+}
+
+/// Makes an app's output safe to show on a terminal: every control character but newline and
+/// tab, DEL, and the C1 controls (U+0080–U+009F, which some terminals obey as escapes) become
+/// `?`. An escape sequence can move the cursor, retitle the window, rewrite what the user sees,
+/// or on some terminals answer back into their input.
+public struct OutputSanitizer: Sendable {
+    /// A 0xC2 lead byte seen at the end of the previous chunk.
+    private var pendingLead = false
+
+    public init() {}
+
+    public mutating func clean(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        let question = UInt8(ascii: "?")
+        for b in bytes {
+            if pendingLead {
+                pendingLead = false
+                if (0x80...0x9f).contains(b) { out.append(question); continue }
+                out.append(0xc2)
+            }
+            switch b {
+            case 0xc2: pendingLead = true
+            case 0x0a, 0x09: out.append(b)
+            case 0x00..<0x20, 0x7f: out.append(question)
+            default: out.append(b)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,256 @@
+import CMAMSandbox
+import Foundation
+import MAMSandbox
+import Testing
+
+/// A pseudo-terminal the test holds, standing in for the user's terminal.
+struct UserTerminal {
+    let primary: Int32
+    let secondary: FileHandle
+
+    init() throws {
+        var p: Int32 = -1, s: Int32 = -1
+        guard mam_open_pty(&p, &s) == 0 else { throw CocoaError(.fileNoSuchFile) }
+        primary = p
+        secondary = FileHandle(fileDescriptor: s, closeOnDealloc: true)
+    }
+}
+
+@Suite("Sandbox: terminal, lifetime, containers and grants", .serialized, .timeLimit(.minutes(2)))
+struct IsolationTests {
+    // 1. The launcher's terminal.
+
+    @Test func theAppCannotTypeIntoTheLaunchersTerminalAndItsEscapesAreDefused() throws {
+        let terminal = try UserTerminal()
+        defer { close(terminal.primary) }
+        let scene = try Scene()
+        defer { scene.remove() }
+        // The terminal is the launcher's controlling terminal, as when a user runs mamlaunch from a
+        // shell (setsid -c): an app sharing the launcher's session could type into it.
+        let launch = ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--"] + Scene.light
+        let setsid = "/usr/bin/setsid"
+        let r = FileManager.default.isExecutableFile(atPath: setsid)
+            ? try Built.run(setsid, ["-c", Built.directory.appendingPathComponent("mamlaunch").path] + launch, input: terminal.secondary)
+            : try Built.run("mamlaunch", launch, input: terminal.secondary)
+        #expect(r.status == 0, "\(r.err)")
+        let tiocsti = results(r.out)["tiocsti_terminal"]
+        #expect(tiocsti?["result"] as? String == "blocked", "\(r.out)")
+        // The output went through the launcher's relay: no escape character reached the user.
+        #expect(r.out.contains(#"{"escape": "?]0;hostile??[2J"}"#), "\(r.out)")
+        #expect(!r.out.utf8.contains(0x1b))
+
+        // Control: the same attempt on the user's terminal, unconfined. The kernel lets a root
+        // process (or the terminal's session) push input unless legacy TIOCSTI is switched off.
+        let legacy = (try? String(contentsOfFile: "/proc/sys/dev/tty/legacy_tiocsti", encoding: .utf8))?.hasPrefix("1") ?? false
+        let throwaway = scene.root.appendingPathComponent("throwaway")
+        try FileManager.default.createDirectory(at: throwaway, withIntermediateDirectories: true)
+        let control = try Built.run("Hostile", Scene.light, in: throwaway, input: terminal.secondary)
+        if legacy && geteuid() == 0 {
+            #expect(results(control.out)["tiocsti_terminal"]?["result"] as? String == "succeeded", "\(control.out)")
+        } else {
+            print("note: TIOCSTI control not shown: this kernel refuses it to everyone (dev.tty.legacy_tiocsti=0) or the test is not root")
+        }
+    }
+
+    @Test func scriptedAppsReadNothingFromTheLaunchersInput() throws {
+        // A pipe with a command in it as the launcher's standard input: the app reads /dev/null.
+        let input = Pipe()
+        input.fileHandleForWriting.write(Data("rm -rf /\n".utf8))
+        try input.fileHandleForWriting.close()
+        let scene = try Scene()
+        defer { scene.remove() }
+        let r = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--", "--read-stdin"] + Scene.light,
+                              input: input.fileHandleForReading)
+        #expect(lines(r.out).contains { $0["stdin"] as? String == "" }, "\(r.out)")
+    }
+
+    @Test func theRelayRewritesControlCharacters() {
+        var s = OutputSanitizer()
+        let esc = Array("a\u{1b}[31mb\r\n\tc\u{7f}".utf8)
+        #expect(String(decoding: s.clean(esc), as: UTF8.self) == "a?[31mb?\n\tc?")
+        // C1 controls (CSI as U+009B), even split across reads; other UTF-8 passes.
+        #expect(s.clean([0x41, 0xc2]) == [0x41])
+        #expect(String(decoding: s.clean([0x9b, 0x32, 0x4a]), as: UTF8.self) == "?2J")
+        #expect(String(decoding: s.clean(Array("é ā 日本".utf8)), as: UTF8.self) == "é ā 日本")
+    }
+
+    // 2. Process lifetime.
+
+    @Test func everythingTheAppStartedEndsWhenTheLauncherIsKilled() throws {
+        let scene = try Scene()
+        defer { scene.remove() }
+        let p = Process()
+        p.executableURL = Built.directory.appendingPathComponent("mamlaunch")
+        p.arguments = ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--",
+                       "--daemon", scene.daemonName, "--linger", "30"] + Scene.light
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        // Wait for the app to have started its daemon and finished its attempts.
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains(#""done": true"#) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk
+        }
+        #expect(!processes(named: scene.daemonName).isEmpty, "the daemon did not start: \(String(decoding: seen, as: UTF8.self))")
+        let app = processes(named: "Hostile").filter { (try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8))?.contains(scene.daemonName) == true }
+        #expect(app.count == 1)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        // The parent-death signal kills the app, process 1 of its namespace; the kernel then kills
+        // the rest. Asynchronous: wait (bounded) for both to be gone.
+        var gone = false
+        for _ in 0..<500 where !gone {
+            gone = processes(named: scene.daemonName).isEmpty && app.allSatisfy { kill($0, 0) != 0 }
+            if !gone { usleep(10000) }
+        }
+        #expect(gone, "the app or its daemon outlived the launcher")
+    }
+
+    @Test func aNotifiedCallFailsOnceTheSupervisorIsGone() throws {
+        // The filter sends the app's own exec to the supervisor. Spawn under it and close the
+        // listener without answering: the kernel must fail the exec (ENOSYS), never let it pass.
+        let program = try SeccompProgram.shared()
+        var result = mam_spawn_result()
+        var error = [CChar](repeating: 0, count: 256)
+        let exe = Built.directory.appendingPathComponent("Hostile").path
+        let rc = withArrayOfCStrings([exe, "--exit"]) { argv in
+            withArrayOfCStrings(["PATH=/usr/bin"]) { envp in
+                program.bytes.withUnsafeBytes { bpf in
+                    exe.withCString { path in
+                        var c = mam_spawn_config()
+                        c.executable = path
+                        c.argv = UnsafePointer(argv)
+                        c.envp = UnsafePointer(envp)
+                        c.stdin_fd = -1
+                        c.stdout_fd = -1
+                        c.stderr_fd = -1
+                        c.broker_fd = -1
+                        c.container_fd = -1
+                        c.net_namespace_fd = -1
+                        c.seccomp_program = bpf.baseAddress
+                        c.seccomp_length = UInt16(bpf.count / 8)
+                        return mam_spawn(&c, &result, &error, error.count)
+                    }
+                }
+            }
+        }
+        #expect(rc == 0)
+        #expect(result.notify_fd >= 0)
+        close(result.notify_fd)
+        var message = [UInt8](repeating: 0, count: 256)
+        let n = read(result.status_fd, &message, message.count)
+        close(result.status_fd)
+        var status: Int32 = 0
+        waitpid(result.pid, &status, 0)
+        #expect(n > 0 && String(decoding: message[0..<max(n, 0)], as: UTF8.self) == "exec: ENOSYS")
+    }
+
+    @Test func twoAppsRunningAtOnceHaveUidsOfTheirOwn() throws {
+        let scene = try Scene()
+        defer { scene.remove() }
+        func start(_ containers: String) throws -> (Process, Pipe) {
+            let p = Process()
+            p.executableURL = Built.directory.appendingPathComponent("mamlaunch")
+            p.arguments = ["run", "Hostile", "--no-broker", "--containers", containers, "--", "--linger", "1"] + Scene.light
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            return (p, out)
+        }
+        let a = try start(scene.containers.path + "-a"), b = try start(scene.containers.path + "-b")
+        let uids = [a, b].map { p, out -> Int in
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            return lines(text).compactMap { ($0["identity"] as? [String: Any])?["uid"] as? Int }.first ?? -1
+        }
+        #expect(uids[0] > 0 && uids[1] > 0 && uids[0] != uids[1], "\(uids)")
+        for suffix in ["-a", "-b"] { try? FileManager.default.removeItem(atPath: scene.containers.path + suffix) }
+    }
+
+    // 4. A manifest picks its own container.
+
+    @Test func aBundleIdThatIsAPathIsRefusedAndNothingOutsideIsTouched() throws {
+        let scene = try Scene()
+        defer { scene.remove() }
+        let doomed = scene.root.appendingPathComponent("doomed")
+        try FileManager.default.createDirectory(at: doomed, withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: doomed.appendingPathComponent("file"))
+        for id in ["../doomed", "com.example/../../doomed", "..", "com..example", "com.example.hostile\u{0}x", "com.\u{1b}]0;x\u{07}"] {
+            let plist = scene.root.appendingPathComponent("Info-\(UUID().uuidString.prefix(4)).plist")
+            let dict: [String: Any] = ["CFBundleIdentifier": id, "CFBundleExecutable": "Hostile"]
+            try PropertyListSerialization.data(fromPropertyList: dict, format: .xml, options: 0).write(to: plist)
+            let r = try Built.run("mamlaunch", ["run", "--manifest", plist.path, Built.directory.appendingPathComponent("Hostile").path,
+                                                "--no-broker", "--clean", "--containers", scene.containers.path, "--"] + Scene.light)
+            #expect(r.status != 0 && r.err.contains("CFBundleIdentifier") && r.err.contains("reverse-DNS"), "\(id): \(r.err)")
+            #expect(!r.out.contains("attempt"), "the app ran with bundle id \(id)")
+            #expect(!r.err.utf8.contains(0x1b), "the error echoes the manifest's escape sequence")
+        }
+        #expect(FileManager.default.fileExists(atPath: doomed.appendingPathComponent("file").path))
+        var st = stat()
+        #expect(stat(doomed.path, &st) == 0 && st.st_uid == 0, "the launcher handed a folder outside the containers to an app")
+    }
+
+    @Test func aContainerThatIsALinkIsRefusedAndCleanStaysInside() throws {
+        let scene = try Scene()
+        defer { scene.remove() }
+        // A planted link where the container should be: the root launcher must not chown or
+        // clean what it points to.
+        let victim = scene.root.appendingPathComponent("victim")
+        try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: victim.appendingPathComponent("file"))
+        try FileManager.default.createDirectory(at: scene.containers, withIntermediateDirectories: true)
+        let container = scene.containers.appendingPathComponent("com.example.hostile")
+        try FileManager.default.createSymbolicLink(at: container, withDestinationURL: victim)
+        let r = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--clean", "--containers", scene.containers.path])
+        #expect(r.status != 0 && r.err.contains("cannot open the container com.example.hostile beneath"), "\(r.err)")
+        var st = stat()
+        #expect(stat(victim.path, &st) == 0 && st.st_uid == 0 && st.st_mode & 0o777 == 0o755)
+        #expect(FileManager.default.fileExists(atPath: victim.appendingPathComponent("file").path))
+
+        // A real container holding a link out: --clean removes the link, not what it points to.
+        try FileManager.default.removeItem(at: container)
+        try FileManager.default.createDirectory(at: container.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(at: container.appendingPathComponent("sub/out"), withDestinationURL: victim)
+        let cleaned = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--clean", "--containers", scene.containers.path, "--"] + Scene.light)
+        #expect(cleaned.status == 0, "\(cleaned.err)")
+        #expect(!FileManager.default.fileExists(atPath: container.path))
+        #expect(FileManager.default.fileExists(atPath: victim.appendingPathComponent("file").path))
+    }
+
+    // 5. Landlock grants from symlinks.
+
+    @Test func aLibraryLinkToTheRootGrantsNothing() throws {
+        let scene = try Scene()
+        defer { scene.remove() }
+        // The app's own folder, outside what apps may not see, with `libzz.so -> /` beside it.
+        let folder = URL(fileURLWithPath: "/var/tmp/mamlab-landlock-\(scene.tag)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let exe = folder.appendingPathComponent("Hostile")
+        try FileManager.default.copyItem(at: Built.directory.appendingPathComponent("Hostile"), to: exe)
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("libzz.so").path, withDestinationPath: "/")
+        let secret = URL(fileURLWithPath: "/var/tmp/mamlab-secret-\(scene.tag).txt")
+        try Data("secret".utf8).write(to: secret)
+        defer { try? FileManager.default.removeItem(at: secret) }
+        let r = try Built.run("mamlaunch", ["run", "--manifest", CommandRunnerPaths.root + "/Apps/Hostile/Info.plist", exe.path,
+                                            "--no-broker", "--containers", scene.containers.path, "--", "--readable", secret.path] + Scene.light)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(results(r.out)["read_outside_grant"]?["result"] as? String == "blocked", "\(r.out)")
+        // Control: the file is readable to an unconfined process.
+        let control = try Built.run(exe.path, ["--readable", secret.path] + Scene.light, in: folder)
+        #expect(results(control.out)["read_outside_grant"]?["result"] as? String == "succeeded", "\(control.out)")
+    }
+}
+
+/// Calls `body` with a NULL-terminated C array of the strings.
+func withArrayOfCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    var pointers = strings.map { strdup($0) } + [nil]
+    defer { pointers.forEach { free($0) } }
+    return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+}
