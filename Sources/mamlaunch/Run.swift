@@ -214,6 +214,16 @@ struct Run: ParsableCommand {
         if let manifest {
             let loaded: (manifest: AppManifest, warnings: [Diagnostic])
             do { loaded = try Catalog.loadManifest(manifest) } catch { throw ValidationError(error.description) }
+            // A bundle id is an app's identity to the broker (iOS keeps it unique by signing): a
+            // manifest of yours may not pass itself off as an installed app, in any spelling.
+            if let root = Catalog.projectRoot() {
+                let mine = URL(fileURLWithPath: manifest).resolvingSymlinksInPath().path
+                for installed in Catalog.loadApps(in: root.appendingPathComponent("Apps")).apps
+                where installed.manifest.bundleID.lowercased() == loaded.manifest.bundleID.lowercased()
+                    && URL(fileURLWithPath: installed.file).resolvingSymlinksInPath().path != mine {
+                    throw ValidationError("\(manifest): CFBundleIdentifier \(loaded.manifest.bundleID) belongs to the installed app \(installed.name) (\(Catalog.relative(installed.file))); give your app a bundle id of its own")
+                }
+            }
             var path: String
             if let app { path = app } else {
                 guard !arguments.isEmpty else { throw ValidationError("--manifest needs your executable, as APP or first after --") }

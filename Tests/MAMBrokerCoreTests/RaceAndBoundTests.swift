@@ -107,3 +107,54 @@ struct RaceAndBoundTests {
         #expect(before == "blocked" && lab.send(n, .paste).outcome == "blocked")
     }
 }
+
+@Suite("Broker core: more second chances")
+struct MoreBoundTests {
+    @Test func aBundleIDSpelledOtherwiseThanTheInstalledAppIsAnUnknownUnmanagedApp() {
+        var lab = CoreLab()
+        let fake = lab.launch("COM.CONTOSO.MAIL")
+        #expect(lab.core.party(of: fake)?.isManaged == false && lab.core.party(of: fake)?.integratesSDK == false)
+    }
+
+    @Test func aSourceThatNeverAnswersFreesTheImportersSlotsAfterItsTime() {
+        var limits = BrokerLimits()
+        limits.pendingImportsPerApp = 1
+        var lab = CoreLab(limits: limits)
+        let m = lab.launch("com.contoso.mail"), d = lab.launch("com.contoso.docs")
+        #expect(lab.send(d, .importRequest(source: "com.contoso.mail", contentType: "a"), frameID: 1).isEmpty)
+        #expect(lab.send(d, .importRequest(source: "com.contoso.mail", contentType: "a"), frameID: 2).error == .limitReached)
+        lab.clock.advance(by: .seconds(31))
+        lab.run(lab.core.handle(.tick))
+        #expect(lab.received(d).filter { $0.frame.id == 1 }.error == .unknownTarget)
+        #expect(lab.send(d, .importRequest(source: "com.contoso.mail", contentType: "a"), frameID: 3).isEmpty)
+        // The late answer to the first request is dropped; the source keeps its connection.
+        guard let first = lab.received(m).first(where: { if case .exportRequest = $0.frame.message { return true } else { return false } })?.frame else {
+            Issue.record("no export request"); return
+        }
+        #expect(lab.send(m, .exportReply(contentType: "a", name: "a"), lab.document("late"), frameID: first.id).isEmpty)
+        #expect(!lab.closed.contains(m) && lab.heldDescriptors == 0)
+    }
+
+    @Test func everyProcessOnThePublicSocketSharesOneQuota() {
+        var limits = BrokerLimits()
+        limits.quotaPerApp = 150
+        var lab = CoreLab(limits: limits)
+        var answers: [[CoreLab.Delivered]] = []
+        for pid in 1...3 {
+            let u = lab.connect(Peer(bundleID: "unknown.pid\(pid)", pid: Int32(pid), fromLauncher: false))
+            lab.send(u, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false))
+            answers.append(lab.send(u, .saveTo(location: 32, account: nil, name: "f\(pid)"), lab.document(String(repeating: "x", count: 60))))
+        }
+        #expect(answers.map(\.outcome) == ["allowed", "allowed", nil])
+        #expect(answers[2].error == .limitReached)
+    }
+
+    @Test func anErrorThatRepeatsWhatTheAppSentStillFitsAnyClient() {
+        var lab = CoreLab()
+        let n = lab.launch("com.example.notes")
+        let account = String(repeating: "a", count: 4000) + "@contoso.com"
+        let got = lab.send(n, .openFrom(location: 1, account: account, name: "x"))
+        #expect(got.error == .notAllowed)
+        for d in got { #expect((try? Wire.decode(Wire.encode(d.frame))) != nil) }
+    }
+}

@@ -51,7 +51,7 @@ public struct BrokerCore: Sendable {
         self.limits = limits
         for f in files {
             self.files[f.key] = f
-            usage[f.app.lowercased(), default: 0] += f.size
+            usage[Self.budgetOf(f), default: 0] += f.size
         }
         if let p = pasteboard { restore(p) }
     }
@@ -89,7 +89,9 @@ public struct BrokerCore: Sendable {
         case let .opened(job, result): finishOpen(job, result, &out)
         case let .encrypted(job, result): finishEncrypt(job, result, &out)
         case let .startFailed(bundle, reason): failLaunch(bundle.lowercased(), reason, &out)
-        case .tick: expireLaunches(&out)
+        case .tick:
+            expireLaunches(&out)
+            expireImports(&out)
         }
         return out
     }
@@ -132,7 +134,7 @@ public struct BrokerCore: Sendable {
         // dropped), so a source is never punished for answering the broker's own request.
         for (key, p) in pendingImports where p.source == id {
             pendingImports[key] = nil
-            if sessions[p.requester] != nil {
+            if !p.abandoned, sessions[p.requester] != nil {
                 sessions[p.requester]!.pendingImports -= 1
                 out.append(.send(p.requester, Frame(id: p.frameID, .error(code: .unknownTarget, detail: "\(s.bundleID) went away before it exported"))))
             }
@@ -169,7 +171,8 @@ public struct BrokerCore: Sendable {
     /// request (12 and up) does not (docs/PROTOCOL.md, "Order and errors").
     mutating func refuse(_ id: SessionID, _ frameID: UInt32, _ e: WireError, _ out: inout [BrokerEffect]) {
         guard let s = sessions[id] else { return }
-        out.append(.send(id, Frame(id: frameID, .error(code: e.code, detail: e.detail))))
+        // A detail may repeat what the app sent; it is cut to fit any client's text limit.
+        out.append(.send(id, Frame(id: frameID, .error(code: e.code, detail: Self.fitting(e.detail)))))
         out.append(.log(LogLine(level: .notice, message: "request refused", metadata: ["app": s.bundleID, "pid": "\(s.peer.pid)", "error": e.description])))
         if e.code.closesConnection {
             disconnect(id, &out)
@@ -206,8 +209,11 @@ public struct BrokerCore: Sendable {
 
     // MARK: Parties
 
+    /// The installed app's manifest for a bundle id spelled exactly as installed; anything else
+    /// (another spelling included) is an app the broker does not know, and unmanaged.
     func manifest(for bundleID: String) -> AppManifest {
-        engine.apps[bundleID.lowercased()] ?? AppManifest(bundleID: bundleID)
+        guard let m = engine.apps[bundleID.lowercased()], m.bundleID == bundleID else { return AppManifest(bundleID: bundleID) }
+        return m
     }
 
     mutating func party(_ id: SessionID) -> Party { cached(id).party }
@@ -252,9 +258,21 @@ public struct BrokerCore: Sendable {
         return job
     }
 
+    /// Whose bounds a session spends: its app's (every instance together); every process on
+    /// the public socket shares one, so a new process is no new quota.
+    func budget(_ id: SessionID) -> String {
+        let s = sessions[id]!
+        return s.peer.fromLauncher && !s.bundleID.hasPrefix("unknown.pid") ? s.bundleID.lowercased() : "unknown apps"
+    }
+
+    /// The budget a stored file counts against (as `budget(_:)` for the app that saved it).
+    static func budgetOf(_ f: StoredFile) -> String {
+        f.app.hasPrefix("unknown.pid") ? "unknown apps" : f.app.lowercased()
+    }
+
     /// Whether the app of this session may start another job.
     func mayStartJob(_ id: SessionID) -> Bool {
-        (jobsByApp[sessions[id]!.bundleID.lowercased()] ?? 0) < limits.jobsPerApp
+        (jobsByApp[budget(id)] ?? 0) < limits.jobsPerApp
     }
 
     /// The entry for a decision, with the parties as the broker established them.
@@ -263,6 +281,14 @@ public struct BrokerCore: Sendable {
         let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType
         return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
                           outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision)
+    }
+
+    /// Text cut at a character boundary to at most 1,024 bytes (well inside `Wire.maximumText`).
+    static func fitting(_ text: String) -> String {
+        guard text.utf8.count > 1024 else { return text }
+        var out = ""
+        for c in text where out.utf8.count + c.utf8.count <= 1020 { out.append(c) }
+        return out + "…"
     }
 
     /// A decision as it travels.
@@ -343,6 +369,10 @@ struct PendingImport: Sendable {
     var frameID: UInt32
     var source: SessionID
     var contentType: String
+    var started: Duration
+    /// The importer was answered already (it left, or the source took too long): the source's
+    /// late answer is accepted and dropped.
+    var abandoned = false
 }
 
 struct PendingURL: Sendable {

@@ -215,6 +215,8 @@ public struct BrokerLimits: Sendable, Equatable {
     public var pendingURLsPerTarget = 16
     /// Export requests one source app may have unanswered, from every importer together.
     public var pendingExportsPerSource = 64
+    /// How long a source has to answer an export request before the importer is told.
+    public var exportTimeout: Duration = .seconds(30)
     /// How long an app being started has to say hello.
     public var launchTimeout: Duration = .seconds(15)
     /// Connections on the public socket (unknown apps).

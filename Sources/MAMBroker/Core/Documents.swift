@@ -45,10 +45,11 @@ extension BrokerCore {
             return .failure(WireError(.limitReached, "\(limits.pendingImportsPerApp) imports are already waiting for their source"))
         }
         guard pendingImports.values.filter({ $0.source == src }).count < limits.pendingExportsPerSource else {
+            // (Abandoned requests count until the source answers or leaves: it is the one not answering.)
             return .failure(WireError(.limitReached, "\(source) already has \(limits.pendingExportsPerSource) export requests unanswered"))
         }
         let brokerID = brokerFrameID()
-        pendingImports[brokerID] = PendingImport(requester: id, frameID: frameID, source: src, contentType: type)
+        pendingImports[brokerID] = PendingImport(requester: id, frameID: frameID, source: src, contentType: type, started: clock.now())
         sessions[id]!.pendingImports += 1
         out.append(.deliver(src, Frame(id: brokerID, .exportRequest(contentType: type)), then: [],
                             otherwise: [.send(id, Frame(id: frameID, .error(code: .limitReached, detail: "\(source) is not reading its connection")))]))
@@ -62,9 +63,10 @@ extension BrokerCore {
             return .failure(WireError(.outOfOrder, "exportReply \(frameID) answers no export request sent to this app"))
         }
         pendingImports[frameID] = nil
-        sessions[pending.requester]?.pendingImports -= 1
-        // The importer left meanwhile: the answer is dropped, the source keeps its connection.
-        guard sessions[pending.requester] != nil else { return .success(()) }
+        // The importer left or was told the source took too long: the answer is dropped, and
+        // the source keeps its connection.
+        guard !pending.abandoned, sessions[pending.requester] != nil else { return .success(()) }
+        sessions[pending.requester]!.pendingImports -= 1
         if let e = checkDocument(a, names: [(type, "contentType"), (name, "name")]) {
             // The importer learns why its import came to nothing; the exporter gets the error.
             out.append(.send(pending.requester, Frame(id: pending.frameID, .error(code: .unknownTarget, detail: "\(sessions[id]!.bundleID) exported an unusable document"))))
@@ -110,6 +112,19 @@ extension BrokerCore {
         retained = true
         out.append(.encrypt(job: job, attachment: a.token, keyID: Self.keyID(account)))
         return .success(())
+    }
+
+    /// Imports whose source has not answered in time: the importer is told and its slot freed;
+    /// the request stays (abandoned) until the source answers or leaves.
+    mutating func expireImports(_ out: inout [BrokerEffect]) {
+        let now = clock.now()
+        for (key, p) in pendingImports where !p.abandoned && now - p.started > limits.exportTimeout {
+            pendingImports[key]!.abandoned = true
+            guard sessions[p.requester] != nil else { continue }
+            sessions[p.requester]!.pendingImports -= 1
+            let source = sessions[p.source]?.bundleID ?? "the source"
+            out.append(.send(p.requester, Frame(id: p.frameID, .error(code: .unknownTarget, detail: "\(source) did not answer within \(limits.exportTimeout)"))))
+        }
     }
 
     /// The key id of an account: its object id, else its name (lower-cased).

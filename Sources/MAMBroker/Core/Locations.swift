@@ -46,8 +46,8 @@ extension BrokerCore {
         let key = StoredFileKey(folder: Self.folder(l), accountFolder: l.takesAccount ? accountFolder(account) : nil, name: name)
         let replaced = files[key]
         // Saves in flight count: an app cannot outrun its quota by saving faster than the disk.
-        let app = bundle.lowercased()
-        let used = (usage[app] ?? 0) + (savingBytes[app] ?? 0) - (replaced?.app.lowercased() == app ? replaced!.size : 0)
+        let app = budget(id)
+        let used = (usage[app] ?? 0) + (savingBytes[app] ?? 0) - (replaced.map { Self.budgetOf($0) == app } == true ? replaced!.size : 0)
         if used + a.size > limits.quotaPerApp {
             return .failure(WireError(.limitReached, "\(bundle) keeps \(used) bytes in locations; its quota is \(limits.quotaPerApp)"))
         }
@@ -71,7 +71,7 @@ extension BrokerCore {
             return .success(())
         }
         let file = StoredFile(key: key, owner: owner, app: bundle, size: a.size)
-        let job = newJob(.save(session: id, frameID: frameID, decision: d, file: file, entry: e, attachment: a.token), app: bundle)
+        let job = newJob(.save(session: id, frameID: frameID, decision: d, file: file, entry: e, attachment: a.token), app: app)
         writing.insert(key)
         savingBytes[app, default: 0] += a.size
         retained = true
@@ -83,15 +83,15 @@ extension BrokerCore {
         guard let job = takeJob(n), case let .save(id, frameID, d, file, e, token) = job else { return }
         out.append(.release(attachment: token))
         writing.remove(file.key)
-        savingBytes[file.app.lowercased(), default: 0] -= file.size
+        savingBytes[Self.budgetOf(file), default: 0] -= file.size
         if let error {
             out.append(.log(LogLine(level: .error, message: "saving a file failed", metadata: ["file": file.key.relativePath, "reason": error])))
             if sessions[id] != nil { out.append(.send(id, Frame(id: frameID, .error(code: .internalError, detail: "\(file.key.name) could not be written")))) }
             return
         }
-        if let old = files[file.key] { usage[old.app.lowercased(), default: 0] -= old.size }
+        if let old = files[file.key] { usage[Self.budgetOf(old), default: 0] -= old.size }
         files[file.key] = file
-        usage[file.app.lowercased(), default: 0] += file.size
+        usage[Self.budgetOf(file), default: 0] += file.size
         out.append(.audit(e))
         if sessions[id] != nil { out.append(.send(id, Frame(id: frameID, .decision(Self.record(d))))) }
     }
