@@ -47,7 +47,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "MAMProtect"]),
+        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect"]),
         .executableTarget(name: "mambroker", dependencies: [
             "MAMBroker", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

@@ -117,3 +117,48 @@ public enum DocumentCipher {
     static func le32(_ v: UInt32) -> [UInt8] { [UInt8(v & 0xff), UInt8((v >> 8) & 0xff), UInt8((v >> 16) & 0xff), UInt8(v >> 24)] }
     static func be32(_ v: UInt32) -> [UInt8] { le32(v).reversed() }
 }
+
+#if canImport(Glibc)
+import Glibc
+
+extension DocumentCipher {
+    /// `seal`, streaming: reads `size` bytes of `input` from offset 0 and writes the encrypted
+    /// document to `output`, one chunk at a time, so a large document costs one chunk of memory.
+    public static func seal(input: Int32, size: Int, into output: Int32, key: [UInt8], keyID: String) throws {
+        guard key.count == 32 else { throw Failure("a key is 32 bytes, not \(key.count)") }
+        let symmetric = SymmetricKey(data: key)
+        var prefix = [UInt8](repeating: 0, count: 8)
+        var rng = SystemRandomNumberGenerator()
+        for i in prefix.indices { prefix[i] = UInt8.random(in: 0...255, using: &rng) }
+        let head = header(keyID: keyID, noncePrefix: prefix)
+        try writeAll(output, head)
+        let count = max(1, (size + chunkSize - 1) / chunkSize)
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        for i in 0..<count {
+            let want = min(chunkSize, size - i * chunkSize)
+            var got = 0
+            while got < want {
+                let n = buffer.withUnsafeMutableBytes { pread(input, $0.baseAddress! + got, want - got, off_t(i * chunkSize + got)) }
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { throw Failure("the document ended at byte \(i * chunkSize + got) of \(size)") }
+                got += n
+            }
+            let box = try buffer.withUnsafeBytes { raw in
+                try AES.GCM.seal(UnsafeRawBufferPointer(rebasing: raw[0..<want]), using: symmetric, nonce: try nonce(prefix, i),
+                                 authenticating: additional(head, i, last: i == count - 1))
+            }
+            try writeAll(output, Array(box.ciphertext) + Array(box.tag))
+        }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, bytes.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw Failure("writing the encrypted document failed: \(String(cString: strerror(errno)))") }
+            done += n
+        }
+    }
+}
+#endif

@@ -107,15 +107,15 @@ struct CoreLab {
     /// Carries out one job as the shell would, and hands the result to the core.
     mutating func finish(_ e: BrokerEffect) -> [BrokerEffect] {
         switch e {
-        case let .store(job, token, file):
+        case let .store(job, token, file, _):
             disk[file.key] = contents[token]
             return core.handle(.stored(job: job, error: nil))
-        case let .open(job, key):
+        case let .open(job, key, _):
             guard let c = disk[key] else { return core.handle(.opened(job: job, .failure(JobFailure("gone", missing: true)))) }
             let a = document(c.text)
             contents[a.token] = c
             return core.handle(.opened(job: job, .success(a)))
-        case let .encrypt(job, token, _):
+        case let .encrypt(job, token, _, _):
             var a = document("ciphertext")
             a.sealed = true
             contents[a.token] = Content(text: contents[token]!.text, encrypted: true)

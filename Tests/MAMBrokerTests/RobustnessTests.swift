@@ -159,13 +159,19 @@ struct AuditRotationTests {
     @Test func aFloodOfDecisionsRotatesTheLogAndKeepsWholeLines() throws {
         let b = try BrokerHarness(extraArguments: ["--audit-max-bytes", "4096"])
         defer { b.stop() }
-        let steps = ["hello"] + Array(repeating: ["paste"], count: 60).flatMap { $0 }
+        let steps = ["hello"] + Array(repeating: ["paste"], count: 150).flatMap { $0 }
         _ = try b.run("Notes", steps)
-        let rotated = (try? String(contentsOfFile: b.audit + ".1", encoding: .utf8)) ?? ""
-        let current = (try? String(contentsOfFile: b.audit, encoding: .utf8)) ?? ""
-        #expect(!rotated.isEmpty && rotated.utf8.count <= 4096 && current.utf8.count <= 4096)
-        for line in (rotated + current).split(separator: "\n") {
-            #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) != nil, "\(line)")
+        let logs = [b.audit] + (1...9).map { b.audit + ".\($0)" }
+        let texts = logs.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
+        #expect(texts.allSatisfy { $0.utf8.count <= 4096 })
+        #expect(!texts[1].isEmpty && !texts[2].isEmpty, "older logs are kept, not replaced")
+        #expect(texts[9].isEmpty, "at most eight older logs")
+        var ids: [Int] = []
+        for line in texts.reversed().joined().split(separator: "\n") {
+            let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(record != nil, "\(line)")
+            ids.append(record?["id"] as? Int ?? -1)
         }
+        #expect(ids == ids.sorted(), "oldest log first, every line whole")
     }
 }

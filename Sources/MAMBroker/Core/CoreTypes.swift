@@ -161,13 +161,15 @@ public indirect enum BrokerEffect: Sendable, Equatable {
     case persist(StateChange)
     /// Ask the app starter to start an app (its launch is pending until it says hello).
     case startApp(bundleID: String)
+    /// (`budget` names whose turn a job takes on the shell's worker lanes: one app's queue of
+    /// large jobs does not hold up another app's.)
     /// Copy an attachment into a location and record it in the state database (off the event
     /// loop); answer with `.stored`.
-    case store(job: Int, attachment: Int, file: StoredFile)
+    case store(job: Int, attachment: Int, file: StoredFile, budget: String)
     /// Open a stored file read-only (off the event loop); answer with `.opened`.
-    case open(job: Int, key: StoredFileKey)
+    case open(job: Int, key: StoredFileKey, budget: String)
     /// Encrypt an attachment under an account's key into a new sealed memfd; answer with `.encrypted`.
-    case encrypt(job: Int, attachment: Int, keyID: String)
+    case encrypt(job: Int, attachment: Int, keyID: String, budget: String)
     /// The core is done with this descriptor: close it.
     case release(attachment: Int)
     case log(LogLine)

@@ -110,7 +110,7 @@ extension BrokerCore {
         held.original = a.token
         let job = newJob(.deliver(held), app: sessions[delivery.requester]!.bundleID)
         retained = true
-        out.append(.encrypt(job: job, attachment: a.token, keyID: Self.keyID(account)))
+        out.append(.encrypt(job: job, attachment: a.token, keyID: Self.keyID(account), budget: budget(delivery.requester)))
         return .success(())
     }
 

@@ -75,7 +75,7 @@ extension BrokerCore {
         writing.insert(key)
         savingBytes[app, default: 0] += a.size
         retained = true
-        out.append(.store(job: job, attachment: a.token, file: file))
+        out.append(.store(job: job, attachment: a.token, file: file, budget: app))
         return .success(())
     }
 
@@ -125,7 +125,7 @@ extension BrokerCore {
             return .success(())
         }
         let job = newJob(.open(session: id, frameID: frameID, decision: d, file: file, entry: e), app: sessions[id]!.bundleID)
-        out.append(.open(job: job, key: key))
+        out.append(.open(job: job, key: key, budget: budget(id)))
         return .success(())
     }
 

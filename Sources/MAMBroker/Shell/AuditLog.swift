@@ -6,8 +6,8 @@ import Glibc
 public final class AuditLog: @unchecked Sendable {
     private var fd: Int32
     public let path: String
-    /// A log larger than this is renamed to `<path>.1` (replacing the previous one) and begun
-    /// anew, so a flood of decisions cannot fill the disk.
+    /// A log larger than this is renamed to `<path>.1` (older ones shifted up, `keptLogs` kept)
+    /// and begun anew, so a flood of decisions cannot fill the disk.
     public let maximumBytes: Int
     private var written: Int
     private var cachedSecond = -1
@@ -58,11 +58,17 @@ public final class AuditLog: @unchecked Sendable {
         b.append(UInt8(ascii: "}"))
     }
 
+    /// Older logs kept beside the current one: `audit.jsonl.1` (the newest) to `.N`.
+    public static let keptLogs = 8
+
     private func rotate() {
-        let rotated = path + ".1"
-        guard rename(path, rotated) == 0 else { return }
+        // Shifted up one, the oldest dropped: a flood must write eight whole logs' worth of
+        // decisions before a record it wants gone is gone.
+        unlink(path + ".\(Self.keptLogs)")
+        for n in stride(from: Self.keptLogs - 1, through: 1, by: -1) { _ = rename(path + ".\(n)", path + ".\(n + 1)") }
+        guard rename(path, path + ".1") == 0 else { return }
         let next = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
-        guard next >= 0 else { _ = rename(rotated, path); return }
+        guard next >= 0 else { _ = rename(path + ".1", path); return }
         close(fd)
         fd = next
         written = 0

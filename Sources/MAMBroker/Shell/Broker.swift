@@ -331,9 +331,9 @@ public final class Broker: @unchecked Sendable {
             case let .audit(entry): audit.append(entry, id: (try? store.nextDecisionID()) ?? 0)
             case let .persist(.pasteboard(state)): savePasteboard(state)
             case let .startApp(bundle): startApp(bundle)
-            case let .store(job, token, file): storeFile(job, descriptors[token] ?? -1, file)
-            case let .open(job, key): openFile(job, key)
-            case let .encrypt(job, token, keyID): encrypt(job, descriptors[token] ?? -1, keyID)
+            case let .store(job, token, file, budget): storeFile(job, descriptors[token] ?? -1, file, budget)
+            case let .open(job, key, budget): openFile(job, key, budget)
+            case let .encrypt(job, token, keyID, budget): encrypt(job, descriptors[token] ?? -1, keyID, budget)
             case let .release(token): descriptors.removeValue(forKey: token).map { _ = close($0) }
             case let .log(line): log(line)
             }
@@ -380,8 +380,8 @@ public final class Broker: @unchecked Sendable {
         }
     }
 
-    private func storeFile(_ job: Int, _ fd: Int32, _ file: StoredFile) {
-        disk.async { [self] in
+    private func storeFile(_ job: Int, _ fd: Int32, _ file: StoredFile, _ budget: String) {
+        disk.async(for: budget) { [self] in
             var failure: String?
             do {
                 try locations.store(file.key, from: fd, size: file.size)
@@ -391,8 +391,8 @@ public final class Broker: @unchecked Sendable {
         }
     }
 
-    private func openFile(_ job: Int, _ key: StoredFileKey) {
-        disk.async { [self] in
+    private func openFile(_ job: Int, _ key: StoredFileKey, _ budget: String) {
+        disk.async(for: budget) { [self] in
             do throws(LocationStore.Failure) {
                 let fd = try locations.open(key)
                 loop.post(Mail.opened(job: job, fd: fd))
@@ -402,14 +402,18 @@ public final class Broker: @unchecked Sendable {
         }
     }
 
-    private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String) {
-        crypto.async { [self] in
+    private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String, _ budget: String) {
+        crypto.async(for: budget) { [self] in
+            // Chunk by chunk straight into a new memfd: a large document costs one chunk of memory.
+            let out = mam_memfd_sealable("mamlab-encrypted")
             do {
-                let plaintext = SealedDocument.read(fd)
+                guard out >= 0 else { throw BrokerError("memfd_create: \(String(cString: strerror(errno)))") }
                 let key = try store.key(for: keyID)
-                let sealed = try plaintext.withUnsafeBytes { try DocumentCipher.seal($0, key: key, keyID: keyID) }
-                loop.post(Mail.encrypted(job: job, fd: try SealedDocument.create(sealed, name: "mamlab-encrypted")))
+                try DocumentCipher.seal(input: fd, size: SealedDocument.size(fd), into: out, key: key, keyID: keyID)
+                guard SealedDocument.seal(out) else { throw BrokerError("the encrypted document could not be sealed") }
+                loop.post(Mail.encrypted(job: job, fd: out))
             } catch {
+                if out >= 0 { close(out) }
                 loop.post(Mail.event(.encrypted(job: job, .failure(JobFailure("\(error)")))))
             }
         }

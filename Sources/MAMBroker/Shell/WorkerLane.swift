@@ -4,10 +4,12 @@ import Glibc
 
 /// A thread that runs blocking work one item at a time, at a lower CPU priority than the event
 /// loop: an app that floods the broker with large saves or encryptions gets its work done, but
-/// never at the cost of the loop's turn to answer everyone else.
+/// never at the cost of the loop's turn to answer everyone else. Work is queued per app and taken
+/// in turn, one item per app, so one app's queue of large documents does not hold up another's.
 final class WorkerLane: @unchecked Sendable {
     private let condition = NSCondition()
-    private var items: [@Sendable () -> Void] = []
+    private var queues: [String: [@Sendable () -> Void]] = [:]
+    private var turns: [String] = []
 
     init(name: String, nice: Int32 = 10) {
         let t = Thread { [self] in
@@ -19,25 +21,21 @@ final class WorkerLane: @unchecked Sendable {
         t.start()
     }
 
-    func async(_ work: @escaping @Sendable () -> Void) {
+    func async(for app: String = "", _ work: @escaping @Sendable () -> Void) {
         condition.lock()
-        items.append(work)
+        if queues[app, default: []].isEmpty { turns.append(app) }
+        queues[app, default: []].append(work)
         condition.signal()
         condition.unlock()
-    }
-
-    /// Returns once everything queued before it has run.
-    func sync() {
-        let done = DispatchSemaphore(value: 0)
-        async { done.signal() }
-        done.wait()
     }
 
     private func run() {
         while true {
             condition.lock()
-            while items.isEmpty { condition.wait() }
-            let work = items.removeFirst()
+            while turns.isEmpty { condition.wait() }
+            let app = turns.removeFirst()
+            let work = queues[app]!.removeFirst()
+            if queues[app]!.isEmpty { queues[app] = nil } else { turns.append(app) }
             condition.unlock()
             work()
         }

@@ -1,0 +1,42 @@
+import CMAMWire
+import Foundation
+import Glibc
+@testable import MAMBroker
+import MAMProtect
+import MAMWire
+import Testing
+
+/// Pieces of the broker's shell that need no broker process.
+@Suite("Broker shell parts")
+struct ShellPartsTests {
+    @Test(arguments: [0, 1, 65_535, 65_536, 65_537, 200_000])
+    func aStreamedEncryptionOpensToTheSameBytes(_ size: Int) throws {
+        let plain = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let input = try SealedDocument.create(plain)
+        defer { close(input) }
+        let output = mam_memfd_sealable("test")
+        defer { close(output) }
+        let key = DocumentCipher.newKey()
+        try DocumentCipher.seal(input: input, size: size, into: output, key: key, keyID: "oid-1")
+        let sealed = SealedDocument.read(output)
+        #expect(try DocumentCipher.keyID(of: sealed) == "oid-1")
+        #expect(try DocumentCipher.open(sealed, key: key) == plain)
+        // Dropping the last chunk is noticed.
+        if size > 65_536 {
+            #expect(throws: (any Error).self) { try DocumentCipher.open(Array(sealed.dropLast(sealed.count - 20 - 5 - 65_552)), key: key) }
+        }
+    }
+
+    @Test func oneAppsQueueOfLongJobsDoesNotHoldUpAnotherApps() {
+        let lane = WorkerLane(name: "test-lane", nice: 0)
+        let order = Mutex()
+        nonisolated(unsafe) var ran: [String] = []
+        let gate = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        lane.async(for: "flooder") { gate.wait(); order.withLock { ran.append("flooder-0") }; done.signal() }
+        for i in 1...5 { lane.async(for: "flooder") { order.withLock { ran.append("flooder-\(i)") }; done.signal() } }
+        lane.async(for: "quiet") { order.withLock { ran.append("quiet") }; done.signal() }
+        gate.signal()
+        for _ in 0..<7 { done.wait() }
+        #expect(order.withLock { ran.firstIndex(of: "quiet") } == 1)
+    }
+}
