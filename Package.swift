@@ -37,6 +37,10 @@ let package = Package(
         .target(name: "MAMWire", dependencies: ["CMAMWire"]),
         .testTarget(name: "MAMWireTests", dependencies: ["MAMWire"]),
         .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The tenant's emulated MAM service (enrollment, check-in, wipe, app config, conditional
+        // access): pure, with an injected clock; the broker carries it out.
+        .target(name: "MAMService", dependencies: ["MAMPolicy"]),
+        .testTarget(name: "MAMServiceTests", dependencies: ["MAMService", "MAMPolicy", "MAMCatalog"]),
         // Encrypted documents (AES-256-GCM, chunked): made by the broker, read by MAMKit.
         .target(name: "MAMProtect", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell
