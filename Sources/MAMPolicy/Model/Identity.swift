@@ -98,14 +98,59 @@ public struct IdentityContext: Sendable, Hashable {
 }
 
 /// Outcome codes of enrollment and identity switches [doc, SEMANTICS §7].
+/// Every code of the SDK's `IntuneMAMEnrollmentStatusCode`, with its raw value [doc: headers].
 public enum EnrollmentStatus: Int, Sendable, CaseIterable {
     case newPoliciesReceived = 100, policiesHaveNotChanged = 101, wipeReceived = 102, noPolicyReceived = 103
     case unenrollmentSuccess = 104
-    case accountNotLicensed = 200, authRequired = 203, nilAccount = 207, alreadyEnrolled = 208
-    case appNotEnrolled = 213, notEnrolledAccount = 214, licensedNotTargeted = 225
+    case accountNotLicensed = 200, internalError = 201, mamServiceDisabled = 202, authRequired = 203
+    case locationServiceFailure = 204, enrollmentEndPointNetworkFailure = 205, parsingFailure = 206
+    case nilAccount = 207, alreadyEnrolled = 208, notEmmAccount = 209, mdmEnrolledDifferentUser = 210
+    case notDeviceAccount = 211, policyEndPointNetworkFailure = 212, appNotEnrolled = 213, notEnrolledAccount = 214
+    case failedToClearMamData = 215, timeout = 216, adalInternalError = 217, switchExistingAccount = 218
+    case loginCanceled = 219, policyRecordGone = 220, reEnrollForUnenrolledUser = 221, tenantMigration = 222
+    case unsupportedAPI = 223, adalMethodUnsupported = 224, licensedNotTargeted = 225, deviceBlockedEnrollment = 226
     case singleManagedAccountMode = 227
 
     public var isSuccess: Bool { rawValue < 200 }
+
+    /// What the code means, in a line (MAMLab's words for the SDK's list).
+    public var meaning: String {
+        switch self {
+        case .newPoliciesReceived: return "enrolled, and a new policy was received"
+        case .policiesHaveNotChanged: return "checked in; the policy has not changed"
+        case .wipeReceived: return "a selective wipe of the account was received"
+        case .noPolicyReceived: return "checked in; no policy targets the app for this account"
+        case .unenrollmentSuccess: return "unenrolled"
+        case .accountNotLicensed: return "the account has no MAM license in the tenant"
+        case .internalError: return "the service failed internally"
+        case .mamServiceDisabled: return "the MAM service is disabled (obsolete)"
+        case .authRequired: return "the account must sign in again"
+        case .locationServiceFailure: return "the service's location could not be found"
+        case .enrollmentEndPointNetworkFailure: return "the enrollment endpoint could not be reached"
+        case .parsingFailure: return "the service's answer could not be read"
+        case .nilAccount: return "no account was given"
+        case .alreadyEnrolled: return "the account is already enrolled in this app"
+        case .notEmmAccount: return "the account is not one the MAM service manages; remove it"
+        case .mdmEnrolledDifferentUser: return "the device is MDM-enrolled with another user; remove the account"
+        case .notDeviceAccount: return "the account is not the device's account; remove it"
+        case .policyEndPointNetworkFailure: return "the policy endpoint could not be reached"
+        case .appNotEnrolled: return "the app is not enrolled"
+        case .notEnrolledAccount: return "the account is not the one enrolled in this app"
+        case .failedToClearMamData: return "the app's MAM data could not be cleared"
+        case .timeout: return "the request timed out"
+        case .adalInternalError: return "the sign-in library failed internally"
+        case .switchExistingAccount: return "switch to the account already signed in"
+        case .loginCanceled: return "the user cancelled the sign-in"
+        case .policyRecordGone: return "the policy record is gone from the service"
+        case .reEnrollForUnenrolledUser: return "the account must enroll again"
+        case .tenantMigration: return "the tenant is being migrated"
+        case .unsupportedAPI: return "this call is not supported here (an extension)"
+        case .adalMethodUnsupported: return "the sign-in method is not supported"
+        case .licensedNotTargeted: return "licensed, but no policy targets the app for this account: it stays unmanaged"
+        case .deviceBlockedEnrollment: return "the device is blocked from enrolling"
+        case .singleManagedAccountMode: return "another managed account is already enrolled in this app"
+        }
+    }
 }
 
 /// The accounts registered in one app. Only one managed account per app [doc].

@@ -1,0 +1,195 @@
+import MAMPolicy
+
+/// One (app, account) pair as the service knows it.
+public struct Enrollment: Sendable, Equatable {
+    public enum State: Sendable, Equatable {
+        /// Enrolled and managed; `policy` is the fingerprint of the policy it last received.
+        case enrolled(policy: String)
+        /// Licensed, but no policy targets the app for this account: enrolled and unmanaged.
+        case licensedNotTargeted
+        /// Enrollment failed with this code; retried at `retryAt`.
+        case failed(EnrollmentStatus, retryAt: Duration)
+    }
+
+    /// The app's bundle id, as installed.
+    public var app: String
+    /// The account as the app named it (a UPN or an object id).
+    public var account: String
+    public var state: State
+    /// When the service checks in next (enrolled and not-targeted pairs).
+    public var nextCheckIn: Duration
+    /// A first policy asks the app to restart; set once it was asked.
+    public var restartAsked: Bool
+
+    public init(app: String, account: String, state: State, nextCheckIn: Duration, restartAsked: Bool = false) {
+        self.app = app
+        self.account = account
+        self.state = state
+        self.nextCheckIn = nextCheckIn
+        self.restartAsked = restartAsked
+    }
+
+    public var isEnrolledAndManaged: Bool {
+        if case .enrolled = state { return true }
+        return false
+    }
+}
+
+/// What the service tells an app: the enrollment delegate's three callbacks (enrollment, policy
+/// request, unenrollment) with their status, and the restart and wipe delegates' requests.
+public enum EnrollmentNotice: Sendable, Equatable {
+    case enrollment(app: String, account: String, EnrollmentStatus)
+    case policy(app: String, account: String, EnrollmentStatus)
+    case unenrollment(app: String, account: String, EnrollmentStatus)
+    /// The first policy arrived: the app is asked to restart (the restart delegate) [seed 001
+    /// §Receive app protection policy].
+    case restart(app: String, account: String)
+    /// Wipe the account's data in the app (the wipe delegate); personal data stays.
+    case wipe(app: String, account: String)
+}
+
+/// Enrollment, check-in and selective wipe for one device, as values (seed 000 §Enrollment,
+/// FAQ; seed 002 §Exit criteria). Time is given by the caller, so a test passes 24 hours in a
+/// microsecond; state is what the broker persists.
+public struct EnrollmentService: Sendable {
+    public private(set) var enrollments: [String: Enrollment] = [:]
+    /// Wipes the admin issued that an app has not received yet, as "app|account" keys (an empty
+    /// app means every app the account is enrolled in).
+    public private(set) var pendingWipes: Set<String> = []
+
+    public init(enrollments: [Enrollment] = [], pendingWipes: Set<String> = []) {
+        for e in enrollments { self.enrollments[Self.key(e.app, e.account)] = e }
+        self.pendingWipes = pendingWipes
+    }
+
+    static func key(_ app: String, _ account: String) -> String { app.lowercased() + "|" + account.lowercased() }
+
+    /// The fingerprint of the policy an (app, account) gets now; nil when none targets it.
+    static func fingerprint(_ engine: PolicyEngine, app: String, account: Account) -> String? {
+        engine.tenant.policy(app: app, account: account).map { "\($0.id)|\($0.settings)" }
+    }
+
+    /// The managed account enrolled in `app`, if any.
+    public func enrolledAccount(in app: String) -> String? {
+        enrollments.values.first { $0.app.lowercased() == app.lowercased() && $0.isEnrolledAndManaged }?.account
+    }
+
+    /// `registerAndEnrollAccountId:` for `app` with `accountName` (seed 000 §Enrollment).
+    public mutating func registerAndEnroll(app: AppManifest, accountName: String, engine: PolicyEngine, now: Duration) -> [EnrollmentNotice] {
+        let bundle = app.bundleID
+        guard !accountName.isEmpty else { return [.enrollment(app: bundle, account: "", .nilAccount)] }
+        // An extension cannot enroll [doc: headers, 223].
+        guard app.extensionPoint == nil else { return [.enrollment(app: bundle, account: accountName, .unsupportedAPI)] }
+        let account = engine.tenant.identity(named: accountName).account!
+        let k = Self.key(bundle, accountName)
+        if let existing = enrollments[k], existing.isEnrolledAndManaged || existing.state == .licensedNotTargeted {
+            // A repeat is ignored [doc: headers]; the app hears that it is enrolled already.
+            return [.enrollment(app: bundle, account: accountName, .alreadyEnrolled)]
+        }
+        // One managed account per app [doc: headers, SingleManagedAccountMode 227].
+        if let other = enrolledAccount(in: bundle), engine.tenant.identity(named: other).account != account,
+           Self.fingerprint(engine, app: bundle, account: account) != nil {
+            return [.enrollment(app: bundle, account: accountName, .singleManagedAccountMode)]
+        }
+        return attempt(bundle, accountName, account, engine, now)
+    }
+
+    /// One enrollment attempt: a first try, or a retry 24 hours after a failure.
+    mutating func attempt(_ bundle: String, _ name: String, _ account: Account, _ engine: PolicyEngine, _ now: Duration) -> [EnrollmentNotice] {
+        let k = Self.key(bundle, name)
+        // An account the tenant does not know holds no MAM license.
+        guard account.userIndex != nil else {
+            enrollments[k] = Enrollment(app: bundle, account: name, state: .failed(.accountNotLicensed, retryAt: now + MAMService.enrollmentRetry),
+                                        nextCheckIn: now + MAMService.enrollmentRetry)
+            return [.enrollment(app: bundle, account: name, .accountNotLicensed)]
+        }
+        guard let policy = Self.fingerprint(engine, app: bundle, account: account) else {
+            enrollments[k] = Enrollment(app: bundle, account: name, state: .licensedNotTargeted, nextCheckIn: now + MAMService.checkInInterval)
+            return [.enrollment(app: bundle, account: name, .licensedNotTargeted)]
+        }
+        enrollments[k] = Enrollment(app: bundle, account: name, state: .enrolled(policy: policy), nextCheckIn: now + MAMService.checkInInterval,
+                                    restartAsked: true)
+        return [.enrollment(app: bundle, account: name, .newPoliciesReceived), .restart(app: bundle, account: name)]
+    }
+
+    /// `deRegisterAndUnenrollAccountId:withWipe:`.
+    public mutating func deregister(app: String, accountName: String, wipe: Bool) -> [EnrollmentNotice] {
+        guard enrollments.removeValue(forKey: Self.key(app, accountName)) != nil else {
+            return [.unenrollment(app: app, account: accountName, .notEnrolledAccount)]
+        }
+        return (wipe ? [.wipe(app: app, account: accountName)] : []) + [.unenrollment(app: app, account: accountName, .unenrollmentSuccess)]
+    }
+
+    /// A selective wipe from the admin side: delivered at the pair's next check-in, or at once
+    /// through `checkIn(app:...)` when the app is running (`mamlaunch wipe`).
+    public mutating func issueWipe(account: String, app: String?) {
+        pendingWipes.insert((app ?? "").lowercased() + "|" + account.lowercased())
+    }
+
+    /// What time brings: failed enrollments retried every 24 hours, policy checked in every 8
+    /// (seed 000 FAQ). `running` limits it to the apps that are running (a stopped app is
+    /// checked in when it starts).
+    public mutating func tick(engine: PolicyEngine, now: Duration, running: Set<String>? = nil) -> [EnrollmentNotice] {
+        var out: [EnrollmentNotice] = []
+        for (k, e) in enrollments.sorted(by: { $0.key < $1.key }) where running?.contains(e.app.lowercased()) ?? true {
+            switch e.state {
+            case let .failed(_, retryAt) where now >= retryAt:
+                out += attempt(e.app, e.account, engine.tenant.identity(named: e.account).account!, engine, now)
+            case .enrolled, .licensedNotTargeted:
+                if now >= e.nextCheckIn { out += checkIn(k, engine: engine, now: now) }
+            default:
+                break
+            }
+        }
+        return out
+    }
+
+    /// Checks in every enrolled pair of the running apps at once (`mamlaunch sync`, a tenant reload).
+    public mutating func sync(engine: PolicyEngine, now: Duration, running: Set<String>? = nil) -> [EnrollmentNotice] {
+        var out: [EnrollmentNotice] = []
+        for (k, e) in enrollments.sorted(by: { $0.key < $1.key }) where running?.contains(e.app.lowercased()) ?? true {
+            if case .failed = e.state { continue }
+            out += checkIn(k, engine: engine, now: now)
+        }
+        return out
+    }
+
+    /// One check-in: a pending wipe first; else the policy as it is now, told to the app.
+    mutating func checkIn(_ k: String, engine: PolicyEngine, now: Duration) -> [EnrollmentNotice] {
+        guard var e = enrollments[k] else { return [] }
+        let wipeKeys = [e.app.lowercased() + "|" + e.account.lowercased(), "|" + e.account.lowercased()]
+        if wipeKeys.contains(where: pendingWipes.contains) {
+            pendingWipes.remove(wipeKeys[0])
+            if !enrollments.values.contains(where: { $0.account.lowercased() == e.account.lowercased() && Self.key($0.app, $0.account) != k }) {
+                pendingWipes.remove(wipeKeys[1])
+            }
+            enrollments[k] = nil
+            return [.wipe(app: e.app, account: e.account), .policy(app: e.app, account: e.account, .wipeReceived)]
+        }
+        e.nextCheckIn = now + MAMService.checkInInterval
+        let account = engine.tenant.identity(named: e.account).account!
+        let current = account.userIndex == nil ? nil : Self.fingerprint(engine, app: e.app, account: account)
+        var out: [EnrollmentNotice] = []
+        switch (e.state, current) {
+        case let (.enrolled(old), new?):
+            out.append(.policy(app: e.app, account: e.account, old == new ? .policiesHaveNotChanged : .newPoliciesReceived))
+            e.state = .enrolled(policy: new)
+        case (.enrolled, nil):
+            out.append(.policy(app: e.app, account: e.account, .noPolicyReceived))
+            e.state = .licensedNotTargeted
+        case let (.licensedNotTargeted, new?):
+            out.append(.policy(app: e.app, account: e.account, .newPoliciesReceived))
+            e.state = .enrolled(policy: new)
+            if !e.restartAsked {
+                e.restartAsked = true
+                out.append(.restart(app: e.app, account: e.account))
+            }
+        case (.licensedNotTargeted, nil):
+            out.append(.policy(app: e.app, account: e.account, .noPolicyReceived))
+        case (.failed, _):
+            break
+        }
+        enrollments[k] = e
+        return out
+    }
+}
