@@ -9,6 +9,10 @@ public enum LauncherMessage: Sendable, Equatable {
     case adopt(Adoption)
     /// A system call the sandbox refused or killed the app for.
     case violation(SandboxViolation)
+    /// Control: move a virtual clock forward (`mamlaunch clock advance`), in milliseconds.
+    case advanceClock(milliseconds: UInt64)
+    /// The broker's answer to a control message: whether it was done, and what it says.
+    case controlReply(ok: Bool, detail: String)
 
     public static let version: UInt8 = 1
     static let magic: [UInt8] = [0x4D, 0x4C]
@@ -29,6 +33,12 @@ public enum LauncherMessage: Sendable, Equatable {
             type = 0x02
             w.text(v.bundleID); w.u32(UInt32(bitPattern: v.pid)); w.text(v.syscall); w.optionalText(v.detail)
             w.u8(v.action.rawValue); w.text(v.time)
+        case let .advanceClock(ms):
+            type = 0x03
+            w.u32(UInt32(truncatingIfNeeded: ms)); w.u32(UInt32(truncatingIfNeeded: ms >> 32))
+        case let .controlReply(ok, detail):
+            type = 0x04
+            w.bool(ok); w.text(detail)
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
     }
@@ -59,6 +69,11 @@ public enum LauncherMessage: Sendable, Equatable {
                 throw WireError(.fieldOutOfRange, "field action at byte \(at) is \(bytes[at]); allowed 0 (denied), 1 (killed)")
             }
             message = .violation(SandboxViolation(bundleID: bundle, pid: pid, syscall: syscall, detail: detail, action: action, time: try r.text("time")))
+        case 0x03:
+            let low = UInt64(try r.u32("milliseconds")), high = UInt64(try r.u32("milliseconds"))
+            message = .advanceClock(milliseconds: high << 32 | low)
+        case 0x04:
+            message = .controlReply(ok: try r.bool("ok"), detail: try r.text("detail"))
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }

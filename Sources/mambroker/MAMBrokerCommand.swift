@@ -50,10 +50,14 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Audit log size before it is rotated.", valueName: "BYTES"))
     var auditMaxBytes: Int = 64 << 20
 
+    @Option(help: ArgumentHelp("real: the machine's clock; virtual: a clock that moves only when `mamlaunch clock advance` says (experiments and tests skip time).", valueName: "real|virtual"))
+    var clock: String = "real"
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
     func validate() throws {
+        guard clock == "real" || clock == "virtual" else { throw ValidationError("--clock \(clock): use real or virtual") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical") }
         guard maxFileSize > 0, quotaPerApp > 0, auditMaxBytes >= 4096 else {
             throw ValidationError("--max-file-size and --quota-per-app must be positive, --audit-max-bytes at least 4096")
@@ -87,7 +91,8 @@ struct MAMBrokerCommand: ParsableCommand {
                                                      limits: limits, auditMaximumBytes: auditMaxBytes)
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
                                           appsDirectory: appsDir)
-            broker = try Broker(configuration, tenant: tenant, apps: manifests, starter: starter, logger: logger)
+            let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()
+            broker = try Broker(configuration, tenant: tenant, apps: manifests, starter: starter, clock: brokerClock, logger: logger)
             try broker.start()
         } catch {
             FileHandle.standardError.write(Data("mambroker: \(error)\n".utf8))

@@ -175,3 +175,46 @@ struct AuditRotationTests {
         #expect(ids == ids.sorted(), "oldest log first, every line whole")
     }
 }
+
+@Suite("A broker on a virtual clock", .serialized, .timeLimit(.minutes(1)))
+struct VirtualClockTests {
+    static func mamlaunch(_ arguments: [String]) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: BrokerHarness.bin + "/mamlaunch")
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return (p.terminationStatus, text)
+    }
+
+    @Test func timeMovesOnlyWhenToldAndWhatWasDueHappensThen() throws {
+        let b = try BrokerHarness(extraArguments: ["--clock", "virtual"])
+        defer { b.stop() }
+        let launcher = try WireSocket.connect(b.launcherSocket)
+        defer { launcher.close() }
+        let notes = try FloodTests.adopt(launcher, "com.example.notes")
+        // A URL for an app that cannot start waits for it; on a virtual clock it waits forever.
+        try notes.send(Frame(id: 5, .openURL(url: "contosomail://inbox")))
+        var pfd = pollfd(fd: notes.fd, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&pfd, 1, 2_500) == 0, "no answer while the virtual clock stands still")
+        let (status, said) = try Self.mamlaunch(["clock", "advance", "16s", "--broker", b.launcherSocket])
+        #expect(status == 0, "\(said)")
+        guard let r = notes.receive(), case let .success(f) = r.frame, case .error(.unknownTarget, _) = f.message else {
+            Issue.record("the launch did not time out when the clock moved"); return
+        }
+        #expect(f.id == 5)
+    }
+
+    @Test func aRealClockCannotBeMovedAndABadDurationIsRefused() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let (status, said) = try Self.mamlaunch(["clock", "advance", "24h", "--broker", b.launcherSocket])
+        #expect(status != 0 && said.contains("--clock virtual"), "\(said)")
+        let (bad, text) = try Self.mamlaunch(["clock", "advance", "24 hours", "--broker", b.launcherSocket])
+        #expect(bad != 0 && text.contains("is not a duration"), "\(text)")
+    }
+}

@@ -40,6 +40,7 @@ public final class Broker: @unchecked Sendable {
     public let configuration: Configuration
     let logger: Logger
     let starter: AppStarter?
+    let clock: any BrokerClock
     var core: BrokerCore
     let audit: AuditLog
     let store: StateStore
@@ -82,6 +83,7 @@ public final class Broker: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.starter = starter
+        self.clock = clock
         let dir = configuration.deviceDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         audit = try AuditLog(path: (dir as NSString).appendingPathComponent("audit.jsonl"), maximumBytes: configuration.auditMaximumBytes)
@@ -238,6 +240,20 @@ public final class Broker: @unchecked Sendable {
             switch message {
             case let .adopt(a):
                 _ = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true))
+            case let .advanceClock(ms):
+                // Only a broker started with a virtual clock lets time be skipped.
+                let reply: LauncherMessage
+                if let manual = clock as? ManualClock {
+                    manual.advance(by: .milliseconds(Int64(clamping: ms)))
+                    apply(core.handle(.tick))
+                    reply = .controlReply(ok: true, detail: "the broker's clock moved \(Duration.milliseconds(Int64(clamping: ms))) forward")
+                } else {
+                    reply = .controlReply(ok: false, detail: "this broker runs on the real clock; start it with --clock virtual to skip time")
+                }
+                try? reply.send(on: socket)
+                log(LogLine(level: .info, message: "clock advance asked", metadata: ["milliseconds": "\(ms)", "done": "\(clock is ManualClock)"]))
+            case .controlReply:
+                log(LogLine(level: .warning, message: "launcher sent a reply, which only the broker sends; ignored", metadata: [:]))
             case let .violation(v):
                 log(LogLine(level: .warning, message: "sandbox violation", metadata: [
                     "app": v.bundleID, "pid": "\(v.pid)", "syscall": v.syscall, "detail": v.detail ?? "",

@@ -1,0 +1,51 @@
+import ArgumentParser
+import MAMWire
+
+struct ClockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clock",
+        abstract: "Move a broker's virtual clock.",
+        discussion: """
+            A broker started with `mambroker --clock virtual` keeps time that moves only when told; \
+            experiments and tests use it to skip the hours the service waits (a failed enrollment is \
+            retried after 24 hours, policy is checked in every 8). Everything due in the skipped time \
+            happens at once, in order.
+            """,
+        subcommands: [Advance.self]
+    )
+
+    struct Advance: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move the broker's virtual clock forward.",
+            discussion: "DURATION is a number with a unit: 500ms, 15s, 90m, 24h, 2d."
+        )
+
+        @Argument(help: "How far: 500ms, 15s, 90m, 24h or 2d.")
+        var duration: String
+
+        @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
+        var broker: String
+
+        func run() throws {
+            let ms = try Self.milliseconds(duration)
+            let socket: WireSocket
+            do { socket = try WireSocket.connect(broker) } catch { throw ValidationError("--broker \(broker): \(error.detail)") }
+            defer { socket.close() }
+            do { try LauncherMessage.advanceClock(milliseconds: ms).send(on: socket) } catch { throw ValidationError("\(broker): \(error.detail)") }
+            guard let raw = socket.receiveRaw(), case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else {
+                throw ValidationError("\(broker): the broker did not answer")
+            }
+            print(detail)
+            if !ok { throw ExitCode(1) }
+        }
+
+        static func milliseconds(_ text: String) throws -> UInt64 {
+            let units: [(String, UInt64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000), ("d", 86_400_000)]
+            for (suffix, factor) in units where text.hasSuffix(suffix) {
+                let number = text.dropLast(suffix.count)
+                if let n = UInt64(number), n > 0, n <= UInt64.max / factor { return n * factor }
+            }
+            throw ValidationError("\"\(text)\" is not a duration; write a whole number and a unit: 500ms, 15s, 90m, 24h, 2d")
+        }
+    }
+}
