@@ -31,6 +31,7 @@ struct CoreLab {
     var disk: [StoredFileKey: Content] = [:]
     var inbox: [SessionID: [Delivered]] = [:]
     var audits: [AuditEntry] = []
+    var logs: [LogLine] = []
     var closed: Set<SessionID> = []
     /// Apps whose connection is full: deliveries to them fail, as a send that would block does.
     var notReading: Set<SessionID> = []
@@ -93,7 +94,8 @@ struct CoreLab {
                 }
             case let .close(id, _): closed.insert(id)
             case let .audit(a): audits.append(a)
-            case .persist, .log: break
+            case let .log(line): logs.append(line)
+            case .persist: break
             case let .startApp(bundle): started.append(bundle)
             case let .release(token):
                 precondition(contents[token] != nil, "released \(token) twice or never had it")

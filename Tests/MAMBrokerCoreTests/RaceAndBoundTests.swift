@@ -158,3 +158,15 @@ struct MoreBoundTests {
         for d in got { #expect((try? Wire.decode(Wire.encode(d.frame))) != nil) }
     }
 }
+
+@Suite("Broker core: its own log")
+struct CoreLogTests {
+    @Test func aFloodOfRefusedRequestsIsLoggedByCountNotLineForLine() {
+        var lab = CoreLab()
+        let n = lab.launch("com.example.notes")
+        for _ in 0..<1000 { lab.send(n, .share(target: "com.nowhere.app", contentType: "a", name: "b"), lab.document("x")) }
+        let refused = lab.logs.filter { $0.message == "request refused" }
+        #expect(refused.map { $0.metadata["refusals"] ?? "" } == (1...10).map(String.init) + ["100", "1000"])
+        #expect(lab.heldDescriptors == 0)
+    }
+}

@@ -173,7 +173,16 @@ public struct BrokerCore: Sendable {
         guard let s = sessions[id] else { return }
         // A detail may repeat what the app sent; it is cut to fit any client's text limit.
         out.append(.send(id, Frame(id: frameID, .error(code: e.code, detail: Self.fitting(e.detail)))))
-        out.append(.log(LogLine(level: .notice, message: "request refused", metadata: ["app": s.bundleID, "pid": "\(s.peer.pid)", "error": e.description])))
+        // Logged, but not line for line: an app that floods refused requests must not make the
+        // broker spend its time, and the disk, writing about it. The first ten are logged, then
+        // every tenfold count, each saying how many there have been.
+        sessions[id]!.refusals += 1
+        let n = sessions[id]!.refusals
+        if n <= 10 || Self.isPowerOfTen(n) {
+            out.append(.log(LogLine(level: .notice, message: "request refused", metadata: [
+                "app": s.bundleID, "pid": "\(s.peer.pid)", "error": Self.fitting(e.description), "refusals": "\(n)",
+            ])))
+        }
         if e.code.closesConnection {
             disconnect(id, &out)
             out.append(.close(id, reason: e.description))
@@ -283,6 +292,12 @@ public struct BrokerCore: Sendable {
                           outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision)
     }
 
+    static func isPowerOfTen(_ n: Int) -> Bool {
+        var v = n
+        while v >= 10 && v % 10 == 0 { v /= 10 }
+        return v == 1
+    }
+
     /// Text cut at a character boundary to at most 1,024 bytes (well inside `Wire.maximumText`).
     static func fitting(_ text: String) -> String {
         guard text.utf8.count > 1024 else { return text }
@@ -334,6 +349,8 @@ struct SessionState: Sendable {
     var signedIn: [Account] = []
     var conversation = Conversation()
     var pendingImports = 0
+    /// Requests refused so far (the log names every tenfold count, not each one).
+    var refusals = 0
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id
