@@ -61,6 +61,7 @@ public final class Broker: @unchecked Sendable {
     var nextSession = 1
     var lastTick: Duration = .zero
     let receiveBuffer = ReceiveBuffer()
+    var refusedDeliveries: [SessionID: Int] = [:]
     /// The newest pasteboard not yet written, and whether a write is scheduled (coalesced).
     let pendingPasteboard = Mutex()
     nonisolated(unsafe) var unsavedPasteboard: PasteboardState?
@@ -304,6 +305,7 @@ public final class Broker: @unchecked Sendable {
     }
 
     private func drop(_ id: SessionID, reason: String?) {
+        refusedDeliveries[id] = nil
         guard let socket = sockets.removeValue(forKey: id) else { return }
         loop.remove(socket.fd)
         handles[socket.fd] = nil
@@ -338,8 +340,14 @@ public final class Broker: @unchecked Sendable {
                         try socket.send(frame, descriptor: attachment.flatMap { descriptors[$0] }, wait: false)
                         delivered = true
                     } catch {
-                        log(LogLine(level: .notice, message: "a delivery was refused: the receiver is not reading",
-                                    metadata: ["session": "\(id)", "error": error.description]))
+                        // Counted, and logged at the first ten and every tenfold count: a flood
+                        // must not turn into a flood of log lines.
+                        let n = (refusedDeliveries[id] ?? 0) + 1
+                        refusedDeliveries[id] = n
+                        if n <= 10 || BrokerCore.isPowerOfTen(n) {
+                            log(LogLine(level: .notice, message: "a delivery was refused: the receiver is not reading",
+                                        metadata: ["session": "\(id)", "error": error.description, "refused": "\(n)"]))
+                        }
                     }
                 }
                 queue.insert(contentsOf: delivered ? then : otherwise, at: queue.startIndex)
