@@ -47,11 +47,11 @@ let package = Package(
         // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
         // manifests and an app starter; it finds nothing on disk by itself.
         .target(name: "MAMBroker", dependencies: [
-            "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect",
+            "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect"]),
+        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect", "MAMService"]),
         .executableTarget(name: "mambroker", dependencies: [
             "MAMBroker", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

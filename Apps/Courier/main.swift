@@ -7,7 +7,7 @@
 // Steps: hello | identity ACCOUNT | copy TEXT | paste | can-open URL | open-url URL | wait-url |
 // targets TYPE | share TARGET TYPE NAME CONTENT | wait-document | serve-export NAME CONTENT |
 // import SOURCE TYPE | save LOCATION ACCOUNT|- NAME CONTENT | open LOCATION ACCOUNT|- NAME |
-// raw HEX | sleep MS | bye
+// enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice | raw HEX | sleep MS | bye
 import Foundation
 import Glibc
 import MAMWire
@@ -95,6 +95,10 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
         case let .file(name, owner):
             object["file"] = name; object["owner"] = owner ?? NSNull()
             if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); close(d) }
+        case let .enrollmentNotice(kind, account, status):
+            object["notice"] = ["enrollment", "policy", "unenrollment"][Int(kind)]; object["account"] = account; object["status"] = Int(status)
+        case let .restartRequest(account): object["restart"] = account
+        case let .wipeRequest(account): object["wipe"] = account
         default: object["message"] = "\(f.message)"
         }
     }
@@ -169,6 +173,19 @@ while !args.isEmpty {
         while i < hex.endIndex, let j = hex.index(i, offsetBy: 2, limitedBy: hex.endIndex) { bytes.append(UInt8(hex[i..<j], radix: 16) ?? 0); i = j }
         try? socket.sendRaw(bytes)
         result(step, next().map { [$0] } ?? [])
+    case "enroll": result(step, request(.enroll(account: take())))
+    case "unenroll":
+        let account = take(), wipe = take() == "wipe"
+        result(step, request(.unenroll(account: account, wipe: wipe)))
+    case "wait-notice":
+        // The next thing the service tells the app on its own (a restart or wipe request, a check-in).
+        let got = waitFor { m in
+            switch m {
+            case .enrollmentNotice, .restartRequest, .wipeRequest: return true
+            default: return false
+            }
+        }
+        result(step, got.map { [$0] } ?? [])
     case "sleep": usleep(useconds_t((Int(take()) ?? 0) * 1000))
     case "bye": try? socket.send(Frame(id: nextID, .bye)); emit(["step": step])
     default: emit(["step": step, "error": "unknown step"])

@@ -47,11 +47,17 @@ public enum Wire {
         case .saveTo: return 0x50
         case .openFrom: return 0x51
         case .file: return 0x52
+        case .enroll: return 0x60
+        case .unenroll: return 0x61
+        case .enrollmentNotice: return 0x62
+        case .restartRequest: return 0x63
+        case .wipeRequest: return 0x64
         }
     }
 
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
-                                                0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52]
+                                                0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
+                                                0x60, 0x61, 0x62, 0x63, 0x64]
 
     // MARK: Encoding
 
@@ -119,6 +125,9 @@ public enum Wire {
         case let .saveTo(location, account, name), let .openFrom(location, account, name):
             w.u8(location); w.optionalText(account); w.text(name)
         case let .file(name, owner): w.text(name); w.optionalText(owner)
+        case let .enroll(account), let .restartRequest(account), let .wipeRequest(account): w.text(account)
+        case let .unenroll(account, wipe): w.text(account); w.bool(wipe)
+        case let .enrollmentNotice(kind, account, status): w.u8(kind); w.text(account); w.u16(status)
         }
     }
 
@@ -269,6 +278,11 @@ public enum Wire {
             let account = try r.optionalText("account"), name = try r.text("name")
             return type == 0x50 ? .saveTo(location: location, account: account, name: name) : .openFrom(location: location, account: account, name: name)
         case 0x52: return .file(name: try r.text("name"), owner: try r.optionalText("owner"))
+        case 0x60: return .enroll(account: try r.text("account"))
+        case 0x61: return .unenroll(account: try r.text("account"), wipe: try r.bool("wipe"))
+        case 0x62: return .enrollmentNotice(kind: try r.range("kind", 0...2), account: try r.text("account"), status: try r.u16("status"))
+        case 0x63: return .restartRequest(account: try r.text("account"))
+        case 0x64: return .wipeRequest(account: try r.text("account"))
         default: throw WireError(.unknownType, "byte 3: unknown message type 0x\(hex(type))")
         }
     }

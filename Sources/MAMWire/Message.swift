@@ -31,6 +31,13 @@ public enum Message: Sendable, Equatable {
     case saveTo(location: UInt8, account: String?, name: String)            // + descriptor
     case openFrom(location: UInt8, account: String?, name: String)
     case file(name: String, owner: String?)                                 // + descriptor
+    // Enrollment (the emulated MAM service)
+    case enroll(account: String)
+    case unenroll(account: String, wipe: Bool)
+    /// The enrollment delegate's callbacks: kind 0 enrollment, 1 policy request, 2 unenrollment.
+    case enrollmentNotice(kind: UInt8, account: String, status: UInt16)
+    case restartRequest(account: String)
+    case wipeRequest(account: String)
 
     /// Whether the message carries exactly one descriptor.
     public var carriesDescriptor: Bool {

@@ -218,3 +218,22 @@ struct VirtualClockTests {
         #expect(bad != 0 && text.contains("is not a duration"), "\(text)")
     }
 }
+
+@Suite("Enrollment through a real broker", .serialized, .timeLimit(.minutes(1)))
+struct EnrollmentProcessTests {
+    @Test func enrollFirstPolicyRestartAndTheStateSurvivesAKill() throws {
+        let b = try BrokerHarness(extraArguments: ["--clock", "virtual"])
+        defer { b.stop() }
+        let mail = try b.run("Mail", ["hello", "enroll", "adele@contoso.com", "wait-notice", "enroll", "ben@contoso.com"])
+        #expect(mail.step("enroll")["status"] as? Int == 100)
+        #expect(mail.step("wait-notice")["restart"] as? String == "adele@contoso.com")
+        #expect(mail.step("enroll", 1)["status"] as? Int == 227)
+        #expect(b.auditRecords.contains { $0["channel"] as? String == "enrollment" && $0["outcome"] as? String == "newPoliciesReceived" })
+        // kill -9, restart on the same device: adele is still enrolled (a repeat is answered 208).
+        usleep(200_000)
+        b.kill(SIGKILL)
+        try b.start()
+        let again = try b.run("Mail", ["hello", "enroll", "adele@contoso.com"])
+        #expect(again.step("enroll")["status"] as? Int == 208)
+    }
+}

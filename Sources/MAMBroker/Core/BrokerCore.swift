@@ -1,4 +1,5 @@
 import MAMPolicy
+import MAMService
 import MAMWire
 
 /// The broker's decisions and bookkeeping, with no I/O: events in, effects out.
@@ -34,6 +35,8 @@ public struct BrokerCore: Sendable {
     var usage: [String: Int] = [:]
     var jobs: [Int: Job] = [:]
     var nextJob = 1
+    /// The emulated MAM service's enrollments of this device.
+    var service: EnrollmentService
     /// Jobs in flight by lower-cased bundle id: every instance of an app shares its bound.
     var jobsByApp: [String: Int] = [:]
     var jobApps: [Int: String] = [:]
@@ -44,8 +47,10 @@ public struct BrokerCore: Sendable {
     var writing: Set<StoredFileKey> = []
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
-                pasteboard: PasteboardState? = nil, files: [StoredFile] = []) {
+                pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
+                pendingWipes: Set<String> = []) {
         self.engine = engine
+        self.service = EnrollmentService(enrollments: enrollments, pendingWipes: pendingWipes)
         self.catalog = catalog
         self.clock = clock
         self.limits = limits
@@ -92,6 +97,7 @@ public struct BrokerCore: Sendable {
         case .tick:
             expireLaunches(&out)
             expireImports(&out)
+            enrollmentTick(&out)
         }
         return out
     }
@@ -210,6 +216,8 @@ public struct BrokerCore: Sendable {
             return save(id, frame.id, location: location, account: account, name: name, attachment!, retained: &retained, &out)
         case let .openFrom(location, account, name):
             return open(id, frame.id, location: location, account: account, name: name, &out)
+        case let .enroll(account): return enroll(id, frame.id, account: account, &out)
+        case let .unenroll(account, wipe): return unenroll(id, frame.id, account: account, wipe: wipe, &out)
         default:
             return .failure(WireError(.outOfOrder, "unexpected message"))
         }

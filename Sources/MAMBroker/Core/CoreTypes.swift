@@ -1,4 +1,5 @@
 import MAMPolicy
+import MAMService
 import MAMWire
 
 /// A connection the broker serves, as the core names it.
@@ -116,6 +117,8 @@ public struct AuditEntry: Sendable, Equatable {
 /// with the file, before the core hears that it landed.)
 public enum StateChange: Sendable, Equatable {
     case pasteboard(PasteboardState)
+    /// The service's enrollments and the wipes not yet delivered, whole.
+    case enrollments([Enrollment], Set<String>)
 }
 
 /// The pasteboard as it survives a restart.

@@ -90,8 +90,10 @@ public final class Broker: @unchecked Sendable {
         audit = try AuditLog(path: (dir as NSString).appendingPathComponent("audit.jsonl"), maximumBytes: configuration.auditMaximumBytes)
         store = try StateStore(path: (dir as NSString).appendingPathComponent("state.sqlite"))
         locations = try LocationStore(path: (dir as NSString).appendingPathComponent("locations"))
+        let enrolled = try store.loadEnrollments(now: clock.now())
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
-                          pasteboard: try store.loadPasteboard(), files: try store.loadFiles())
+                          pasteboard: try store.loadPasteboard(), files: try store.loadFiles(),
+                          enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes)
         loop = try EventLoop()
     }
 
@@ -354,6 +356,13 @@ public final class Broker: @unchecked Sendable {
             case let .close(id, reason): drop(id, reason: reason)
             case let .audit(entry): audit.append(entry, id: (try? store.nextDecisionID()) ?? 0)
             case let .persist(.pasteboard(state)): savePasteboard(state)
+            case let .persist(.enrollments(list, wipes)):
+                let now = clock.now()
+                persistence.async { [self] in
+                    do { try store.saveEnrollments(list, pendingWipes: wipes, now: now) } catch {
+                        logger.error("the enrollments could not be saved", metadata: ["error": "\(error)"])
+                    }
+                }
             case let .startApp(bundle): startApp(bundle)
             case let .store(job, token, file, budget): storeFile(job, descriptors[token] ?? -1, file, budget)
             case let .open(job, key, budget): openFile(job, key, budget)

@@ -1,0 +1,90 @@
+import MAMPolicy
+import MAMService
+import MAMWire
+
+// Enrollment through the emulated MAM service: an SDK app enrolls and unenrolls its accounts;
+// the service's answers reach the app as the enrollment delegate's callbacks, its restart and
+// wipe requests as messages; time (24-hour retries, 8-hour check-ins) comes with `tick`.
+extension BrokerCore {
+    mutating func enroll(_ id: SessionID, _ frameID: UInt32, account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
+        if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
+        let notices = service.registerAndEnroll(app: sessions[id]!.manifest, accountName: account, engine: engine, now: clock.now())
+        tell(notices, requester: (id, frameID), &out)
+        return .success(())
+    }
+
+    mutating func unenroll(_ id: SessionID, _ frameID: UInt32, account: String, wipe: Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
+        let notices = service.deregister(app: sessions[id]!.bundleID, accountName: account, wipe: wipe)
+        tell(notices, requester: (id, frameID), &out)
+        return .success(())
+    }
+
+    /// What the service's clock brought, for the apps that are running.
+    mutating func enrollmentTick(_ out: inout [BrokerEffect]) {
+        let running = Set(sessions.values.filter { $0.conversation.greeted }.map { $0.bundleID.lowercased() })
+        guard !running.isEmpty else { return }
+        tell(service.tick(engine: engine, now: clock.now(), running: running), requester: nil, &out)
+    }
+
+    /// Delivers the service's notices to the app's running instances, audits each answer,
+    /// updates who is enrolled and signed in, and persists the service's state.
+    mutating func tell(_ notices: [EnrollmentNotice], requester: (SessionID, UInt32)?, _ out: inout [BrokerEffect]) {
+        guard !notices.isEmpty else { return }
+        var answered = false
+        for notice in notices {
+            let (app, account, message, status): (String, String, Message, EnrollmentStatus?) = {
+                switch notice {
+                case let .enrollment(app, account, s): return (app, account, .enrollmentNotice(kind: 0, account: account, status: UInt16(s.rawValue)), s)
+                case let .policy(app, account, s): return (app, account, .enrollmentNotice(kind: 1, account: account, status: UInt16(s.rawValue)), s)
+                case let .unenrollment(app, account, s): return (app, account, .enrollmentNotice(kind: 2, account: account, status: UInt16(s.rawValue)), s)
+                case let .restart(app, account): return (app, account, .restartRequest(account: account), nil)
+                case let .wipe(app, account): return (app, account, .wipeRequest(account: account), nil)
+                }
+            }()
+            let instances = sessions.values.filter { $0.conversation.greeted && $0.bundleID.lowercased() == app.lowercased() }.map(\.id).sorted()
+            if let status {
+                let source = instances.first.map { auditParty($0) } ?? AuditEntry.Party(app: app, identity: account, managed: false)
+                out.append(.audit(AuditEntry(session: requester?.0 ?? SessionID(0), request: requester?.1 ?? 0, channel: "enrollment", source: source,
+                                             target: nil, dataType: nil, size: nil, outcome: "\(status)", rule: "7", tag: "doc",
+                                             detail: "\(account): \(status.rawValue)", revision: revision)))
+            }
+            for s in instances {
+                // The requester's first answer carries its request's id; everything else is the broker's.
+                let fid: UInt32
+                if let (rid, rframe) = requester, rid == s, !answered { fid = rframe; answered = true } else { fid = brokerFrameID() }
+                out.append(.send(s, Frame(id: fid, message)))
+            }
+            refreshEnrollment(app: app, account: account, status: status)
+        }
+        out.append(.persist(.enrollments(Array(service.enrollments.values).sorted { ($0.app, $0.account) < ($1.app, $1.account) },
+                                         service.pendingWipes)))
+    }
+
+    /// After a notice: the app's instances act under the account the service enrolled (a
+    /// managed party), have it signed in, or have lost it.
+    mutating func refreshEnrollment(app: String, account: String, status: EnrollmentStatus?) {
+        guard let acct = engine.tenant.identity(named: account).account else { return }
+        let managed = service.enrolledAccount(in: app).flatMap { engine.tenant.identity(named: $0).account }
+        for (id, s) in sessions where s.bundleID.lowercased() == app.lowercased() {
+            switch status {
+            case .newPoliciesReceived?, .policiesHaveNotChanged?, .alreadyEnrolled?, .licensedNotTargeted?, .noPolicyReceived?:
+                if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
+                if let managed {
+                    sessions[id]!.enrolled = managed
+                    if status == .newPoliciesReceived, s.enrolled != managed { sessions[id]!.identity = .account(managed) }
+                }
+            case .unenrollmentSuccess?, .wipeReceived?:
+                sessions[id]!.signedIn.removeAll { $0 == acct }
+                if s.enrolled == acct {
+                    sessions[id]!.enrolled = nil
+                    sessions[id]!.identity = .personal
+                }
+            default:
+                break
+            }
+            parties[id] = nil
+        }
+    }
+}

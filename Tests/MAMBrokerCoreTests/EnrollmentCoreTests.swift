@@ -1,0 +1,74 @@
+import MAMBroker
+import MAMPolicy
+import MAMService
+import MAMWire
+import Testing
+
+/// Enrollment through the broker's core (issue 12, first part): the service's answers reach the
+/// app as the delegate's callbacks, audited; time comes from the injected clock.
+@Suite("Broker core: enrollment through the MAM service")
+struct EnrollmentCoreTests {
+    func notices(_ got: [CoreLab.Delivered]) -> [String] {
+        got.compactMap {
+            switch $0.frame.message {
+            case let .enrollmentNotice(kind, account, status): return "\(["enrollment", "policy", "unenrollment"][Int(kind)]) \(account) \(status)"
+            case let .restartRequest(account): return "restart \(account)"
+            case let .wipeRequest(account): return "wipe \(account)"
+            default: return nil
+            }
+        }
+    }
+
+    @Test func enrollingAnswersWithTheFirstPolicyAndAsksForARestart() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        let got = lab.send(m, .enroll(account: "adele@contoso.com"), frameID: 9)
+        #expect(notices(got) == ["enrollment adele@contoso.com 100"], "the answer carries the request's id")
+        #expect(notices(lab.received(m)).contains("restart adele@contoso.com"))
+        #expect(lab.audits.last?.channel == "enrollment" && lab.audits.last?.outcome == "newPoliciesReceived")
+        #expect(lab.core.party(of: m)?.isManaged == true)
+    }
+
+    @Test func aSecondManagedAccountIsRefusedAndAnAppWithoutTheSDKHasNoEnrollment() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail"), n = lab.launch("com.example.notes")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        #expect(notices(lab.send(m, .enroll(account: "ben@contoso.com"), frameID: 11)) == ["enrollment ben@contoso.com 227"])
+        #expect(lab.send(n, .enroll(account: "adele@contoso.com")).error == .notAllowed)
+    }
+
+    @Test func unenrollingWithWipeAsksTheAppToWipeAndLeavesItUnmanaged() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        let got = lab.send(m, .unenroll(account: "adele@contoso.com", wipe: true), frameID: 12)
+        #expect(notices(lab.received(m)).suffix(2) == ["wipe adele@contoso.com", "unenrollment adele@contoso.com 104"])
+        #expect(!got.isEmpty)
+        #expect(lab.core.party(of: m)?.isManaged == false)
+    }
+
+    @Test func policyIsCheckedInAfter8VirtualHours() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        let before = lab.received(m).count
+        lab.clock.advance(by: .seconds(7 * 3600))
+        lab.run(lab.core.handle(.tick))
+        #expect(lab.received(m).count == before)
+        lab.clock.advance(by: .seconds(3600))
+        lab.run(lab.core.handle(.tick))
+        #expect(notices(Array(lab.received(m).dropFirst(before))) == ["policy adele@contoso.com 101"])
+    }
+
+    @Test func aFailedEnrollmentIsRetriedAfter24VirtualHours() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        #expect(notices(lab.send(m, .enroll(account: "carol@contoso.com"))) == ["enrollment carol@contoso.com 200"])
+        let t = CoreLab.sampleTenant
+        let carol = TenantUser(upn: "carol@contoso.com", oid: "c0c0c0c0-0000-4000-8000-000000000001", groups: t.users[0].groups)
+        lab.core.reload(Tenant(name: t.name, users: t.users + [carol], groups: t.groups, device: t.device, policies: t.policies))
+        lab.clock.advance(by: .seconds(24 * 3600))
+        lab.run(lab.core.handle(.tick))
+        #expect(notices(lab.received(m)).contains("enrollment carol@contoso.com 100"))
+    }
+}
