@@ -19,6 +19,9 @@ let everyMessage: [Message] = [
     .importRequest(source: "com.contoso.docs", contentType: "public.plain-text"), .exportRequest(contentType: "public.plain-text"),
     .exportReply(contentType: "public.plain-text", name: "notes.txt"), .saveTo(location: 1, account: "adele@contoso.com", name: "a.docx"),
     .openFrom(location: 4, account: nil, name: "photo.jpg"), .file(name: "photo.jpg", owner: "adele@contoso.com"), .file(name: "p.jpg", owner: nil),
+    .enroll(account: "adele@contoso.com"), .unenroll(account: "adele@contoso.com", wipe: true),
+    .enrollmentNotice(kind: 1, account: "adele@contoso.com", status: 227), .restartRequest(account: "adele@contoso.com"),
+    .wipeRequest(account: "adele@contoso.com"),
 ]
 
 @Suite("MAMWire frames")
