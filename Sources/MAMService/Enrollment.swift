@@ -126,6 +126,22 @@ public struct EnrollmentService: Sendable {
         pendingWipes.insert((app ?? "").lowercased() + "|" + account.lowercased())
     }
 
+    /// The wipes waiting for `app`, delivered now (it has just started, or the admin asked
+    /// while it runs).
+    public mutating func deliverWipes(app: String, engine: PolicyEngine, now: Duration) -> [EnrollmentNotice] {
+        var out: [EnrollmentNotice] = []
+        for (k, e) in enrollments.sorted(by: { $0.key < $1.key }) where e.app.lowercased() == app.lowercased() {
+            let keys = [e.app.lowercased() + "|" + e.account.lowercased(), "|" + e.account.lowercased()]
+            if keys.contains(where: pendingWipes.contains) { out += checkIn(k, engine: engine, now: now) }
+        }
+        return out
+    }
+
+    /// Whether an account is still enrolled in any app (its key must outlive a one-app wipe).
+    public func isEnrolledAnywhere(_ account: String) -> Bool {
+        enrollments.values.contains { $0.account.lowercased() == account.lowercased() }
+    }
+
     /// What time brings: failed enrollments retried every 24 hours, policy checked in every 8
     /// (seed 000 FAQ). `running` limits it to the apps that are running (a stopped app is
     /// checked in when it starts).

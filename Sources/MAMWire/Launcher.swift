@@ -11,6 +11,10 @@ public enum LauncherMessage: Sendable, Equatable {
     case violation(SandboxViolation)
     /// Control: move a virtual clock forward (`mamlaunch clock advance`), in milliseconds.
     case advanceClock(milliseconds: UInt64)
+    /// Control: every running app checks in now (`mamlaunch sync`).
+    case sync
+    /// Control: a selective wipe of an account, in one app or all (`mamlaunch wipe`).
+    case wipe(account: String, app: String?)
     /// The broker's answer to a control message: whether it was done, and what it says.
     case controlReply(ok: Bool, detail: String)
 
@@ -39,6 +43,11 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .controlReply(ok, detail):
             type = 0x04
             w.bool(ok); w.text(detail)
+        case .sync:
+            type = 0x05
+        case let .wipe(account, app):
+            type = 0x06
+            w.text(account); w.optionalText(app)
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
     }
@@ -74,6 +83,10 @@ public enum LauncherMessage: Sendable, Equatable {
             message = .advanceClock(milliseconds: high << 32 | low)
         case 0x04:
             message = .controlReply(ok: try r.bool("ok"), detail: try r.text("detail"))
+        case 0x05:
+            message = .sync
+        case 0x06:
+            message = .wipe(account: try r.text("account"), app: try r.optionalText("app"))
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }

@@ -28,15 +28,7 @@ struct ClockCommand: ParsableCommand {
 
         func run() throws {
             let ms = try Self.milliseconds(duration)
-            let socket: WireSocket
-            do { socket = try WireSocket.connect(broker) } catch { throw ValidationError("--broker \(broker): \(error.detail)") }
-            defer { socket.close() }
-            do { try LauncherMessage.advanceClock(milliseconds: ms).send(on: socket) } catch { throw ValidationError("\(broker): \(error.detail)") }
-            guard let raw = socket.receiveRaw(), case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else {
-                throw ValidationError("\(broker): the broker did not answer")
-            }
-            print(detail)
-            if !ok { throw ExitCode(1) }
+            try control(.advanceClock(milliseconds: ms), broker: broker)
         }
 
         static func milliseconds(_ text: String) throws -> UInt64 {
@@ -48,4 +40,53 @@ struct ClockCommand: ParsableCommand {
             throw ValidationError("\"\(text)\" is not a duration; write a whole number and a unit: 500ms, 15s, 90m, 24h, 2d")
         }
     }
+}
+
+/// Sends one control message to a broker and prints its answer.
+func control(_ message: LauncherMessage, broker: String) throws {
+    let socket: WireSocket
+    do { socket = try WireSocket.connect(broker) } catch { throw ValidationError("--broker \(broker): \(error.detail)") }
+    defer { socket.close() }
+    do { try message.send(on: socket) } catch { throw ValidationError("\(broker): \(error.detail)") }
+    guard let raw = socket.receiveRaw(), case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else {
+        throw ValidationError("\(broker): the broker did not answer")
+    }
+    print(detail)
+    if !ok { throw ExitCode(1) }
+}
+
+struct SyncCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Make every running app check in with the MAM service now.",
+        discussion: "Apps check in every 8 hours on their own (seed 000); after a tenant reload, `sync` delivers the new policy at once."
+    )
+
+    @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
+    var broker: String
+
+    func run() throws { try control(.sync, broker: broker) }
+}
+
+struct WipeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wipe",
+        abstract: "Issue a selective wipe of an account, as an admin would.",
+        discussion: """
+            The account's data is wiped from the app (or every app it is enrolled in): a running app is told \
+            at once, a stopped one when it next starts. Its personal data stays. Once no app holds the account, \
+            its key is destroyed, so what was encrypted under it can never be read again.
+            """
+    )
+
+    @Option(help: ArgumentHelp("The account to wipe.", valueName: "ACCOUNT"))
+    var user: String
+
+    @Option(help: ArgumentHelp("Only this app (its bundle id).", valueName: "BUNDLE-ID"))
+    var app: String?
+
+    @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
+    var broker: String
+
+    func run() throws { try control(.wipe(account: user, app: app), broker: broker) }
 }

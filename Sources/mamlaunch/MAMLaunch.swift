@@ -16,6 +16,6 @@ struct MAMLaunch: ParsableCommand {
               mamlaunch check                      validate Policies/ and Apps/
               mamlaunch explain --from Mail --to Notes --channel send
             """,
-        subcommands: [Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, BenchLaunch.self, BenchBroker.self]
+        subcommands: [Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, SyncCommand.self, WipeCommand.self, BenchLaunch.self, BenchBroker.self]
     )
 }

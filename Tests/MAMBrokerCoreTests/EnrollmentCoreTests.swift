@@ -72,3 +72,48 @@ struct EnrollmentCoreTests {
         #expect(notices(lab.received(m)).contains("enrollment carol@contoso.com 100"))
     }
 }
+
+@Suite("Broker core: the admin's wipe and sync")
+struct AdminCommandTests {
+    func wipes(_ got: [CoreLab.Delivered]) -> [String] {
+        got.compactMap { if case let .wipeRequest(a) = $0.frame.message { return a } else { return nil } }
+    }
+
+    @Test func aWipeReachesARunningAppAtOnceAndDestroysTheAccountsKey() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        var effects = lab.core.handle(.wipe(account: "adele@contoso.com", app: nil))
+        #expect(effects.contains(.persist(.destroyKey("5f1c7a2e-3b4d-4e6f-8a9b-0c1d2e3f4a5b"))))
+        lab.run(effects)
+        #expect(wipes(lab.received(m)) == ["adele@contoso.com"])
+        #expect(lab.core.party(of: m)?.isManaged == false)
+        effects = lab.core.handle(.sync)
+        #expect(!effects.contains { if case .send(m, _, _) = $0 { return true } else { return false } }, "nothing left to check in")
+    }
+
+    @Test func aWipeIssuedWhileTheAppIsNotRunningArrivesWhenItStarts() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        lab.run(lab.core.handle(.disconnected(m)))
+        lab.run(lab.core.handle(.wipe(account: "adele@contoso.com", app: "com.contoso.mail")))
+        let again = lab.launch("com.contoso.mail")
+        #expect(wipes(lab.received(again)) == ["adele@contoso.com"])
+    }
+
+    @Test func syncTellsRunningAppsAChangedPolicyAtOnce() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        var tenant = CoreLab.sampleTenant
+        for i in tenant.policies.indices { tenant.policies[i].settings.clipboard = .blocked }
+        lab.core.reload(tenant)
+        let before = lab.received(m).count
+        lab.run(lab.core.handle(.sync))
+        let told = lab.received(m).dropFirst(before).compactMap { d -> UInt16? in
+            if case let .enrollmentNotice(1, _, status) = d.frame.message { return status } else { return nil }
+        }
+        #expect(told == [100])
+    }
+}

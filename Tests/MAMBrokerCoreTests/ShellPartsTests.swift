@@ -31,9 +31,11 @@ struct ShellPartsTests {
         let lane = WorkerLane(name: "test-lane", nice: 0)
         let order = Mutex()
         nonisolated(unsafe) var ran: [String] = []
-        let gate = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
-        lane.async(for: "flooder") { gate.wait(); order.withLock { ran.append("flooder-0") }; done.signal() }
-        for i in 1...5 { lane.async(for: "flooder") { order.withLock { ran.append("flooder-\(i)") }; done.signal() } }
+        let gate = DispatchSemaphore(value: 0), busy = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        // The lane is kept busy while the queues fill, so the order does not depend on timing.
+        lane.async(for: "someone") { busy.signal(); gate.wait() }
+        busy.wait()
+        for i in 0...5 { lane.async(for: "flooder") { order.withLock { ran.append("flooder-\(i)") }; done.signal() } }
         lane.async(for: "quiet") { order.withLock { ran.append("quiet") }; done.signal() }
         gate.signal()
         for _ in 0..<7 { done.wait() }

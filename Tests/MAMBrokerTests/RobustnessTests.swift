@@ -235,5 +235,11 @@ struct EnrollmentProcessTests {
         try b.start()
         let again = try b.run("Mail", ["hello", "enroll", "adele@contoso.com"])
         #expect(again.step("enroll")["status"] as? Int == 208)
+        // The admin wipes adele while Mail is not running: Mail hears it when it starts, and the
+        // account's key is gone from the broker's state.
+        let (status, said) = try VirtualClockTests.mamlaunch(["wipe", "--user", "adele@contoso.com", "--broker", b.launcherSocket])
+        #expect(status == 0, "\(said)")
+        let wiped = try b.run("Mail", ["hello", "wait-notice"])
+        #expect(wiped.step("wait-notice")["wipe"] as? String == "adele@contoso.com")
     }
 }

@@ -98,6 +98,17 @@ public struct BrokerCore: Sendable {
             expireLaunches(&out)
             expireImports(&out)
             enrollmentTick(&out)
+        case .sync:
+            let running = Set(sessions.values.filter { $0.conversation.greeted }.map { $0.bundleID.lowercased() })
+            tell(service.sync(engine: engine, now: clock.now(), running: running), requester: nil, &out)
+        case let .wipe(account, app):
+            service.issueWipe(account: account, app: app)
+            let running = Set(sessions.values.filter { $0.conversation.greeted }.map { $0.bundleID.lowercased() })
+            var notices: [EnrollmentNotice] = []
+            for a in running.sorted() where app == nil || app!.lowercased() == a { notices += service.deliverWipes(app: a, engine: engine, now: clock.now()) }
+            tell(notices, requester: nil, &out)
+            // Not running: delivered when the app next starts. Persisted either way.
+            out.append(.persist(.enrollments(Array(service.enrollments.values), service.pendingWipes)))
         }
         return out
     }

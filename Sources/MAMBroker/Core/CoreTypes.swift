@@ -119,6 +119,8 @@ public enum StateChange: Sendable, Equatable {
     case pasteboard(PasteboardState)
     /// The service's enrollments and the wipes not yet delivered, whole.
     case enrollments([Enrollment], Set<String>)
+    /// A wiped account's key is destroyed: what was encrypted under it can never be read again.
+    case destroyKey(String)
 }
 
 /// The pasteboard as it survives a restart.
@@ -192,6 +194,10 @@ public enum BrokerEvent: Sendable {
     case startFailed(bundleID: String, reason: String)
     /// Time passed; the core reads its clock.
     case tick
+    /// The admin: every running app checks in now.
+    case sync
+    /// The admin: a selective wipe of an account, in one app or every app.
+    case wipe(account: String, app: String?)
 }
 
 public struct JobFailure: Error, Sendable, Equatable {

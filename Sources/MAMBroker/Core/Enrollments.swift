@@ -57,6 +57,10 @@ extension BrokerCore {
                 out.append(.send(s, Frame(id: fid, message)))
             }
             refreshEnrollment(app: app, account: account, status: status)
+            // A wiped account's key goes once no app holds the account any more.
+            if case .wipe = notice, !service.isEnrolledAnywhere(account), let acct = engine.tenant.identity(named: account).account {
+                out.append(.persist(.destroyKey(Self.keyID(acct))))
+            }
         }
         out.append(.persist(.enrollments(Array(service.enrollments.values).sorted { ($0.app, $0.account) < ($1.app, $1.account) },
                                          service.pendingWipes)))

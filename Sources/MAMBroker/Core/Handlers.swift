@@ -15,6 +15,8 @@ extension BrokerCore {
         let p = party(id)
         out.append(.send(id, Frame(id: frameID, .welcome(version: Wire.version, bundleID: p.bundleID,
                                                          managedAccount: p.isManaged ? p.enrolled?.name : nil))))
+        // Wipes issued while the app was not running arrive when it starts.
+        tell(service.deliverWipes(app: p.bundleID, engine: engine, now: clock.now()), requester: nil, &out)
         // URLs that waited for this app to start: decided again for the app that really came
         // up (it may have said it runs without the SDK), delivered now, and only now final.
         let key = p.bundleID.lowercased()

@@ -255,6 +255,13 @@ public final class Broker: @unchecked Sendable {
                 }
                 try? reply.send(on: socket)
                 log(LogLine(level: .info, message: "clock advance asked", metadata: ["milliseconds": "\(ms)", "done": "\(clock is ManualClock)"]))
+            case .sync:
+                apply(core.handle(.sync))
+                try? LauncherMessage.controlReply(ok: true, detail: "every running app checked in").send(on: socket)
+            case let .wipe(account, app):
+                apply(core.handle(.wipe(account: account, app: app)))
+                try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
+                    .send(on: socket)
             case .controlReply:
                 log(LogLine(level: .warning, message: "launcher sent a reply, which only the broker sends; ignored", metadata: [:]))
             case let .violation(v):
@@ -356,6 +363,12 @@ public final class Broker: @unchecked Sendable {
             case let .close(id, reason): drop(id, reason: reason)
             case let .audit(entry): audit.append(entry, id: (try? store.nextDecisionID()) ?? 0)
             case let .persist(.pasteboard(state)): savePasteboard(state)
+            case let .persist(.destroyKey(keyID)):
+                persistence.async { [self] in
+                    do { try store.destroyKey(keyID) } catch {
+                        logger.error("a wiped account's key could not be destroyed", metadata: ["error": "\(error)"])
+                    }
+                }
             case let .persist(.enrollments(list, wipes)):
                 let now = clock.now()
                 persistence.async { [self] in

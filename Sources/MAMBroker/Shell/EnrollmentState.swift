@@ -43,6 +43,11 @@ extension StateStore {
         return (list, Set(object["pendingWipes"] as? [String] ?? []))
     }
 
+    /// Destroys an account's key: what was encrypted under it can never be read again.
+    public func destroyKey(_ keyID: String) throws {
+        try db.write { db in try db.execute(sql: "DELETE FROM accountKey WHERE keyID = ?", arguments: [keyID]) }
+    }
+
     static func ms(_ d: Duration) -> Int64 {
         let (s, atto) = d.components
         return s * 1000 + atto / 1_000_000_000_000_000
