@@ -117,9 +117,17 @@ public struct AppConfig: Sendable, Hashable {
 
     /// Every conflicting key, in the order keys first appear.
     public var conflicts: [AppConfigConflict] {
-        var keys: [String] = [], seen = Set<String>()
-        for d in fullData where !d.isDefault { for s in d.settings where seen.insert(s.name).inserted { keys.append(s.name) } }
-        return keys.compactMap(conflict)
+        var keys: [String] = [], byKey: [String: [(source: String, value: String)]] = [:]
+        for d in fullData where !d.isDefault {
+            for s in d.settings {
+                if byKey[s.name] == nil { keys.append(s.name) }
+                byKey[s.name, default: []].append((d.sourceName, s.value))
+            }
+        }
+        return keys.compactMap { key in
+            let pairs = byKey[key]!
+            return Set(pairs.map(\.value)).count > 1 ? AppConfigConflict(key: key, values: pairs) : nil
+        }
     }
 
     // MARK: Getters

@@ -128,3 +128,31 @@ struct AppConfigurationLoadTests {
         #expect(loaded.tenant.appConfigurationDefault?.isTenantDefault == true)
     }
 }
+
+extension AppConfigurationLoadTests {
+    @Test func manyConflictingConfigurationsLoadQuicklyWithTheirWarningsSummed() throws {
+        // 200 configurations for one user and app, 40 settings each, every value different.
+        let items = (0..<200).map { c in
+            let settings = (0..<40).map { #"{"name": "k\#($0)", "value": "\#(c)"}"# }.joined(separator: ", ")
+            return #"{"id": "c\#(c)", "customSettings": [\#(settings)], "# + Self.targeting + "}"
+        }
+        let clock = ContinuousClock()
+        var loaded: TenantFile.Loaded?
+        let took = try clock.measure { loaded = try load(Self.targeted(items.joined(separator: ", "))) }
+        #expect(took < .seconds(10))
+        let warnings = try #require(loaded).warnings.map(\.description)
+        #expect(warnings.count == GraphAppConfiguration.conflictWarningLimit + 1)
+        #expect(warnings.first?.contains(#"app configurations "c0" and "c1" give setting "k0" different values ("0", "1")"#) == true)
+        #expect(warnings.last?.hasSuffix("$.appConfigurations[199]: \(199 * 40 - 50) more conflicting settings are not listed") == true, "\(warnings.last ?? "")")
+    }
+
+    @Test func aThirdValueIsComparedWithTheFirst() throws {
+        func item(_ name: String, _ value: String) -> String {
+            #"{"displayName": "\#(name)", "customSettings": [{"name": "k", "value": "\#(value)"}], "# + Self.targeting + "}"
+        }
+        let loaded = try load(Self.targeted([item("A", "1"), item("B", "1"), item("C", "2")].joined(separator: ", ")))
+        #expect(loaded.warnings.map(\.message) == [
+            #"app configurations "A" and "C" give setting "k" different values ("1", "2") for user adele@contoso.com in app com.contoso.mail; the app sees a conflict"#,
+        ])
+    }
+}

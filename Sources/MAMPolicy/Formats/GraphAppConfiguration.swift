@@ -130,29 +130,40 @@ public enum GraphAppConfiguration {
         return out
     }
 
-    /// One warning for each (configuration, configuration, setting) where two targeted
-    /// configurations reaching the same user in the same app give a setting different values: the
-    /// app sees a conflict (`hasConflict`) and must pick with a query type.
+    /// A warning for each setting that a targeted configuration reaching some user in some app
+    /// gives another value than the first configuration (in file order) that sets it for that user
+    /// and app: the app sees a conflict (`hasConflict`) and must pick with a query type. Each
+    /// (first configuration, other configuration, setting) is reported once; the work is linear in
+    /// the settings that reach each (app, user), so a large hostile file cannot stall a load.
     public static func conflictWarnings(_ tenant: Tenant) -> [Diagnostic] {
+        guard tenant.appConfigurations.count > 1 else { return [] }
         var out: [Diagnostic] = []
         var reported = Set<String>()
         for app in tenant.managedApps {
             for (u, user) in tenant.users.enumerated() {
                 let account = Account(userIndex: u, upn: user.upn, oid: user.oid)
                 let targeted = tenant.appConfigurations(app: app, account: account).filter { !$0.isTenantDefault }
-                for (i, a) in targeted.enumerated() {
-                    for b in targeted[(i + 1)...] {
-                        for s in a.settings {
-                            guard let other = b.value(for: s.name), other != s.value else { continue }
-                            guard reported.insert("\(a.id)\u{0}\(b.id)\u{0}\(s.name)").inserted else { continue }
-                            let at = b.settings.first { $0.name == s.name }?.origin ?? b.origin
-                            out.append(at.problem(.warning,
-                                "app configurations \"\(a.displayName)\" and \"\(b.displayName)\" give setting \"\(s.name)\" different values (\"\(s.value)\", \"\(other)\") for user \(user.upn) in app \(app); the app sees a conflict"))
-                        }
+                guard targeted.count > 1 else { continue }
+                var first: [String: (config: AppConfiguration, value: String)] = [:]
+                for c in targeted {
+                    for s in c.settings {
+                        guard let f = first[s.name] else { first[s.name] = (c, s.value); continue }
+                        guard f.value != s.value, reported.insert("\(f.config.id)\u{0}\(c.id)\u{0}\(s.name)").inserted else { continue }
+                        let at = s.origin.file.isEmpty ? c.origin : s.origin
+                        out.append(at.problem(.warning,
+                            "app configurations \"\(f.config.displayName)\" and \"\(c.displayName)\" give setting \"\(s.name)\" different values (\"\(f.value)\", \"\(s.value)\") for user \(user.upn) in app \(app); the app sees a conflict"))
                     }
                 }
             }
         }
+        if out.count > conflictWarningLimit, let last = tenant.appConfigurations.last {
+            let more = out.count - conflictWarningLimit
+            out.removeLast(more)
+            out.append(last.origin.problem(.warning, "\(more) more conflicting settings are not listed"))
+        }
         return out
     }
+
+    /// How many conflict warnings one load lists before summing up the rest.
+    public static let conflictWarningLimit = 50
 }
