@@ -196,7 +196,7 @@ public enum GraphPolicy {
     ]
 
     static func readAssignments(_ value: Located, into policy: inout Policy, knownGroups: Set<String>?,
-                                        _ log: inout DiagnosticLog) {
+                                _ log: inout DiagnosticLog) {
         guard let items = value.array(&log) else { return }
         for item in items {
             guard item.object(&log) != nil else { continue }
