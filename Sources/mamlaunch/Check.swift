@@ -15,7 +15,9 @@ struct Check: ParsableCommand {
             Problems print one per line, like a compiler: file, line and column where known, \
             severity, JSON path or plist key path, and what is wrong, with the allowed values. \
             A policy that targets an app no manifest describes is an error: pass the app's \
-            Info.plist too, or --ignore-unknown-apps.
+            Info.plist too, or --ignore-unknown-apps. A tenant's app configurations are \
+            checked with it: a setting that is not text, an unknown group, an app no policy \
+            manages are errors; two targeted values for one user and setting are a warning.
 
             Exit status: 0 when there is no error (warnings allowed), 1 otherwise.
             """

@@ -163,7 +163,7 @@ public enum GraphPolicy {
         return schemes
     }
 
-    private static func apps(_ value: Located, _ log: inout DiagnosticLog) -> [(String, Origin)] {
+    static func apps(_ value: Located, _ log: inout DiagnosticLog) -> [(String, Origin)] {
         guard let items = value.array(&log) else { return [] }
         var ids: [(String, Origin)] = []
         for item in items {
@@ -195,8 +195,8 @@ public enum GraphPolicy {
         "#microsoft.graph.allLicensedUsersAssignmentTarget",
     ]
 
-    private static func readAssignments(_ value: Located, into policy: inout Policy, knownGroups: Set<String>?,
-                                        _ log: inout DiagnosticLog) {
+    static func readAssignments(_ value: Located, into policy: inout Policy, knownGroups: Set<String>?,
+                                _ log: inout DiagnosticLog) {
         guard let items = value.array(&log) else { return }
         for item in items {
             guard item.object(&log) != nil else { continue }

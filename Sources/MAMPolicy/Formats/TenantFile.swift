@@ -14,7 +14,7 @@ public enum TenantFile {
     }
 
     private static let topLevelKeys: Set<String> = ["tenant", "users", "groups", "device", "policies", "$schema", "description",
-                                                    "personalAccounts"]
+                                                    "personalAccounts", "appConfigurations", "appConfigurationDefault"]
 
     public static func load(_ data: Data, file: String, resolve: Resolver) throws(LoadFailure) -> Loaded {
         var log = DiagnosticLog()
@@ -59,8 +59,22 @@ public enum TenantFile {
             log.append(second.origin.problem(
                 "policies \"\(first.displayName)\" (\(first.origin)) and \"\(second.displayName)\" both target user \(tenant.users[c.user].upn) for app \(c.app); a user may have one policy per app"))
         }
+        readAppConfigurations(doc, into: &tenant, knownGroups: knownGroups, &log)
         if log.hasErrors { throw LoadFailure(log.items) }
         return Loaded(tenant: tenant, warnings: log.items)
+    }
+
+    /// App configurations come after the policies: they may name only apps a policy manages.
+    private static func readAppConfigurations(_ doc: Located, into tenant: inout Tenant, knownGroups: Set<String>,
+                                              _ log: inout DiagnosticLog) {
+        let managed = Set(tenant.managedApps)
+        if let list = doc.member("appConfigurations") {
+            tenant.appConfigurations = GraphAppConfiguration.readList(list, knownGroups: knownGroups, managedApps: managed, &log)
+        }
+        if let d = doc.member("appConfigurationDefault") {
+            tenant.appConfigurationDefault = GraphAppConfiguration.readDefault(d, managedApps: managed, &log)
+        }
+        if !log.hasErrors { log.append(contentsOf: GraphAppConfiguration.conflictWarnings(tenant)) }
     }
 
     private static func readUser(_ u: Located, _ log: inout DiagnosticLog) -> TenantUser? {

@@ -34,6 +34,10 @@ public struct Tenant: Sendable {
     public var personalAccounts: [String] = []
     public var device: Device
     public var policies: [Policy]
+    /// App configurations (`targetedManagedAppConfiguration`), in file order.
+    public var appConfigurations: [AppConfiguration] = []
+    /// The tenant default app configuration, marked `isTenantDefault`.
+    public var appConfigurationDefault: AppConfiguration?
 
     private var accountIndex: [String: Int] = [:]
     /// bundle id (lower-cased) → user index → policy index.
