@@ -13,6 +13,8 @@ public struct ComplianceManager: Sendable {
     public static let defaultDuration: Duration = .seconds(1)
     /// Remediations one app may have waiting behind the running one [chosen: the broker bounds every queue].
     public static let maximumQueued = 16
+    /// The longest account id taken, in UTF-8 bytes [chosen: a UPN is at most 113 characters, an OID 36].
+    public static let maximumAccountIdLength = 256
 
     public var access: ConditionalAccess
     public var duration: Duration
@@ -46,7 +48,10 @@ public struct ComplianceManager: Sendable {
         func decide(_ o: RemediationRequestDecision.Outcome, _ r: ConditionalAccessReason, _ d: String, position: Int? = nil) -> RemediationRequestDecision {
             RemediationRequestDecision(outcome: o, app: app, account: account, silent: silent, position: position, reason: r, detail: d)
         }
-        guard !trimmed.isEmpty else { return decide(.refused, .noAccount, "a remediation needs an account id") }
+        guard !trimmed.isEmpty else { return decide(.refused, .invalidAccountId, "a remediation needs an account id") }
+        guard trimmed.utf8.count <= Self.maximumAccountIdLength else {
+            return decide(.refused, .invalidAccountId, "an account id is at most \(Self.maximumAccountIdLength) bytes; this one has \(trimmed.utf8.count)")
+        }
         let key = app.lowercased()
         var lane = lanes[key, default: []]
         if let i = lane.firstIndex(where: { $0.account == account }) {

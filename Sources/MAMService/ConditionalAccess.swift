@@ -155,7 +155,7 @@ public enum ConditionalAccessReason: String, Sendable, Hashable, CaseIterable {
     case queued = "ca.remediation.queued"
     case duplicate = "ca.remediation.duplicate"
     case queueFull = "ca.remediation.queueFull"
-    case noAccount = "ca.remediation.noAccount"
+    case invalidAccountId = "ca.remediation.invalidAccountId"
     /// The app ended with the remediation unfinished; nobody is told.
     case appEnded = "ca.remediation.appEnded"
 
@@ -167,7 +167,7 @@ public enum ConditionalAccessReason: String, Sendable, Hashable, CaseIterable {
         case .capabilityMissing, .noAppProtectionPolicy, .notTargeted, .notEnrolled, .appProtected, .enrolledByRemediation,
              .duplicate, .queued, .started, .noSDK:
             return .doc
-        case .notATenantUser, .reportOnly, .otherAccountEnrolled, .forced, .queueFull, .noAccount, .appEnded:
+        case .notATenantUser, .reportOnly, .otherAccountEnrolled, .forced, .queueFull, .invalidAccountId, .appEnded:
             return .chosen
         }
     }

@@ -187,7 +187,7 @@ struct ConditionalAccessTests {
     @Test func theQueueIsBoundedAndAnEmptyAccountIsRefused() throws {
         var manager = ComplianceManager(access: try CALab.access(nil))
         let empty = manager.request(app: CALab.mail, accountId: "  ", silent: true, now: .zero)
-        #expect(empty.outcome == .refused && empty.reason == .noAccount)
+        #expect(empty.outcome == .refused && empty.reason == .invalidAccountId)
         for i in 0...ComplianceManager.maximumQueued {
             #expect(manager.request(app: CALab.mail, accountId: "user\(i)@fabrikam.com", silent: true, now: .zero).outcome != .refused)
         }
@@ -247,5 +247,88 @@ struct ConditionalAccessTests {
         #expect(access.policy(for: access.account(named: "ben@contoso.com"))?.displayName == "Everyone but cleo")
         #expect(access.policy(for: access.account(named: CALab.cleoOID)) == nil)
         #expect(access.policy(for: access.account(named: "adele@contoso.com")) == nil)
+    }
+}
+
+@Suite("Compliance remediation queue")
+struct ComplianceQueueTests {
+    /// SplitMix64: the same sequence on every run.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Random requests, repeats, app ends and clock steps: every accepted remediation is answered
+    /// exactly once, in the order its app accepted it, one per app at a time and each a full
+    /// duration after the one before; a repeat is dropped exactly when the account is running or waiting.
+    @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
+    func everyAcceptedRemediationIsAnsweredOnceInOrder(seed: UInt64) throws {
+        var rng = Seeded(state: seed)
+        var manager = ComplianceManager(access: try CALab.access(CALab.section(groups: ["finance", "sales", "legal"])),
+                                        duration: .milliseconds(300))
+        let apps = [CALab.mail, "com.contoso.docs", "com.example.notes"]
+        let accounts = ["ben@contoso.com", CALab.benOID, "adele@contoso.com", "cleo@contoso.com", "eve@fabrikam.com"]
+        var device = AppsOnDevice()
+        var now = Duration.zero
+        var accepted: [String: [Account]] = [:]
+        var answered: [String: [Account]] = [:]
+        var lastFinish: [String: Duration] = [:]
+        for _ in 0..<400 {
+            let app = apps.randomElement(using: &rng)!
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0..<6:
+                let name = accounts.randomElement(using: &rng)!
+                let before = manager.remediations(app: app).map(\.account)
+                let d = manager.request(app: app, accountId: name, silent: Bool.random(using: &rng), now: now)
+                let account = manager.access.account(named: name)
+                #expect((d.outcome == .dropped) == before.contains(account))
+                #expect((d.outcome == .started) == before.isEmpty)
+                if d.outcome == .started || d.outcome == .queued { accepted[app, default: []].append(account) }
+                #expect(manager.isRemediationInProgress(app: app, accountId: name))
+            case 6:
+                let dropped = manager.appEnded(app).map(\.account)
+                let done = answered[app, default: []].count
+                #expect(Array(accepted[app, default: []].dropFirst(done)) == dropped)
+                accepted[app] = Array(accepted[app, default: []].prefix(done))
+            default:
+                now += .milliseconds(Int64.random(in: 0...700, using: &rng))
+                let results = manager.advance(now: now) { device.facts($0) }
+                device.apply(results)
+                for r in results {
+                    let key = r.app
+                    answered[key, default: []].append(r.account)
+                    #expect(r.finishedAt <= now)
+                    if let last = lastFinish[key] { #expect(r.finishedAt >= last + manager.duration) }
+                    lastFinish[key] = r.finishedAt
+                }
+            }
+            for a in apps {
+                let lane = manager.remediations(app: a)
+                #expect(Set(lane.map(\.account)).count == lane.count)
+                #expect(lane.enumerated().allSatisfy { ($0.offset == 0) == ($0.element.startedAt != nil) })
+            }
+        }
+        _ = manager.advance(now: now + .seconds(3600)) { device.facts($0) }.map { answered[$0.app, default: []].append($0.account) }
+        for a in apps { #expect(answered[a, default: []] == accepted[a, default: []]) }
+    }
+
+    @Test func aRemediationUnderWayFinishesUnderTheReloadedTenant() throws {
+        var manager = ComplianceManager(access: try CALab.access(CALab.section(groups: ["finance"])))
+        _ = manager.request(app: CALab.mail, accountId: CALab.benOID, silent: true, now: .zero)
+        manager.reload(try CALab.access(CALab.section(groups: ["finance"], extra: #", "forceRemediation": {"ben@contoso.com": "serviceFailure"}"#)))
+        #expect(manager.advance(now: .seconds(1)) { AppsOnDevice().facts($0) }.map(\.status) == [.serviceFailure])
+    }
+
+    @Test func anOverlongAccountIdIsRefused() throws {
+        var manager = ComplianceManager(access: try CALab.access(nil))
+        let d = manager.request(app: CALab.mail, accountId: String(repeating: "a", count: 300), silent: true, now: .zero)
+        #expect(d.outcome == .refused && d.reason == .invalidAccountId)
+        #expect(d.detail == "an account id is at most 256 bytes; this one has 300")
     }
 }
