@@ -100,3 +100,12 @@ struct ConditionalAccessFileTests {
         ])
     }
 }
+
+extension ConditionalAccessFileTests {
+    @Test func aReportOnlyPolicyNeedsNoTenantId() throws {
+        let section = #"{"policies": [{"displayName": "Watch", "state": "enabledForReportingButNotEnforced", "conditions": {"users": {"includeUsers": ["All"]}}, "grantControls": {"builtInControls": ["compliantApplication"]}}]}"#
+        #expect(CALab.errors(section).isEmpty)
+        let access = try CALab.access(section)
+        #expect(access.token(for: access.account(named: "cleo@contoso.com"), app: AppsOnDevice().facts(CALab.mail)).reason == .reportOnly)
+    }
+}

@@ -59,8 +59,9 @@ public enum ConditionalAccessFile {
             settings.forced = readForced(forced, tenant: tenant, &log)
         }
 
-        // A targeted user is told its home account id `<oid>.<tenantId>`, so both halves must exist.
-        let enforcing = settings.policies.filter { $0.requiresAppProtection && $0.state != .disabled }
+        // A targeted user is told its home account id `<oid>.<tenantId>`, so both halves must
+        // exist; a report-only policy never tells anyone.
+        let enforcing = settings.policies.filter { $0.requiresAppProtection && $0.state == .enabled }
         if !enforcing.isEmpty, settings.tenantId == nil, section.member("tenantId") == nil {
             log.append(section.problem("conditional access needs a \"tenantId\" (a GUID): a targeted user's home account id is <oid>.<tenantId>"))
         }
