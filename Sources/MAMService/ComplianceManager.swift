@@ -38,8 +38,18 @@ public struct ComplianceManager: Sendable {
         public var startedAt: Duration?
     }
 
-    /// A new tenant: remediations under way finish under it.
-    public mutating func reload(_ access: ConditionalAccess) { self.access = access }
+    /// A new tenant: remediations under way finish under it. Their accounts are named again in
+    /// it, since an account is the tenant's user index and users may have moved or gone.
+    public mutating func reload(_ access: ConditionalAccess) {
+        self.access = access
+        for key in lanes.keys {
+            lanes[key] = lanes[key]?.map { r in
+                var r = r
+                r.account = access.account(named: r.accountId)
+                return r
+            }
+        }
+    }
 
     /// `remediateComplianceForAccountId:silent:`.
     public mutating func request(app: String, accountId: String, silent: Bool, now: Duration) -> RemediationRequestDecision {
@@ -106,7 +116,7 @@ public struct ComplianceManager: Sendable {
             let r = lane.removeFirst()
             var f = facts(r.app)
             if let e = enrolled[key] { f.enrolledAccount = e }
-            let outcome = access.remediationOutcome(for: r.account, accountId: r.accountId, silent: r.silent, app: f)
+            let outcome = access.remediationOutcome(for: r.account, silent: r.silent, app: f)
             if outcome.enrolls { enrolled[key] = r.account }
             results.append(RemediationResult(remediation: r, finishedAt: at, outcome: outcome))
             if lane.isEmpty { lanes[key] = nil } else { lane[0].startedAt = at; lanes[key] = lane }

@@ -78,7 +78,7 @@ public struct ConditionalAccess: Sendable {
     /// A remediation does what registering and enrolling the account does [seed 003 §New APIs],
     /// so an account a MAM policy targets and that no other managed account stands in the way of
     /// ends `compliant` and `enrolls` it. A status the tenant forces for the account wins [chosen].
-    public func remediationOutcome(for account: Account, accountId: String, silent: Bool, app facts: AppComplianceFacts) -> RemediationOutcome {
+    public func remediationOutcome(for account: Account, silent: Bool, app facts: AppComplianceFacts) -> RemediationOutcome {
         var status: ComplianceStatus
         var reason: ConditionalAccessReason
         var detail: String

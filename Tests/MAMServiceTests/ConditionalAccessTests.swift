@@ -325,6 +325,23 @@ struct ComplianceQueueTests {
         #expect(manager.advance(now: .seconds(1)) { AppsOnDevice().facts($0) }.map(\.status) == [.serviceFailure])
     }
 
+    @Test func aReloadThatReordersUsersKeepsEachRemediationWithItsAccount() throws {
+        var manager = ComplianceManager(access: try CALab.access(CALab.section(groups: ["finance", "legal"])))
+        _ = manager.request(app: CALab.mail, accountId: CALab.benOID, silent: true, now: .zero)
+        _ = manager.request(app: CALab.mail, accountId: "cleo@contoso.com", silent: true, now: .zero)
+        // The same users, cleo first: ben's user index changes.
+        let reordered = CALab.tenantJSON(CALab.section(groups: ["finance", "legal"]))
+            .replacingOccurrences(of: #"[{"upn": "adele@contoso.com""#, with: #"[{"upn": "cleo@contoso.com", "oid": "\#(CALab.cleoOID)", "groups": ["legal"]}, {"upn": "adele@contoso.com""#)
+            .replacingOccurrences(of: #",\#n          {"upn": "cleo@contoso.com", "oid": "\#(CALab.cleoOID)", "groups": ["legal"]}"#, with: "")
+        let data = Data(reordered.utf8)
+        let tenant = try TenantFile.load(data, file: "t.json") { _ in throw LoadFailure([]) }.tenant
+        #expect(tenant.users.map(\.upn) == ["cleo@contoso.com", "adele@contoso.com", "ben@contoso.com"])
+        manager.reload(ConditionalAccess(tenant: tenant, settings: try ConditionalAccessFile.load(data, file: "t.json", tenant: tenant).settings))
+        #expect(manager.request(app: CALab.mail, accountId: "ben@contoso.com", silent: true, now: .zero).outcome == .dropped)
+        let done = manager.advance(now: .seconds(2)) { AppsOnDevice().facts($0) }
+        #expect(done.map { "\($0.account) \($0.status.name)" } == ["ben@contoso.com compliant", "cleo@contoso.com notCompliant"])
+    }
+
     @Test func anOverlongAccountIdIsRefused() throws {
         var manager = ComplianceManager(access: try CALab.access(nil))
         let d = manager.request(app: CALab.mail, accountId: String(repeating: "a", count: 300), silent: true, now: .zero)
