@@ -91,7 +91,10 @@ public struct ConditionalAccess: Sendable {
             reason = check.reason == .notEnrolled ? .enrolledByRemediation : check.reason
             switch check.reason {
             case .appProtected: status = .compliant
-            case .notEnrolled: status = .compliant; enrolls = true
+            case .notEnrolled:
+                status = .compliant
+                enrolls = true
+                detail += "; the remediation enrolls it, as register-and-enroll would"
             default: status = .notCompliant
             }
         }

@@ -349,3 +349,17 @@ struct ComplianceQueueTests {
         #expect(d.detail == "an account id is at most 256 bytes; this one has 300")
     }
 }
+
+extension ConditionalAccessTests {
+    @Test func everyDecisionGivesTheAuditItsLine() throws {
+        var manager = ComplianceManager(access: try CALab.access(CALab.section(groups: ["finance"])))
+        let ben = manager.access.account(named: CALab.benOID)
+        #expect(manager.access.token(for: ben, app: AppsOnDevice().facts(CALab.mail)).audit.description
+            == #"ca.token com.contoso.mail ben@contoso.com: protectionPolicyRequired (ca.notEnrolled [doc]) "Require app protection policy" requires app protection: "Mail MAM" targets ben@contoso.com for com.contoso.mail, but the account is not enrolled in the app yet"#)
+        #expect(manager.request(app: CALab.mail, accountId: CALab.benOID, silent: false, now: .zero).audit.description
+            == "ca.remediate com.contoso.mail ben@contoso.com: started (ca.remediation.started [doc]) the interactive remediation for ben@contoso.com in com.contoso.mail runs now")
+        let result = try #require(manager.advance(now: .seconds(1)) { AppsOnDevice().facts($0) }.first)
+        #expect(result.audit.description
+            == #"ca.compliance com.contoso.mail \#(CALab.benOID): compliant (ca.remediation.enrolled [doc]) "Mail MAM" targets ben@contoso.com for com.contoso.mail, but the account is not enrolled in the app yet; the remediation enrolls it, as register-and-enroll would"#)
+    }
+}
