@@ -2,8 +2,8 @@ import Foundation
 import MAMPolicy
 
 /// Compliance remediations of every app, as the SDK's `IntuneMAMComplianceManager` runs them
-/// [SDK-API §10]: one runs at a time per app, others for other accounts queue behind it, and a
-/// repeat for an account that is running or queued is dropped. Each takes `duration` on the
+/// [headers: IntuneMAMComplianceManager.h]: requests for other accounts queue behind the running
+/// one (one at a time per app [chosen]), and a repeat for an account running or queued is dropped. Each takes `duration` on the
 /// caller's clock; the result is decided when it finishes, from the facts of that moment.
 ///
 /// A value: the broker holds it, passes `now` (its clock's, as a `Duration` since its start) and
@@ -134,7 +134,7 @@ public struct ComplianceManager: Sendable {
 public struct RemediationRequestDecision: Sendable, Hashable, CustomStringConvertible {
     public enum Outcome: String, Sendable, Hashable, CaseIterable {
         case started, queued
-        /// A repeat for an account already running or waiting [SDK-API §10].
+        /// A repeat for an account already running or waiting [headers: IntuneMAMComplianceManager.h].
         case dropped
         /// No account, or the app's queue is full.
         case refused

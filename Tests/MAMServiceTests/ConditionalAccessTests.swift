@@ -79,7 +79,7 @@ struct ConditionalAccessTests {
     }
 
     @Test func theStatusesCarryTheSDKsRawValues() {
-        // SDK-API §15, IntuneMAMComplianceStatus.
+        // The headers' IntuneMAMComplianceStatus.
         #expect(ComplianceStatus.allCases.map { "\($0)" } == [
             "compliant (0)", "notCompliant (1)", "serviceFailure (2)", "networkFailure (3)", "interactionRequired (4)", "userCancelled (5)",
         ])
