@@ -20,7 +20,7 @@ public enum TenantFile {
         var log = DiagnosticLog()
         let doc = try JSONParser.document(data, file: file)
         guard let members = doc.object(&log) else { throw LoadFailure(log.items) }
-        for (key, value) in members where !topLevelKeys.contains(key) {
+        for (key, value) in members where !topLevelKeys.contains(key) && key != ConditionalAccessFile.key {
             log.append(value.problem(.warning, "unknown tenant key \"\(key)\"; it is ignored"))
         }
 
