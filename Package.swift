@@ -40,7 +40,9 @@ let package = Package(
         // The tenant's emulated MAM service (enrollment, check-in, wipe, app config, conditional
         // access): pure, with an injected clock; the broker carries it out.
         .target(name: "MAMService", dependencies: ["MAMPolicy"]),
-        .testTarget(name: "MAMServiceTests", dependencies: ["MAMService", "MAMPolicy", "MAMCatalog"]),
+        .testTarget(name: "MAMServiceTests", dependencies: ["MAMService", "MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
+        // What several test targets share (a seeded random generator).
+        .target(name: "MAMTestSupport", path: "Tests/Support"),
         // Encrypted documents (AES-256-GCM, chunked): made by the broker, read by MAMKit.
         .target(name: "MAMProtect", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell
@@ -51,7 +53,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect", "MAMService"]),
+        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport"]),
         .executableTarget(name: "mambroker", dependencies: [
             "MAMBroker", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -78,7 +80,7 @@ let package = Package(
         .executableTarget(name: "Courier", dependencies: ["MAMWire"], path: "Apps/Courier", exclude: ["Info.plist"]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire"]),
-        .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog"]),
+        .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
         .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import MAMBroker
 import MAMPolicy
+import MAMTestSupport
 import MAMWire
 import Testing
 
@@ -14,16 +15,7 @@ import Testing
 ///    and rule, and every audit entry answers one request; no descriptor is left held.
 @Suite("Broker core: random conversations keep org data in and the audit honest")
 struct PropertyTests {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias SplitMix = SplitMix64
 
     /// Where a piece of content came from: the data's account and the source's policy then.
     struct Origin {

@@ -1,4 +1,5 @@
 import MAMPolicy
+import MAMTestSupport
 import Testing
 
 @Suite("Rule coverage")

@@ -1,6 +1,7 @@
 import Foundation
 import MAMPolicy
 import MAMService
+import MAMTestSupport
 import Testing
 
 @Suite("App Protection conditional access")
@@ -252,17 +253,7 @@ struct ConditionalAccessTests {
 
 @Suite("Compliance remediation queue")
 struct ComplianceQueueTests {
-    /// SplitMix64: the same sequence on every run.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Seeded = SplitMix64
 
     /// Random requests, repeats, app ends and clock steps: every accepted remediation is answered
     /// exactly once, in the order its app accepted it, one per app at a time and each a full

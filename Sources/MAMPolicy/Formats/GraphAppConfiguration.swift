@@ -14,15 +14,7 @@ public enum GraphAppConfiguration {
 
     static func readList(_ node: Located, knownGroups: Set<String>, managedApps: Set<String>,
                          _ log: inout DiagnosticLog) -> [AppConfiguration] {
-        let items: [Located]
-        if let value = node.member("value") {
-            items = value.array(&log) ?? []
-        } else if case .array = node.node.value {
-            items = node.array(&log) ?? []
-        } else {
-            log.append(node.wrongType("an array of app configurations or a Graph list response {\"value\": [...]}"))
-            return []
-        }
+        guard let items = node.listOrGraphResponse(of: "app configurations", &log) else { return [] }
         var out: [AppConfiguration] = []
         var ids: [String: Origin] = [:]
         for item in items {

@@ -119,15 +119,7 @@ public enum TenantFile {
     /// is a policy object, a list response, or `{"$ref": "file"}` with optional targeting.
     private static func readPolicies(_ node: Located, knownGroups: Set<String>, resolve: Resolver,
                                      _ log: inout DiagnosticLog) -> [Policy] {
-        let items: [Located]
-        if let value = node.member("value") {
-            items = value.array(&log) ?? []
-        } else if case .array = node.node.value {
-            items = node.array(&log) ?? []
-        } else {
-            log.append(node.wrongType("an array of policies or a Graph list response {\"value\": [...]}"))
-            return []
-        }
+        guard let items = node.listOrGraphResponse(of: "policies", &log) else { return [] }
         var out: [Policy] = []
         for item in items {
             if let ref = item.member("$ref") {

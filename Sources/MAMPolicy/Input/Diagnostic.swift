@@ -74,6 +74,15 @@ public struct Located: Sendable {
 
     public func problem(_ message: String) -> Diagnostic { problem(.error, message) }
 
+    /// The items of an array, or of a pasted Graph list response `{"value": [...]}`; nil, with
+    /// the error logged, when the node is neither. `what` names the items for the message.
+    public func listOrGraphResponse(of what: String, _ log: inout DiagnosticLog) -> [Located]? {
+        if let value = member("value") { return value.array(&log) ?? [] }
+        if case .array = node.value { return array(&log) ?? [] }
+        log.append(wrongType("an array of \(what) or a Graph list response {\"value\": [...]}"))
+        return nil
+    }
+
     public func wrongType(_ expected: String) -> Diagnostic {
         problem("expected \(expected), found \(node.typeName)\(preview)")
     }
