@@ -7,7 +7,7 @@
 // Steps: hello | identity ACCOUNT | copy TEXT | paste | can-open URL | open-url URL | wait-url |
 // targets TYPE | share TARGET TYPE NAME CONTENT | wait-document | serve-export NAME CONTENT |
 // import SOURCE TYPE | save LOCATION ACCOUNT|- NAME CONTENT | open LOCATION ACCOUNT|- NAME |
-// enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice | raw HEX | sleep MS | bye
+// enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice | app-config ACCOUNT | raw HEX | sleep MS | bye
 import Foundation
 import Glibc
 import MAMWire
@@ -99,6 +99,7 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
             object["notice"] = ["enrollment", "policy", "unenrollment"][Int(kind)]; object["account"] = account; object["status"] = Int(status)
         case let .restartRequest(account): object["restart"] = account
         case let .wipeRequest(account): object["wipe"] = account
+        case let .appConfigData(account, json): object["account"] = account; object["config"] = json
         default: object["message"] = "\(f.message)"
         }
     }
@@ -174,6 +175,7 @@ while !args.isEmpty {
         try? socket.sendRaw(bytes)
         result(step, next().map { [$0] } ?? [])
     case "enroll": result(step, request(.enroll(account: take())))
+    case "app-config": result(step, request(.appConfigRequest(account: take())))
     case "unenroll":
         let account = take(), wipe = take() == "wipe"
         result(step, request(.unenroll(account: account, wipe: wipe)))

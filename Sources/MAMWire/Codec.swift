@@ -52,12 +52,15 @@ public enum Wire {
         case .enrollmentNotice: return 0x62
         case .restartRequest: return 0x63
         case .wipeRequest: return 0x64
+        case .appConfigRequest: return 0x70
+        case .appConfigData: return 0x71
+        case .appConfigChanged: return 0x72
         }
     }
 
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
-                                                0x60, 0x61, 0x62, 0x63, 0x64]
+                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x70, 0x71, 0x72]
 
     // MARK: Encoding
 
@@ -125,7 +128,9 @@ public enum Wire {
         case let .saveTo(location, account, name), let .openFrom(location, account, name):
             w.u8(location); w.optionalText(account); w.text(name)
         case let .file(name, owner): w.text(name); w.optionalText(owner)
-        case let .enroll(account), let .restartRequest(account), let .wipeRequest(account): w.text(account)
+        case let .enroll(account), let .restartRequest(account), let .wipeRequest(account), let .appConfigRequest(account),
+             let .appConfigChanged(account): w.text(account)
+        case let .appConfigData(account, json): w.text(account); w.text(json)
         case let .unenroll(account, wipe): w.text(account); w.bool(wipe)
         case let .enrollmentNotice(kind, account, status): w.u8(kind); w.text(account); w.u16(status)
         }
@@ -283,6 +288,9 @@ public enum Wire {
         case 0x62: return .enrollmentNotice(kind: try r.range("kind", 0...2), account: try r.text("account"), status: try r.u16("status"))
         case 0x63: return .restartRequest(account: try r.text("account"))
         case 0x64: return .wipeRequest(account: try r.text("account"))
+        case 0x70: return .appConfigRequest(account: try r.text("account"))
+        case 0x71: return .appConfigData(account: try r.text("account"), json: try r.text("json", limit: Wire.maximumPasteText))
+        case 0x72: return .appConfigChanged(account: try r.text("account"))
         default: throw WireError(.unknownType, "byte 3: unknown message type 0x\(hex(type))")
         }
     }

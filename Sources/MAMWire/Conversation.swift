@@ -24,7 +24,8 @@ public struct Conversation: Sendable {
             }
             greeted = true
         case .welcome, .error, .canOpenURLResult, .urlDelivery, .decision, .copied, .pasteResult, .targets, .document,
-             .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest:
+             .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest,
+             .appConfigData, .appConfigChanged:
             throw WireError(.outOfOrder, "\(name(m)) is sent by the broker, not to it")
         case .bye:
             closed = true

@@ -38,6 +38,11 @@ public enum Message: Sendable, Equatable {
     case enrollmentNotice(kind: UInt8, account: String, status: UInt16)
     case restartRequest(account: String)
     case wipeRequest(account: String)
+    // App configuration
+    case appConfigRequest(account: String)
+    /// The full data: a JSON array of objects of name → value text (`__IsDefault` marks the tenant default).
+    case appConfigData(account: String, json: String)
+    case appConfigChanged(account: String)
 
     /// Whether the message carries exactly one descriptor.
     public var carriesDescriptor: Bool {

@@ -117,3 +117,33 @@ struct AdminCommandTests {
         #expect(told == [100])
     }
 }
+
+@Suite("Broker core: app configuration")
+struct AppConfigurationCoreTests {
+    func data(_ got: [CoreLab.Delivered]) -> String? {
+        for d in got { if case let .appConfigData(_, json) = d.frame.message { return json } }
+        return nil
+    }
+
+    @Test func anEnrolledAccountGetsItsFullDataAndNothingBefore() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        #expect(data(lab.send(m, .appConfigRequest(account: "adele@contoso.com"))) == "[]", "empty until enrolled, as the SDK's")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        let json = data(lab.send(m, .appConfigRequest(account: "adele@contoso.com"))) ?? ""
+        #expect(json.contains("com.contoso.supportURL") && json.contains("__IsDefault"), "\(json)")
+        #expect(lab.send(lab.launch("com.example.notes"), .appConfigRequest(account: "adele@contoso.com")).error == .notAllowed)
+    }
+
+    @Test func aReloadThatChangesTheConfigurationTellsTheRunningApp() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        var tenant = CoreLab.sampleTenant
+        guard var defaults = tenant.appConfigurationDefault else { Issue.record("the sample tenant has no default configuration"); return }
+        defaults.settings = defaults.settings.map { var x = $0; x.value = x.value + "-changed"; return x }
+        tenant.appConfigurationDefault = defaults
+        lab.run(lab.core.reload(tenant))
+        #expect(lab.received(m).contains { if case .appConfigChanged("adele@contoso.com") = $0.frame.message { return true } else { return false } })
+    }
+}

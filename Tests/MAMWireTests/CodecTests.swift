@@ -21,7 +21,8 @@ let everyMessage: [Message] = [
     .openFrom(location: 4, account: nil, name: "photo.jpg"), .file(name: "photo.jpg", owner: "adele@contoso.com"), .file(name: "p.jpg", owner: nil),
     .enroll(account: "adele@contoso.com"), .unenroll(account: "adele@contoso.com", wipe: true),
     .enrollmentNotice(kind: 1, account: "adele@contoso.com", status: 227), .restartRequest(account: "adele@contoso.com"),
-    .wipeRequest(account: "adele@contoso.com"),
+    .wipeRequest(account: "adele@contoso.com"), .appConfigRequest(account: "adele@contoso.com"),
+    .appConfigData(account: "adele@contoso.com", json: "[{\"a\":\"1\"}]"), .appConfigChanged(account: "adele@contoso.com"),
 ]
 
 @Suite("MAMWire frames")

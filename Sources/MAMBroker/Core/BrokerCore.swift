@@ -62,13 +62,20 @@ public struct BrokerCore: Sendable {
     }
 
     /// Takes a new tenant: later decisions see the new policy, earlier ones the old, never a mix.
-    public mutating func reload(_ tenant: Tenant) {
+    /// Returns what the apps must be told (a changed app configuration); a changed policy
+    /// reaches them at their next check-in, or at once with `sync`.
+    @discardableResult
+    public mutating func reload(_ tenant: Tenant) -> [BrokerEffect] {
+        let old = engine.tenant
         engine = PolicyEngine(tenant: tenant, apps: catalog)
         revision += 1
         if let clip = pasteboard {
             // The copier is kept as it was, under the new policy.
             restore(clip.state)
         }
+        var out: [BrokerEffect] = []
+        appConfigChanges(from: old, &out)
+        return out
     }
 
     public var connectionCount: Int { sessions.count }
@@ -229,6 +236,7 @@ public struct BrokerCore: Sendable {
             return open(id, frame.id, location: location, account: account, name: name, &out)
         case let .enroll(account): return enroll(id, frame.id, account: account, &out)
         case let .unenroll(account, wipe): return unenroll(id, frame.id, account: account, wipe: wipe, &out)
+        case let .appConfigRequest(account): return appConfig(id, frame.id, account: account, &out)
         default:
             return .failure(WireError(.outOfOrder, "unexpected message"))
         }

@@ -165,7 +165,7 @@ public final class Broker: @unchecked Sendable {
                 case let .opened(job, fd): apply(core.handle(.opened(job: job, .success(adopt(fd)))))
                 case let .encrypted(job, fd): apply(core.handle(.encrypted(job: job, .success(adopt(fd)))))
                 case let .reload(tenant):
-                    core.reload(tenant)
+                    apply(core.reload(tenant))
                     log(LogLine(level: .info, message: "tenant reloaded", metadata: ["revision": "\(core.revision)"]))
                 case .stop: running = false
                 }
