@@ -7,7 +7,8 @@
 // Steps: hello | identity ACCOUNT | copy TEXT | paste | can-open URL | open-url URL | wait-url |
 // targets TYPE | share TARGET TYPE NAME CONTENT | wait-document | serve-export NAME CONTENT |
 // import SOURCE TYPE | save LOCATION ACCOUNT|- NAME CONTENT | open LOCATION ACCOUNT|- NAME |
-// enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice | app-config ACCOUNT | raw HEX | sleep MS | bye
+// enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice | app-config ACCOUNT | token ACCOUNT |
+// remediate ACCOUNT silent|interactive | wait-compliance | raw HEX | sleep MS | bye
 import Foundation
 import Glibc
 import MAMWire
@@ -100,6 +101,12 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
         case let .restartRequest(account): object["restart"] = account
         case let .wipeRequest(account): object["wipe"] = account
         case let .appConfigData(account, json): object["account"] = account; object["config"] = json
+        case let .token(outcome, home, detail):
+            object["token"] = ["granted", "protectionPolicyRequired", "refused"][Int(outcome)]; object["homeAccountId"] = home ?? NSNull()
+            object["detail"] = detail
+        case let .remediationAccepted(outcome, detail): object["accepted"] = ["started", "queued", "dropped", "refused"][Int(outcome)]; object["detail"] = detail
+        case let .complianceStatus(account, status, title, message):
+            object["account"] = account; object["compliance"] = Int(status); object["title"] = title; object["text"] = message
         default: object["message"] = "\(f.message)"
         }
     }
@@ -176,6 +183,12 @@ while !args.isEmpty {
         result(step, next().map { [$0] } ?? [])
     case "enroll": result(step, request(.enroll(account: take())))
     case "app-config": result(step, request(.appConfigRequest(account: take())))
+    case "token": result(step, request(.acquireToken(account: take())))
+    case "remediate":
+        let account = take(), silent = take() != "interactive"
+        result(step, request(.remediateCompliance(account: account, silent: silent)))
+    case "wait-compliance":
+        result(step, waitFor { if case .complianceStatus = $0 { return true } else { return false } }.map { [$0] } ?? [])
     case "unenroll":
         let account = take(), wipe = take() == "wipe"
         result(step, request(.unenroll(account: account, wipe: wipe)))

@@ -55,12 +55,18 @@ public enum Wire {
         case .appConfigRequest: return 0x70
         case .appConfigData: return 0x71
         case .appConfigChanged: return 0x72
+        case .acquireToken: return 0x78
+        case .token: return 0x79
+        case .remediateCompliance: return 0x7A
+        case .remediationAccepted: return 0x7B
+        case .complianceStatus: return 0x7C
         }
     }
 
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
-                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x70, 0x71, 0x72]
+                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x70, 0x71, 0x72,
+                                                0x78, 0x79, 0x7A, 0x7B, 0x7C]
 
     // MARK: Encoding
 
@@ -131,6 +137,11 @@ public enum Wire {
         case let .enroll(account), let .restartRequest(account), let .wipeRequest(account), let .appConfigRequest(account),
              let .appConfigChanged(account): w.text(account)
         case let .appConfigData(account, json): w.text(account); w.text(json)
+        case let .acquireToken(account): w.text(account)
+        case let .token(outcome, home, detail): w.u8(outcome); w.optionalText(home); w.text(detail)
+        case let .remediateCompliance(account, silent): w.text(account); w.bool(silent)
+        case let .remediationAccepted(outcome, detail): w.u8(outcome); w.text(detail)
+        case let .complianceStatus(account, status, title, message): w.text(account); w.u8(status); w.text(title); w.text(message)
         case let .unenroll(account, wipe): w.text(account); w.bool(wipe)
         case let .enrollmentNotice(kind, account, status): w.u8(kind); w.text(account); w.u16(status)
         }
@@ -291,6 +302,13 @@ public enum Wire {
         case 0x70: return .appConfigRequest(account: try r.text("account"))
         case 0x71: return .appConfigData(account: try r.text("account"), json: try r.text("json", limit: Wire.maximumPasteText))
         case 0x72: return .appConfigChanged(account: try r.text("account"))
+        case 0x78: return .acquireToken(account: try r.text("account"))
+        case 0x79: return .token(outcome: try r.range("outcome", 0...2), homeAccountID: try r.optionalText("homeAccountID"), detail: try r.text("detail"))
+        case 0x7A: return .remediateCompliance(account: try r.text("account"), silent: try r.bool("silent"))
+        case 0x7B: return .remediationAccepted(outcome: try r.range("outcome", 0...3), detail: try r.text("detail"))
+        case 0x7C:
+            return .complianceStatus(account: try r.text("account"), status: try r.range("status", 0...5), title: try r.text("title"),
+                                     message: try r.text("message"))
         default: throw WireError(.unknownType, "byte 3: unknown message type 0x\(hex(type))")
         }
     }

@@ -43,6 +43,15 @@ public enum Message: Sendable, Equatable {
     /// The full data: a JSON array of objects of name → value text (`__IsDefault` marks the tenant default).
     case appConfigData(account: String, json: String)
     case appConfigChanged(account: String)
+    // App Protection conditional access
+    case acquireToken(account: String)
+    /// outcome 0 granted, 1 protection policy required (with the home account id), 2 refused.
+    case token(outcome: UInt8, homeAccountID: String?, detail: String)
+    case remediateCompliance(account: String, silent: Bool)
+    /// outcome 0 started, 1 queued, 2 dropped (a repeat), 3 refused.
+    case remediationAccepted(outcome: UInt8, detail: String)
+    /// The SDK's compliance status (0 compliant … 5 user cancelled), with a title and message.
+    case complianceStatus(account: String, status: UInt8, title: String, message: String)
 
     /// Whether the message carries exactly one descriptor.
     public var carriesDescriptor: Bool {

@@ -81,7 +81,7 @@ struct MAMBrokerCommand: ParsableCommand {
         let logger = Logger(label: "mambroker")
         let broker: Broker
         do {
-            let tenant = try Catalog.loadTenant(self.tenant).tenant
+            let (tenant, access) = try Self.load(self.tenant)
             let appsDir = apps ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path
             let manifests = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps.map(\.manifest) } ?? []
             var limits = BrokerLimits()
@@ -92,7 +92,8 @@ struct MAMBrokerCommand: ParsableCommand {
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
                                           appsDirectory: appsDir)
             let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()
-            broker = try Broker(configuration, tenant: tenant, apps: manifests, starter: starter, clock: brokerClock, logger: logger)
+            broker = try Broker(configuration, tenant: tenant, apps: manifests, starter: starter, conditionalAccess: access,
+                                clock: brokerClock, logger: logger)
             try broker.start()
         } catch {
             FileHandle.standardError.write(Data("mambroker: \(error)\n".utf8))
@@ -105,7 +106,8 @@ struct MAMBrokerCommand: ParsableCommand {
             guard sigwait(&signals, &received) == 0 else { continue }
             if received == SIGHUP {
                 do {
-                    broker.reload(try Catalog.loadTenant(tenant).tenant)
+                    let (t, access) = try Self.load(tenant)
+                    broker.reload(t, conditionalAccess: access)
                 } catch {
                     logger.error("tenant reload refused; the previous policy stays", metadata: ["reason": "\(error.description)"])
                 }
@@ -114,6 +116,15 @@ struct MAMBrokerCommand: ParsableCommand {
                 return
             }
         }
+    }
+}
+
+extension MAMBrokerCommand {
+    /// The tenant and its conditional-access section (none: `nil`), each checked.
+    static func load(_ path: String) throws(LoadFailure) -> (Tenant, ConditionalAccessSettings?) {
+        let tenant = try Catalog.loadTenant(path).tenant
+        let access = try ConditionalAccessFile.load(try Catalog.read(path), file: Catalog.relative(path), tenant: tenant).settings
+        return (tenant, access.policies.isEmpty && access.tenantId == nil ? nil : access)
     }
 }
 

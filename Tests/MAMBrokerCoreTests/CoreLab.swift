@@ -42,8 +42,14 @@ struct CoreLab {
     var deferJobs = false
     var pendingJobs: [BrokerEffect] = []
 
-    init(tenant: Tenant = CoreLab.sampleTenant, apps: [AppManifest] = CoreLab.sampleApps, limits: BrokerLimits = BrokerLimits()) {
-        core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: limits)
+    /// The sample tenant's conditional-access section.
+    static let sampleAccess = try! ConditionalAccessFile.load(
+        try! Data(contentsOf: root.appendingPathComponent("Policies/contoso/tenant.json")), file: "tenant.json", tenant: sampleTenant).settings
+
+    init(tenant: Tenant = CoreLab.sampleTenant, apps: [AppManifest] = CoreLab.sampleApps, limits: BrokerLimits = BrokerLimits(),
+         conditionalAccess: ConditionalAccessSettings? = nil) {
+        core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: limits,
+                          conditionalAccess: conditionalAccess)
     }
 
     /// Connects an app as the launcher would, and greets.

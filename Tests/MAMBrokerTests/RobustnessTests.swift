@@ -243,3 +243,29 @@ struct EnrollmentProcessTests {
         #expect(wiped.step("wait-notice")["wipe"] as? String == "adele@contoso.com")
     }
 }
+
+@Suite("App Protection conditional access through a real broker", .serialized, .timeLimit(.minutes(1)))
+struct ConditionalAccessProcessTests {
+    // Seed 003 §Exit criteria, "MAM-CA always applied": no token until the app is compliant.
+    @Test func aTargetedUserGetsATokenOnlyAfterRemediation() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let oid = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: BrokerHarness.bin + "/mamlaunch")
+        p.arguments = ["run", "--manifest", "\(BrokerHarness.root)/Apps/Mail/Info.plist", "--broker", b.launcherSocket, "--user", "ben@contoso.com",
+                       "--containers", b.device + "-containers", "--", BrokerHarness.bin + "/Courier",
+                       "hello", "token", "ben@contoso.com", "remediate", oid, "silent", "wait-compliance", "token", "ben@contoso.com"]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let lines = App(process: p, out: out, err: err).finish()
+        #expect(lines.step("token")["token"] as? String == "protectionPolicyRequired")
+        #expect((lines.step("token")["homeAccountId"] as? String)?.hasPrefix(oid + ".") == true)
+        #expect(lines.step("remediate")["accepted"] as? String == "started")
+        #expect(lines.step("wait-compliance")["compliance"] as? Int == 0, "\(lines)")
+        #expect(lines.step("token", 1)["token"] as? String == "granted")
+    }
+}

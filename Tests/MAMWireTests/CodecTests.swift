@@ -23,6 +23,9 @@ let everyMessage: [Message] = [
     .enrollmentNotice(kind: 1, account: "adele@contoso.com", status: 227), .restartRequest(account: "adele@contoso.com"),
     .wipeRequest(account: "adele@contoso.com"), .appConfigRequest(account: "adele@contoso.com"),
     .appConfigData(account: "adele@contoso.com", json: "[{\"a\":\"1\"}]"), .appConfigChanged(account: "adele@contoso.com"),
+    .acquireToken(account: "ben@contoso.com"), .token(outcome: 1, homeAccountID: "9a8b.72f9", detail: "x"),
+    .remediateCompliance(account: "9a8b", silent: true), .remediationAccepted(outcome: 1, detail: "queued"),
+    .complianceStatus(account: "9a8b", status: 0, title: "t", message: "m"),
 ]
 
 @Suite("MAMWire frames")

@@ -37,6 +37,8 @@ public struct BrokerCore: Sendable {
     var nextJob = 1
     /// The emulated MAM service's enrollments of this device.
     var service: EnrollmentService
+    /// App Protection conditional access, when the tenant has it.
+    var compliance: ComplianceManager?
     /// Jobs in flight by lower-cased bundle id: every instance of an app shares its bound.
     var jobsByApp: [String: Int] = [:]
     var jobApps: [Int: String] = [:]
@@ -48,8 +50,9 @@ public struct BrokerCore: Sendable {
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
-                pendingWipes: Set<String> = []) {
+                pendingWipes: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
         self.engine = engine
+        self.compliance = conditionalAccess.map { ComplianceManager(access: ConditionalAccess(tenant: engine.tenant, settings: $0)) }
         self.service = EnrollmentService(enrollments: enrollments, pendingWipes: pendingWipes)
         self.catalog = catalog
         self.clock = clock
@@ -65,9 +68,13 @@ public struct BrokerCore: Sendable {
     /// Returns what the apps must be told (a changed app configuration); a changed policy
     /// reaches them at their next check-in, or at once with `sync`.
     @discardableResult
-    public mutating func reload(_ tenant: Tenant) -> [BrokerEffect] {
+    public mutating func reload(_ tenant: Tenant, conditionalAccess: ConditionalAccessSettings? = nil) -> [BrokerEffect] {
         let old = engine.tenant
         engine = PolicyEngine(tenant: tenant, apps: catalog)
+        if let settings = conditionalAccess {
+            let access = ConditionalAccess(tenant: tenant, settings: settings)
+            if compliance == nil { compliance = ComplianceManager(access: access) } else { compliance!.reload(access) }
+        }
         revision += 1
         if let clip = pasteboard {
             // The copier is kept as it was, under the new policy.
@@ -105,6 +112,7 @@ public struct BrokerCore: Sendable {
             expireLaunches(&out)
             expireImports(&out)
             enrollmentTick(&out)
+            complianceTick(&out)
         case .sync:
             let running = Set(sessions.values.filter { $0.conversation.greeted }.map { $0.bundleID.lowercased() })
             tell(service.sync(engine: engine, now: clock.now(), running: running), requester: nil, &out)
@@ -237,6 +245,8 @@ public struct BrokerCore: Sendable {
         case let .enroll(account): return enroll(id, frame.id, account: account, &out)
         case let .unenroll(account, wipe): return unenroll(id, frame.id, account: account, wipe: wipe, &out)
         case let .appConfigRequest(account): return appConfig(id, frame.id, account: account, &out)
+        case let .acquireToken(account): return acquireToken(id, frame.id, account: account, &out)
+        case let .remediateCompliance(account, silent): return remediate(id, frame.id, account: account, silent: silent, &out)
         default:
             return .failure(WireError(.outOfOrder, "unexpected message"))
         }

@@ -75,12 +75,12 @@ public final class Broker: @unchecked Sendable {
         case event(BrokerEvent)
         case opened(job: Int, fd: Int32)
         case encrypted(job: Int, fd: Int32)
-        case reload(Tenant)
+        case reload(Tenant, ConditionalAccessSettings?)
         case stop
     }
 
     public init(_ configuration: Configuration, tenant: Tenant, apps: [AppManifest], starter: AppStarter?,
-                clock: any BrokerClock = MonotonicClock(), logger: Logger) throws {
+                conditionalAccess: ConditionalAccessSettings? = nil, clock: any BrokerClock = MonotonicClock(), logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
         self.starter = starter
@@ -93,7 +93,7 @@ public final class Broker: @unchecked Sendable {
         let enrolled = try store.loadEnrollments(now: clock.now())
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
                           pasteboard: try store.loadPasteboard(), files: try store.loadFiles(),
-                          enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes)
+                          enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, conditionalAccess: conditionalAccess)
         loop = try EventLoop()
     }
 
@@ -115,7 +115,9 @@ public final class Broker: @unchecked Sendable {
     }
 
     /// Takes a new tenant between two events: a decision sees the old or the new policy.
-    public func reload(_ tenant: Tenant) { loop.post(Mail.reload(tenant)) }
+    public func reload(_ tenant: Tenant, conditionalAccess: ConditionalAccessSettings? = nil) {
+        loop.post(Mail.reload(tenant, conditionalAccess))
+    }
 
     /// Stops serving, closes every connection, removes the sockets; returns once the loop ended.
     public func stop() {
@@ -164,8 +166,8 @@ public final class Broker: @unchecked Sendable {
                 case let .event(e): apply(core.handle(e))
                 case let .opened(job, fd): apply(core.handle(.opened(job: job, .success(adopt(fd)))))
                 case let .encrypted(job, fd): apply(core.handle(.encrypted(job: job, .success(adopt(fd)))))
-                case let .reload(tenant):
-                    apply(core.reload(tenant))
+                case let .reload(tenant, access):
+                    apply(core.reload(tenant, conditionalAccess: access))
                     log(LogLine(level: .info, message: "tenant reloaded", metadata: ["revision": "\(core.revision)"]))
                 case .stop: running = false
                 }
