@@ -147,3 +147,44 @@ struct AppConfigurationCoreTests {
         #expect(lab.received(m).contains { if case .appConfigChanged("adele@contoso.com") = $0.frame.message { return true } else { return false } })
     }
 }
+
+@Suite("Broker core: the settings table's launch keys")
+struct LaunchKeyTests {
+    /// Mail's manifest with these IntuneMAMSettings flags set.
+    static func mail(_ flags: [String]) -> [AppManifest] {
+        CoreLab.sampleApps.map { m in
+            guard m.bundleID == "com.contoso.mail", case var .object(entries)? = m.mamSettings?.value else { return m }
+            for f in flags { entries.append((key: f, value: Node(.bool(true)))) }
+            var changed = m
+            changed.mamSettings = Node(.object(entries))
+            return changed
+        }
+    }
+
+    @Test func autoEnrollOnLaunchEnrollsTheSignedInUserAtHello() {
+        var lab = CoreLab(apps: Self.mail(["AutoEnrollOnLaunch"]))
+        let m = lab.launch("com.contoso.mail", account: "adele@contoso.com")
+        #expect(lab.received(m).contains { if case .enrollmentNotice(0, "adele@contoso.com", 100) = $0.frame.message { return true } else { return false } })
+    }
+
+    @Test func mamPolicyRequiredBlocksAnAppWithoutAPolicyFromStarting() {
+        // With adele signed in, AutoEnrollOnLaunch gives it a policy and it starts.
+        var lab = CoreLab(apps: Self.mail(["AutoEnrollOnLaunch", "MAMPolicyRequired"]))
+        let m = lab.launch("com.contoso.mail", account: "adele@contoso.com")
+        #expect(!lab.closed.contains(m))
+        // dana is no tenant user: no policy, so the app may not start.
+        var plain = CoreLab(apps: Self.mail(["MAMPolicyRequired"]))
+        let p = plain.connect(Peer(bundleID: "com.contoso.mail", pid: 1, account: "dana@outlook.com", fromLauncher: true))
+        plain.send(p, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true))
+        #expect(plain.received(p).contains { if case .error(.notAllowed, _) = $0.frame.message { return true } else { return false } })
+        #expect(plain.closed.contains(p))
+    }
+
+    @Test func mamPolicyWarnAbsentWarnsAndLetsTheAppRun() {
+        var lab = CoreLab(apps: Self.mail(["MAMPolicyWarnAbsent"]))
+        let p = lab.connect(Peer(bundleID: "com.contoso.mail", pid: 1, account: "dana@outlook.com", fromLauncher: true))
+        lab.send(p, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true))
+        #expect(lab.received(p).contains { if case .enrollmentNotice(1, "", 103) = $0.frame.message { return true } else { return false } })
+        #expect(!lab.closed.contains(p))
+    }
+}

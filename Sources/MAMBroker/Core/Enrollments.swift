@@ -21,6 +21,34 @@ extension BrokerCore {
         return .success(())
     }
 
+    /// The settings table's launch keys, at `hello` [seed 001 §Configure settings]:
+    /// `AutoEnrollOnLaunch` enrolls a managed identity the device already has (the launcher's
+    /// signed-in user, else the device's MDM user) and fails silently without one;
+    /// `MAMPolicyRequired` blocks the app from starting without a policy; `MAMPolicyWarnAbsent`
+    /// warns (a notice with 103) and lets it run. False: the app may not start.
+    mutating func launchKeys(_ id: SessionID, _ out: inout [BrokerEffect]) -> Bool {
+        let manifest = sessions[id]!.manifest
+        guard manifest.integratesSDK else { return true }
+        let bundle = manifest.bundleID
+        if manifest.sdkFlag("AutoEnrollOnLaunch"), service.enrolledAccount(in: bundle) == nil {
+            let device = engine.tenant.device
+            let identity = sessions[id]!.peer.account.flatMap { engine.tenant.identity(named: $0).account }.flatMap { $0.userIndex == nil ? nil : $0 }
+                ?? (device.mdmEnrolled ? device.mdmUser : nil)
+            if let identity {
+                tell(service.registerAndEnroll(app: manifest, accountName: identity.upn ?? identity.name, engine: engine, now: clock.now()),
+                     requester: nil, &out)
+            }
+        }
+        let managed = party(id).isManaged
+        if manifest.sdkFlag("MAMPolicyRequired") && !managed {
+            return false
+        }
+        if manifest.sdkFlag("MAMPolicyWarnAbsent") && !managed {
+            out.append(.send(id, Frame(id: brokerFrameID(), .enrollmentNotice(kind: 1, account: "", status: UInt16(EnrollmentStatus.noPolicyReceived.rawValue)))))
+        }
+        return true
+    }
+
     /// What the service's clock brought, for the apps that are running.
     mutating func enrollmentTick(_ out: inout [BrokerEffect]) {
         let running = Set(sessions.values.filter { $0.conversation.greeted }.map { $0.bundleID.lowercased() })

@@ -12,9 +12,17 @@ extension BrokerCore {
             sessions[id]!.enrolled = nil
             parties[id] = nil
         }
+        let welcomed = party(id)
+        out.append(.send(id, Frame(id: frameID, .welcome(version: Wire.version, bundleID: welcomed.bundleID,
+                                                         managedAccount: welcomed.isManaged ? welcomed.enrolled?.name : nil))))
+        guard launchKeys(id, &out) else {
+            refuse(id, frameID, WireError(.notAllowed, "\(welcomed.bundleID) may not start without an app protection policy (MAMPolicyRequired); sign in with a managed account"), &out)
+            disconnect(id, &out)
+            out.append(.close(id, reason: "MAMPolicyRequired without a policy"))
+            return
+        }
+        // As it stands after the launch keys (an automatic enrollment may have made it managed).
         let p = party(id)
-        out.append(.send(id, Frame(id: frameID, .welcome(version: Wire.version, bundleID: p.bundleID,
-                                                         managedAccount: p.isManaged ? p.enrolled?.name : nil))))
         // Wipes issued while the app was not running arrive when it starts.
         tell(service.deliverWipes(app: p.bundleID, engine: engine, now: clock.now()), requester: nil, &out)
         // URLs that waited for this app to start: decided again for the app that really came

@@ -88,6 +88,13 @@ public struct AppManifest: Sendable, Hashable {
 
     public var integratesSDK: Bool { mamSettings != nil }
 
+    /// A yes/no key of the app's `IntuneMAMSettings` (absent or not a boolean: no) [seed 001
+    /// §Configure settings for the Intune App SDK].
+    public func sdkFlag(_ key: String) -> Bool {
+        if case .bool(true)? = mamSettings?[key]?.value { return true }
+        return false
+    }
+
     public var isMultiIdentity: Bool {
         if case let .bool(b)? = mamSettings?["MultiIdentity"]?.value { return b }
         return false
