@@ -14,8 +14,9 @@ struct ConditionalAccessCoreTests {
     }
 
     @Test func seed003AlwaysAppliedTokenRequiresProtectionUntilRemediationEnrolls() {
+        // Mail enrolls the run's user at launch (AutoEnrollOnLaunch); here ben signs in later.
         var lab = CoreLab(conditionalAccess: CoreLab.sampleAccess)
-        let m = lab.launch("com.contoso.mail", account: "ben@contoso.com")
+        let m = lab.launch("com.contoso.mail")
         guard let first = token(lab.send(m, .acquireToken(account: "ben@contoso.com"))) else { Issue.record("no token answer"); return }
         #expect(first.0 == 1, "protection policy required")
         let home = first.1 ?? ""

@@ -253,7 +253,8 @@ struct ConditionalAccessProcessTests {
         let oid = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: BrokerHarness.bin + "/mamlaunch")
-        p.arguments = ["run", "--manifest", "\(BrokerHarness.root)/Apps/Mail/Info.plist", "--broker", b.launcherSocket, "--user", "ben@contoso.com",
+        // Not `--user ben`: Mail would enroll him at launch (AutoEnrollOnLaunch); here he signs in later.
+        p.arguments = ["run", "--manifest", "\(BrokerHarness.root)/Apps/Mail/Info.plist", "--broker", b.launcherSocket,
                        "--containers", b.device + "-containers", "--", BrokerHarness.bin + "/Courier",
                        "hello", "token", "ben@contoso.com", "remediate", oid, "silent", "wait-compliance", "token", "ben@contoso.com"]
         let out = Pipe(), err = Pipe()
