@@ -48,6 +48,7 @@ public enum Wire {
         case .openFrom: return 0x51
         case .file: return 0x52
         case .enroll: return 0x60
+        case .loginAndEnroll: return 0x65
         case .unenroll: return 0x61
         case .enrollmentNotice: return 0x62
         case .restartRequest: return 0x63
@@ -65,7 +66,7 @@ public enum Wire {
 
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
-                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x70, 0x71, 0x72,
+                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x70, 0x71, 0x72,
                                                 0x78, 0x79, 0x7A, 0x7B, 0x7C]
 
     // MARK: Encoding
@@ -111,7 +112,7 @@ public enum Wire {
         case let .hello(minV, maxV, sdk): w.u8(minV); w.u8(maxV); w.bool(sdk)
         case let .welcome(v, bundle, account): w.u8(v); w.text(bundle); w.optionalText(account)
         case let .error(code, detail): w.u16(code.rawValue); w.text(detail)
-        case .bye, .paste: break
+        case .bye, .paste, .loginAndEnroll: break
         case let .setIdentity(account): w.text(account)
         case let .canOpenURL(url), let .openURL(url): w.text(url)
         case let .canOpenURLResult(b): w.bool(b)
@@ -299,6 +300,7 @@ public enum Wire {
         case 0x62: return .enrollmentNotice(kind: try r.range("kind", 0...2), account: try r.text("account"), status: try r.u16("status"))
         case 0x63: return .restartRequest(account: try r.text("account"))
         case 0x64: return .wipeRequest(account: try r.text("account"))
+        case 0x65: return .loginAndEnroll
         case 0x70: return .appConfigRequest(account: try r.text("account"))
         case 0x71: return .appConfigData(account: try r.text("account"), json: try r.text("json", limit: Wire.maximumPasteText))
         case 0x72: return .appConfigChanged(account: try r.text("account"))

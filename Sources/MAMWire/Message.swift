@@ -33,6 +33,7 @@ public enum Message: Sendable, Equatable {
     case file(name: String, owner: String?)                                 // + descriptor
     // Enrollment (the emulated MAM service)
     case enroll(account: String)
+    case loginAndEnroll
     case unenroll(account: String, wipe: Bool)
     /// The enrollment delegate's callbacks: kind 0 enrollment, 1 policy request, 2 unenrollment.
     case enrollmentNotice(kind: UInt8, account: String, status: UInt16)

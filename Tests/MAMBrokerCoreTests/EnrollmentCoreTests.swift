@@ -188,3 +188,25 @@ struct LaunchKeyTests {
         #expect(!lab.closed.contains(p))
     }
 }
+
+@Suite("Broker core: sign-in without an account")
+struct LoginAndEnrollTests {
+    @Test func withoutAnMDMEnrolledDeviceTheAppIsAskedToSignIn() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        let got = lab.send(m, .loginAndEnroll, frameID: 21)
+        #expect(got.contains { if case .enrollmentNotice(0, "", 203) = $0.frame.message { return true } else { return false } })
+    }
+
+    @Test func onAnMDMEnrolledDeviceTheMDMUserIsEnrolled() {
+        var tenant = CoreLab.sampleTenant
+        tenant.device.mdmEnrolled = true
+        tenant.device.mdmUser = tenant.identity(named: "adele@contoso.com").account
+        var lab = CoreLab(tenant: tenant)
+        let m = lab.launch("com.contoso.mail")
+        // Mail enrolled the MDM user at launch already (AutoEnrollOnLaunch); signing in names her again.
+        #expect(lab.received(m).contains { if case .enrollmentNotice(0, "adele@contoso.com", 100) = $0.frame.message { return true } else { return false } })
+        let got = lab.send(m, .loginAndEnroll, frameID: 22)
+        #expect(got.contains { if case .enrollmentNotice(0, "adele@contoso.com", 208) = $0.frame.message { return true } else { return false } })
+    }
+}

@@ -19,7 +19,7 @@ let everyMessage: [Message] = [
     .importRequest(source: "com.contoso.docs", contentType: "public.plain-text"), .exportRequest(contentType: "public.plain-text"),
     .exportReply(contentType: "public.plain-text", name: "notes.txt"), .saveTo(location: 1, account: "adele@contoso.com", name: "a.docx"),
     .openFrom(location: 4, account: nil, name: "photo.jpg"), .file(name: "photo.jpg", owner: "adele@contoso.com"), .file(name: "p.jpg", owner: nil),
-    .enroll(account: "adele@contoso.com"), .unenroll(account: "adele@contoso.com", wipe: true),
+    .enroll(account: "adele@contoso.com"), .loginAndEnroll, .unenroll(account: "adele@contoso.com", wipe: true),
     .enrollmentNotice(kind: 1, account: "adele@contoso.com", status: 227), .restartRequest(account: "adele@contoso.com"),
     .wipeRequest(account: "adele@contoso.com"), .appConfigRequest(account: "adele@contoso.com"),
     .appConfigData(account: "adele@contoso.com", json: "[{\"a\":\"1\"}]"), .appConfigChanged(account: "adele@contoso.com"),

@@ -243,6 +243,7 @@ public struct BrokerCore: Sendable {
         case let .openFrom(location, account, name):
             return open(id, frame.id, location: location, account: account, name: name, &out)
         case let .enroll(account): return enroll(id, frame.id, account: account, &out)
+        case .loginAndEnroll: return loginAndEnroll(id, frame.id, &out)
         case let .unenroll(account, wipe): return unenroll(id, frame.id, account: account, wipe: wipe, &out)
         case let .appConfigRequest(account): return appConfig(id, frame.id, account: account, &out)
         case let .acquireToken(account): return acquireToken(id, frame.id, account: account, &out)

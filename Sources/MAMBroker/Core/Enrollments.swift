@@ -14,6 +14,18 @@ extension BrokerCore {
         return .success(())
     }
 
+    /// `loginAndEnrollAccount:` with no account: the device's MDM user when the device is
+    /// MDM-enrolled, else the app is asked to sign a user in (203).
+    mutating func loginAndEnroll(_ id: SessionID, _ frameID: UInt32, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
+        let device = engine.tenant.device
+        guard device.mdmEnrolled, let user = device.mdmUser else {
+            tell([.enrollment(app: sessions[id]!.bundleID, account: "", .authRequired)], requester: (id, frameID), &out)
+            return .success(())
+        }
+        return enroll(id, frameID, account: user.upn ?? user.name, &out)
+    }
+
     mutating func unenroll(_ id: SessionID, _ frameID: UInt32, account: String, wipe: Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
         let notices = service.deregister(app: sessions[id]!.bundleID, accountName: account, wipe: wipe)
@@ -61,6 +73,9 @@ extension BrokerCore {
     mutating func tell(_ notices: [EnrollmentNotice], requester: (SessionID, UInt32)?, _ out: inout [BrokerEffect]) {
         guard !notices.isEmpty else { return }
         var answered = false
+        // The state is written before anything is said, so an app never hears of an enrollment
+        // a crash could take back.
+        var told: [BrokerEffect] = []
         for notice in notices {
             let (app, account, message, status): (String, String, Message, EnrollmentStatus?) = {
                 switch notice {
@@ -82,16 +97,17 @@ extension BrokerCore {
                 // The requester's first answer carries its request's id; everything else is the broker's.
                 let fid: UInt32
                 if let (rid, rframe) = requester, rid == s, !answered { fid = rframe; answered = true } else { fid = brokerFrameID() }
-                out.append(.send(s, Frame(id: fid, message)))
+                told.append(.send(s, Frame(id: fid, message)))
             }
             refreshEnrollment(app: app, account: account, status: status)
             // A wiped account's key goes once no app holds the account any more.
             if case .wipe = notice, !service.isEnrolledAnywhere(account), let acct = engine.tenant.identity(named: account).account {
-                out.append(.persist(.destroyKey(Self.keyID(acct))))
+                told.insert(.persist(.destroyKey(Self.keyID(acct))), at: 0)
             }
         }
         out.append(.persist(.enrollments(Array(service.enrollments.values).sorted { ($0.app, $0.account) < ($1.app, $1.account) },
                                          service.pendingWipes)))
+        out += told
     }
 
     /// After a notice: the app's instances act under the account the service enrolled (a

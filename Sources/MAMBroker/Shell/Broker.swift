@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import MAMPolicy
 import MAMProtect
+import MAMService
 import MAMWire
 
 /// Starts an app the broker needs (a URL's target that is not running). Called off the event
@@ -62,6 +63,8 @@ public final class Broker: @unchecked Sendable {
     var lastTick: Duration = .zero
     let receiveBuffer = ReceiveBuffer()
     var refusedDeliveries: [SessionID: Int] = [:]
+    var lastEnrollments: [Enrollment] = []
+    var lastWipes: Set<String> = []
     /// The newest pasteboard not yet written, and whether a write is scheduled (coalesced).
     let pendingPasteboard = Mutex()
     nonisolated(unsafe) var unsavedPasteboard: PasteboardState?
@@ -366,14 +369,20 @@ public final class Broker: @unchecked Sendable {
             case let .audit(entry): audit.append(entry, id: (try? store.nextDecisionID()) ?? 0)
             case let .persist(.pasteboard(state)): savePasteboard(state)
             case let .persist(.destroyKey(keyID)):
-                persistence.async { [self] in
+                // Gone before the app hears of its wipe.
+                persistence.sync {
                     do { try store.destroyKey(keyID) } catch {
                         logger.error("a wiped account's key could not be destroyed", metadata: ["error": "\(error)"])
                     }
                 }
             case let .persist(.enrollments(list, wipes)):
+                // Written before the app hears of it, and only when something changed: a repeat
+                // (208) costs nothing, and what an app was told survives a kill.
+                guard list != lastEnrollments || wipes != lastWipes else { continue }
+                lastEnrollments = list
+                lastWipes = wipes
                 let now = clock.now()
-                persistence.async { [self] in
+                persistence.sync {
                     do { try store.saveEnrollments(list, pendingWipes: wipes, now: now) } catch {
                         logger.error("the enrollments could not be saved", metadata: ["error": "\(error)"])
                     }
