@@ -61,13 +61,15 @@ public enum Wire {
         case .remediateCompliance: return 0x7A
         case .remediationAccepted: return 0x7B
         case .complianceStatus: return 0x7C
+        case .remediationInProgress: return 0x7D
+        case .remediationProgress: return 0x7E
         }
     }
 
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
                                                 0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x70, 0x71, 0x72,
-                                                0x78, 0x79, 0x7A, 0x7B, 0x7C]
+                                                0x78, 0x79, 0x7A, 0x7B, 0x7C, 0x7D, 0x7E]
 
     // MARK: Encoding
 
@@ -138,7 +140,8 @@ public enum Wire {
         case let .enroll(account), let .restartRequest(account), let .wipeRequest(account), let .appConfigRequest(account),
              let .appConfigChanged(account): w.text(account)
         case let .appConfigData(account, json): w.text(account); w.text(json)
-        case let .acquireToken(account): w.text(account)
+        case let .acquireToken(account), let .remediationInProgress(account): w.text(account)
+        case let .remediationProgress(state, position): w.u8(state); w.u16(position)
         case let .token(outcome, home, detail): w.u8(outcome); w.optionalText(home); w.text(detail)
         case let .remediateCompliance(account, silent): w.text(account); w.bool(silent)
         case let .remediationAccepted(outcome, detail): w.u8(outcome); w.text(detail)
@@ -308,6 +311,8 @@ public enum Wire {
         case 0x79: return .token(outcome: try r.range("outcome", 0...2), homeAccountID: try r.optionalText("homeAccountID"), detail: try r.text("detail"))
         case 0x7A: return .remediateCompliance(account: try r.text("account"), silent: try r.bool("silent"))
         case 0x7B: return .remediationAccepted(outcome: try r.range("outcome", 0...3), detail: try r.text("detail"))
+        case 0x7D: return .remediationInProgress(account: try r.text("account"))
+        case 0x7E: return .remediationProgress(state: try r.range("state", 0...2), position: try r.u16("position"))
         case 0x7C:
             return .complianceStatus(account: try r.text("account"), status: try r.range("status", 0...5), title: try r.text("title"),
                                      message: try r.text("message"))

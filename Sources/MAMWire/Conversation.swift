@@ -25,7 +25,8 @@ public struct Conversation: Sendable {
             greeted = true
         case .welcome, .error, .canOpenURLResult, .urlDelivery, .decision, .copied, .pasteResult, .targets, .document,
              .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest,
-             .appConfigData, .appConfigChanged, .token, .remediationAccepted, .complianceStatus:
+             .appConfigData, .appConfigChanged, .token, .remediationAccepted, .complianceStatus,
+             .remediationProgress:
             throw WireError(.outOfOrder, "\(name(m)) is sent by the broker, not to it")
         case .bye:
             closed = true

@@ -53,6 +53,9 @@ public enum Message: Sendable, Equatable {
     case remediationAccepted(outcome: UInt8, detail: String)
     /// The SDK's compliance status (0 compliant … 5 user cancelled), with a title and message.
     case complianceStatus(account: String, status: UInt8, title: String, message: String)
+    case remediationInProgress(account: String)
+    /// state 0 none, 1 running, 2 queued (with its place).
+    case remediationProgress(state: UInt8, position: UInt16)
 
     /// Whether the message carries exactly one descriptor.
     public var carriesDescriptor: Bool {

@@ -25,6 +25,9 @@ struct ConditionalAccessCoreTests {
         guard case .remediationAccepted(0, _)? = lab.send(m, .remediateCompliance(account: oid, silent: true)).first?.frame.message else {
             Issue.record("remediation not started"); return
         }
+        guard case .remediationProgress(1, _)? = lab.send(m, .remediationInProgress(account: oid)).first?.frame.message else {
+            Issue.record("not reported in progress"); return
+        }
         // A repeat while it runs is dropped.
         guard case .remediationAccepted(2, _)? = lab.send(m, .remediateCompliance(account: oid, silent: true)).first?.frame.message else {
             Issue.record("a repeat was not dropped"); return
@@ -33,6 +36,9 @@ struct ConditionalAccessCoreTests {
         lab.run(lab.core.handle(.tick))
         let statuses = lab.received(m).compactMap { d -> UInt8? in if case let .complianceStatus(_, s, _, _) = d.frame.message { return s } else { return nil } }
         #expect(statuses == [0], "compliant")
+        guard case .remediationProgress(0, _)? = lab.send(m, .remediationInProgress(account: oid)).first?.frame.message else {
+            Issue.record("still reported in progress"); return
+        }
         #expect(lab.received(m).contains { if case .restartRequest = $0.frame.message { return true } else { return false } }, "enrolled: a first policy")
         #expect(token(lab.send(m, .acquireToken(account: "ben@contoso.com")))?.0 == 0, "granted now")
         #expect(lab.audits.contains { $0.channel == "ca.compliance" } && lab.audits.contains { $0.channel == "ca.token" })

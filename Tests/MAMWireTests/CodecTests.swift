@@ -25,7 +25,8 @@ let everyMessage: [Message] = [
     .appConfigData(account: "adele@contoso.com", json: "[{\"a\":\"1\"}]"), .appConfigChanged(account: "adele@contoso.com"),
     .acquireToken(account: "ben@contoso.com"), .token(outcome: 1, homeAccountID: "9a8b.72f9", detail: "x"),
     .remediateCompliance(account: "9a8b", silent: true), .remediationAccepted(outcome: 1, detail: "queued"),
-    .complianceStatus(account: "9a8b", status: 0, title: "t", message: "m"),
+    .complianceStatus(account: "9a8b", status: 0, title: "t", message: "m"), .remediationInProgress(account: "9a8b"),
+    .remediationProgress(state: 2, position: 1),
 ]
 
 @Suite("MAMWire frames")

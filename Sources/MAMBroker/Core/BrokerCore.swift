@@ -248,6 +248,7 @@ public struct BrokerCore: Sendable {
         case let .appConfigRequest(account): return appConfig(id, frame.id, account: account, &out)
         case let .acquireToken(account): return acquireToken(id, frame.id, account: account, &out)
         case let .remediateCompliance(account, silent): return remediate(id, frame.id, account: account, silent: silent, &out)
+        case let .remediationInProgress(account): return remediationProgress(id, frame.id, account: account, &out)
         default:
             return .failure(WireError(.outOfOrder, "unexpected message"))
         }

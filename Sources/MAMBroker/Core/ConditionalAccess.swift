@@ -44,6 +44,20 @@ extension BrokerCore {
         return .success(())
     }
 
+    /// `remediationInProgressForAccountId:`.
+    mutating func remediationProgress(_ id: SessionID, _ frameID: UInt32, account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
+        let progress = compliance?.progress(app: sessions[id]!.bundleID, accountId: account) ?? RemediationProgress.none
+        let answer: Message
+        switch progress {
+        case .none: answer = .remediationProgress(state: 0, position: 0)
+        case .running: answer = .remediationProgress(state: 1, position: 0)
+        case let .queued(position): answer = .remediationProgress(state: 2, position: UInt16(clamping: position))
+        }
+        out.append(.send(id, Frame(id: frameID, answer)))
+        return .success(())
+    }
+
     /// Remediations whose time has come: their status goes to the app's running instances; a
     /// compliant one enrolls the account (a first policy, then a restart request).
     mutating func complianceTick(_ out: inout [BrokerEffect]) {
