@@ -75,6 +75,8 @@ struct Check: ParsableCommand {
                     let loaded = try Catalog.loadTenant(shown)
                     diagnostics += loaded.warnings
                     tenants.append(loaded.tenant)
+                    // Its conditional-access section, read as mambroker reads it.
+                    diagnostics += try ConditionalAccessFile.load(data, file: shown, tenant: loaded.tenant).warnings
                 case .manifest:
                     let loaded = try AppManifest.load(data, file: shown)
                     diagnostics += loaded.warnings

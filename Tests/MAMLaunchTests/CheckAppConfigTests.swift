@@ -46,3 +46,18 @@ struct CheckAppConfigTests {
         #expect(r.lines.last?.contains("0 errors, 1 warning") == true, "\(r.lines)")
     }
 }
+
+@Suite("mamlaunch check: conditional access")
+struct CheckConditionalAccessTests {
+    @Test func aBadConditionalAccessSectionIsAnErrorWithItsPlace() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("tenant.json")
+        let content = #"{"users": [{"upn": "a@c.com", "oid": "5f1c7a2e-3b4d-4e6f-8a9b-0c1d2e3f4a5b", "groups": ["g"]}], "conditionalAccess": {"tenantId": "not-a-guid"}}"#
+        try Data(content.utf8).write(to: file)
+        let r = try CommandRunner.run(["check", file.path])
+        #expect(r.status == 1, "\(r.stdout)")
+        #expect(r.stdout.contains(#"error: $.conditionalAccess.tenantId: "not-a-guid" is not a tenant id"#), "\(r.stdout)")
+    }
+}
