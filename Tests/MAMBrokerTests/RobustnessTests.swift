@@ -239,6 +239,9 @@ struct EnrollmentProcessTests {
         // account's key is gone from the broker's state.
         let (status, said) = try VirtualClockTests.mamlaunch(["wipe", "--user", "adele@contoso.com", "--broker", b.launcherSocket])
         #expect(status == 0, "\(said)")
+        // kill -9 between the wipe being issued and its delivery: it is still owed after the restart.
+        b.kill(SIGKILL)
+        try b.start()
         let wiped = try b.run("Mail", ["hello", "wait-notice"])
         #expect(wiped.step("wait-notice")["wipe"] as? String == "adele@contoso.com")
     }
