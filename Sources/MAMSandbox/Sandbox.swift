@@ -5,32 +5,9 @@ import Glibc
 import MAMPolicy
 import MAMWire
 
-/// A violation of the sandbox, reported by the supervisor.
-public struct Violation: Sendable, CustomStringConvertible {
-    public var bundleID: String
-    public var pid: Int32
-    public var syscall: String
-    public var path: String?
-    public var action: String   // "denied" or "killed"
-    public var time: Date
-
-    public init(bundleID: String, pid: Int32, syscall: String, path: String?, action: String, time: Date) {
-        self.bundleID = bundleID
-        self.pid = pid
-        self.syscall = syscall
-        self.path = path
-        self.action = action
-        self.time = time
-    }
-
-    /// One log line: the path comes from the app (a file name may hold a newline or a
-    /// terminal escape), so it is escaped, as the bundle id from its manifest is.
-    public var description: String {
-        let at = ISO8601DateFormatter().string(from: time)
-        let shown = path.map { " " + LogText.escaped($0) } ?? ""
-        return "\(at) sandbox violation: \(LogText.escaped(bundleID)) (pid \(pid)) \(syscall)\(shown) \(action)"
-    }
-}
+/// A violation of the sandbox, reported by the supervisor: the same value the launcher hands
+/// the broker (`MAMWire.SandboxViolation`).
+public typealias Violation = SandboxViolation
 
 /// Everything one launch needs.
 public struct LaunchConfiguration: Sendable {

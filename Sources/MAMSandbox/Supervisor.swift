@@ -1,5 +1,6 @@
 import CMAMSandbox
 import Foundation
+import MAMWire
 import Glibc
 
 /// Answers the seccomp notifications of one app: lets its own exec through once, checks
@@ -82,7 +83,7 @@ final class Supervisor: @unchecked Sendable {
                 _ = mam_notify_continue(fd, n.id)
             } else {
                 _ = mam_notify_deny(fd, n.id, EPERM)
-                violation(pid, name, path, "denied")
+                violation(pid, name, path, .denied)
             }
         case "open", "openat", "creat":
             // Only opens that may write reach here (the filter checks their flags): they must
@@ -93,12 +94,12 @@ final class Supervisor: @unchecked Sendable {
                 _ = mam_notify_continue(fd, n.id)
             } else {
                 _ = mam_notify_deny(fd, n.id, EACCES)
-                violation(pid, "\(name) for writing", resolved, "denied")
+                violation(pid, "\(name) for writing", resolved, .denied)
             }
         case "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal":
             if name == "pidfd_send_signal" {
                 _ = mam_notify_deny(fd, n.id, EPERM)
-                violation(pid, name, nil, "denied")
+                violation(pid, name, nil, .denied)
                 return
             }
             let target = Int32(truncatingIfNeeded: argument(n, 0))
@@ -107,29 +108,29 @@ final class Supervisor: @unchecked Sendable {
                 _ = mam_notify_continue(fd, n.id)
             } else {
                 _ = mam_notify_deny(fd, n.id, EPERM)
-                violation(pid, name, "pid \(target)", "denied")
+                violation(pid, name, "pid \(target)", .denied)
             }
         case "prctl":
             let option = Int32(truncatingIfNeeded: argument(n, 0))
             _ = mam_notify_deny(fd, n.id, EPERM)
-            violation(pid, name, SyscallPolicy.refusedPrctl.first { $0.option == option }?.name ?? "option \(option)", "denied")
+            violation(pid, name, SyscallPolicy.refusedPrctl.first { $0.option == option }?.name ?? "option \(option)", .denied)
         case "clone":
             // Only clones that make a namespace reach here (the filter checks the flags).
             let flags = Int32(truncatingIfNeeded: argument(n, 0))
             kill(pid, SIGKILL)
             _ = mam_notify_deny(fd, n.id, EPERM)
             let named = SyscallPolicy.namespaceFlags.filter { flags & $0.flag != 0 }.map(\.name).joined(separator: "|")
-            violation(pid, name, named, "killed")
+            violation(pid, name, named, .killed)
         default:
             switch SyscallPolicy.action(for: name) {
             case let .deny(code)?:
                 _ = mam_notify_deny(fd, n.id, code)
-                violation(pid, name, name.hasPrefix("socket") ? family(argument(n, 0)) : nil, "denied")
+                violation(pid, name, name.hasPrefix("socket") ? family(argument(n, 0)) : nil, .denied)
             case .kill?, nil:
                 // Kill first, so the call never returns to the app; then release the notification.
                 kill(pid, SIGKILL)
                 _ = mam_notify_deny(fd, n.id, EPERM)
-                violation(pid, name, nil, "killed")
+                violation(pid, name, nil, .killed)
             }
         }
     }
@@ -153,8 +154,9 @@ final class Supervisor: @unchecked Sendable {
         withUnsafeBytes(of: n.args) { $0.load(fromByteOffset: i * 8, as: UInt64.self) }
     }
 
-    private func violation(_ pid: Int32, _ syscall: String, _ path: String?, _ action: String) {
-        report(Violation(bundleID: bundleID, pid: pid, syscall: syscall, path: path, action: action, time: Date()))
+    private func violation(_ pid: Int32, _ syscall: String, _ path: String?, _ action: Violation.Action) {
+        report(Violation(bundleID: bundleID, pid: pid, syscall: syscall, detail: path, action: action,
+                         time: ISO8601DateFormatter().string(from: Date())))
     }
 
     private func string(_ pid: Int32, _ address: UInt64) -> String? {

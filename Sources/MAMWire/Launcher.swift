@@ -136,3 +136,13 @@ public struct SandboxViolation: Sendable, Equatable {
         self.time = time
     }
 }
+
+extension SandboxViolation: CustomStringConvertible {
+    /// One log line, as the launcher prints it: the detail comes from the app (a file name may
+    /// hold a newline or a terminal escape), so it is escaped, as the bundle id from its
+    /// manifest is.
+    public var description: String {
+        let shown = detail.map { " " + LogText.escaped($0) } ?? ""
+        return "\(time) sandbox violation: \(LogText.escaped(bundleID)) (pid \(pid)) \(syscall)\(shown) \(action == .killed ? "killed" : "denied")"
+    }
+}

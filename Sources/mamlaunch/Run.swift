@@ -105,7 +105,7 @@ struct Run: ParsableCommand {
         let bundle = manifest.bundleID
         let report: @Sendable (Violation) -> Void = { v in
             FileHandle.standardError.write(Data("mamlaunch: \(v)\n".utf8))
-            if controlFD >= 0 { Handoff.send(controlFD, Handoff.violation(v)) }
+            if controlFD >= 0 { Handoff.send(controlFD, .violation(v)) }
         }
         var config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
@@ -252,11 +252,6 @@ struct Run: ParsableCommand {
 enum Handoff {
     static func adopt(bundleID: String, pid: Int32, account: String?) -> LauncherMessage {
         .adopt(Adoption(bundleID: bundleID, pid: pid, account: account))
-    }
-
-    static func violation(_ v: Violation) -> LauncherMessage {
-        .violation(SandboxViolation(bundleID: v.bundleID, pid: v.pid, syscall: v.syscall, detail: v.path,
-                                    action: v.action == "killed" ? .killed : .denied, time: ISO8601DateFormatter().string(from: v.time)))
     }
 
     static func send(_ socket: Int32, _ message: LauncherMessage, fd: Int32 = -1) {

@@ -288,8 +288,8 @@ enum CommandRunnerPaths {
 struct LauncherLogTests {
     @Test func aPathFromTheAppCannotForgeALauncherLogLine() {
         let v = Violation(bundleID: "com.example.hostile", pid: 42, syscall: "openat",
-                          path: "/tmp/x\n2026-11-22T00:00:00Z sandbox violation: com.contoso.mail (pid 1) ptrace killed\u{1B}[2J",
-                          action: "denied", time: Date(timeIntervalSince1970: 0))
+                          detail: "/tmp/x\n2026-11-22T00:00:00Z sandbox violation: com.contoso.mail (pid 1) ptrace killed\u{1B}[2J",
+                          action: .denied, time: "1970-01-01T00:00:00Z")
         #expect(!v.description.contains("\n") && !v.description.contains("\u{1B}"))
         #expect(v.description.contains("/tmp/x\\n2026"))
     }

@@ -451,16 +451,9 @@ struct PendingLaunch: Sendable {
 enum Job: Sendable {
     case save(session: SessionID, frameID: UInt32, decision: Decision, file: StoredFile, entry: AuditEntry, attachment: Int)
     case open(session: SessionID, frameID: UInt32, decision: Decision, file: StoredFile, entry: AuditEntry)
-    /// A document on its way, encrypted first: to `target` as a push (`frameID` nil) or as the
-    /// answer to an import (the requester's frame id).
+    /// A document on its way, encrypted first: to `target` as a push, or to the importer as
+    /// the answer to its import.
     case deliver(Delivery)
-
-    var session: SessionID {
-        switch self {
-        case let .save(s, _, _, _, _, _), let .open(s, _, _, _, _): return s
-        case let .deliver(d): return d.requester
-        }
-    }
 }
 
 /// A document the broker forwards once its decision is final.

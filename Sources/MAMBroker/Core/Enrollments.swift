@@ -28,6 +28,7 @@ extension BrokerCore {
 
     mutating func unenroll(_ id: SessionID, _ frameID: UInt32, account: String, wipe: Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
+        if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
         let notices = service.deregister(app: sessions[id]!.bundleID, accountName: account, wipe: wipe)
         tell(notices, requester: (id, frameID), &out)
         return .success(())

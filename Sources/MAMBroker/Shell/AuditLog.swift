@@ -157,14 +157,6 @@ public final class AuditLog: @unchecked Sendable {
     }
 }
 
-extension ISO8601DateFormatter {
-    nonisolated(unsafe) static let audit: ISO8601DateFormatter = {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f
-    }()
-}
-
 public struct BrokerError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
