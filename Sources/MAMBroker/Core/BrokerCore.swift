@@ -21,6 +21,8 @@ public struct BrokerCore: Sendable {
 
     var sessions: [SessionID: SessionState] = [:]
     var parties: [SessionID: PartyCache] = [:]
+    /// The installed apps as parties, for the tenant revision they were built for.
+    var installed: (revision: Int, parties: [Party])?
     var publicConnections = 0
     var pasteboard: Clip?
     var changeCount: UInt32 = 0

@@ -93,7 +93,7 @@ extension BrokerCore {
         }
         // Not running: decided as if the installed app were; it is started, and the decision is
         // final (answered and audited) once it says hello.
-        let installed = engine.routeURL(url, from: me, among: catalog.map { engine.party($0, identity: engine.defaultIdentity(for: $0)) })
+        let installed = engine.routeURL(url, from: me, among: installedParties())
         let d = installed.decision
         guard d.allowed, let target = installed.target else {
             let t = installed.target.map { AuditEntry.Party(app: $0.bundleID, identity: $0.identity.description, managed: $0.isManaged) }
@@ -118,6 +118,15 @@ extension BrokerCore {
             out.append(.startApp(bundleID: target.bundleID))
         }
         return .success(())
+    }
+
+    /// The installed apps as parties at their default identity, built once per tenant revision
+    /// (a flood of URLs for an app that is not running would rebuild them for every URL).
+    mutating func installedParties() -> [Party] {
+        if let cached = installed, cached.revision == revision { return cached.parties }
+        let parties = catalog.map { engine.party($0, identity: engine.defaultIdentity(for: $0)) }
+        installed = (revision, parties)
+        return parties
     }
 
     mutating func failLaunch(_ key: String, _ reason: String, _ out: inout [BrokerEffect]) {
