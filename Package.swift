@@ -44,6 +44,10 @@ let package = Package(
         // What several test targets share (a seeded random generator).
         .target(name: "MAMTestSupport", path: "Tests/Support"),
         // Encrypted documents (AES-256-GCM, chunked): made by the broker, read by MAMKit.
+        // The scripted mode every sample app shares (docs/SCRIPTING.md): command lines in, JSON
+        // lines out. Foundation only, so the matrix and the SDK-less Notes app can use it.
+        .target(name: "MAMScript"),
+        .testTarget(name: "MAMScriptTests", dependencies: ["MAMScript"]),
         .target(name: "MAMProtect", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell
         // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
