@@ -28,7 +28,7 @@ let package = Package(
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
-                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench",
+                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -47,6 +47,11 @@ let package = Package(
         // The scripted mode every sample app shares (docs/SCRIPTING.md): command lines in, JSON
         // lines out. Foundation only, so the matrix and the SDK-less Notes app can use it.
         .target(name: "MAMScript"),
+        // Sharing-matrix experiments: the experiment model and loader, cells, the engine's
+        // prediction, live observations turned into outcomes, diff and the reports. Pure; the
+        // live runner is in mamlaunch.
+        .target(name: "MAMMatrix", dependencies: ["MAMPolicy", "MAMScript"]),
+        .testTarget(name: "MAMMatrixTests", dependencies: ["MAMMatrix", "MAMPolicy", "MAMCatalog", "MAMScript"]),
         .testTarget(name: "MAMScriptTests", dependencies: ["MAMScript"]),
         .target(name: "MAMProtect", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell

@@ -1,0 +1,94 @@
+import MAMPolicy
+
+/// One cell of a matrix: under one policy, one source tries one channel towards one target.
+public struct Cell: Sendable, Hashable, Identifiable {
+    /// 1-based, in plan order; stable for a given experiment.
+    public var id: Int
+    /// The policy's label (`PolicyRef.label`).
+    public var policy: String
+    public var channel: ChannelSpec
+    public var source: PartySpec
+    public var target: PartySpec?
+    /// Login/logout: the account signed in or out, and the account checked afterwards.
+    public var account: String?
+    public var check: String?
+    public var label: String?
+    public var expect: Expectation?
+
+    public init(id: Int, policy: String, channel: ChannelSpec, source: PartySpec, target: PartySpec? = nil,
+                account: String? = nil, check: String? = nil, label: String? = nil, expect: Expectation? = nil) {
+        self.id = id
+        self.policy = policy
+        self.channel = channel
+        self.source = source
+        self.target = target
+        self.account = account
+        self.check = check
+        self.label = label
+        self.expect = expect
+    }
+
+    /// The heatmap column: target party and channel (`Notes · open-in`), or the location.
+    public var column: String {
+        if let target { return "\(target.name) · \(channel)" }
+        if let account { return "\(channel.channel.rawValue) \(account)" + (check.map { $0 == account ? "" : " → \($0)" } ?? "") }
+        return channel.description
+    }
+
+    /// What the cell is, on one line.
+    public var title: String {
+        var s = "[\(policy)] \(source.name) \(channel)"
+        if let target { s += " → \(target.name)" }
+        if let account { s += " \(account)" }
+        return s
+    }
+
+    /// The key two policies' cells are matched by in a diff.
+    public var key: String { "\(source.name)|\(target?.name ?? "")|\(channel)|\(account ?? "")|\(check ?? "")" }
+}
+
+/// Turns an experiment into cells. Needs the app manifests to tell apps apart (two parties of
+/// one app never share with each other: it is one process).
+public enum Plan {
+    /// Every cell of `experiment`, policy by policy: the generated ones, then the written ones.
+    ///
+    /// - Parameter bundleID: an app name (Apps/ folder or bundle id) to its bundle id; nil when
+    ///   unknown (the loader has already said so).
+    public static func cells(_ experiment: Experiment, bundleID: (String) -> String?) -> [Cell] {
+        var cells: [Cell] = []
+        func add(_ c: Cell) {
+            var c = c
+            c.id = cells.count + 1
+            cells.append(c)
+        }
+        let apps = Dictionary(experiment.parties.map { ($0.name, bundleID($0.app)?.lowercased() ?? $0.app.lowercased()) },
+                              uniquingKeysWith: { a, _ in a })
+        for policy in experiment.policies {
+            for channel in experiment.channels {
+                if channel.channel.isAccountChannel { continue }
+                for source in experiment.parties where signedIn(source, channel) {
+                    if !channel.channel.hasTarget {
+                        add(Cell(id: 0, policy: policy.label, channel: channel, source: source))
+                        continue
+                    }
+                    for target in experiment.parties where apps[target.name] != apps[source.name] && signedIn(target, channel) {
+                        add(Cell(id: 0, policy: policy.label, channel: channel, source: source, target: target))
+                    }
+                }
+            }
+            for spec in experiment.cells where spec.policies.isEmpty || spec.policies.contains(policy.label) {
+                guard let source = experiment.party(named: spec.source) else { continue }
+                add(Cell(id: 0, policy: policy.label, channel: spec.channel, source: source,
+                         target: spec.target.flatMap { experiment.party(named: $0) },
+                         account: spec.account, check: spec.check ?? spec.account, label: spec.label, expect: spec.expect))
+            }
+        }
+        return cells
+    }
+
+    /// A party names only accounts it has signed in: a location of another account is not its to try.
+    static func signedIn(_ party: PartySpec, _ channel: ChannelSpec) -> Bool {
+        guard let account = channel.locationParts?.account else { return true }
+        return party.accounts.contains { $0.lowercased() == account.lowercased() }
+    }
+}

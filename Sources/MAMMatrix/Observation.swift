@@ -1,0 +1,132 @@
+import MAMPolicy
+import MAMScript
+
+/// What the live run saw for one cell, as the scripted apps reported it (docs/SCRIPTING.md),
+/// turned into a verdict. What arrived decides, not what the broker said: a cell whose broker
+/// decision says "allowed" but where nothing arrived is not allowed.
+public struct Observation: Sendable {
+    /// The `decision` object of the result that decided the cell (the source's for a push, a
+    /// URL or a save; the target's for a paste, an import or an open).
+    public var decision: JSONValue?
+    /// The target's arrival: a `document` or `url` event, or a paste / open result.
+    public var arrival: JSONValue?
+    /// The identity the target acted under before the cell.
+    public var targetIdentity: String?
+    /// SHA-256 (hex) of the payload the source was asked to send.
+    public var payloadSHA256: String?
+    /// The URL the source opened.
+    public var sentURL: String?
+    /// Login/logout: the enrollment result and the checked account's `policy` result.
+    public var account: JSONValue?
+    public var policy: JSONValue?
+    /// A step that failed (an `error` in a result): the cell cannot be judged.
+    public var error: String?
+
+    public init(decision: JSONValue? = nil, arrival: JSONValue? = nil, targetIdentity: String? = nil, payloadSHA256: String? = nil,
+                sentURL: String? = nil, account: JSONValue? = nil, policy: JSONValue? = nil, error: String? = nil) {
+        self.decision = decision
+        self.arrival = arrival
+        self.targetIdentity = targetIdentity
+        self.payloadSHA256 = payloadSHA256
+        self.sentURL = sentURL
+        self.account = account
+        self.policy = policy
+        self.error = error
+    }
+
+    /// The verdict for a cell of `channel`.
+    public func verdict(_ channel: Channel) -> Verdict {
+        let d = decision
+        let said = d?["outcome"]?.string.flatMap(Outcome.init(rawValue:))
+        let rule = d?["rule"]?.string ?? "-"
+        let message = d?["message"]?.string ?? ""
+        let tag = d?["tag"]?.string ?? ""
+        if let error {
+            return Verdict(outcome: .blocked, rule: rule, tag: tag, message: message, note: "the run could not perform the cell: \(error)")
+        }
+        if channel.isAccountChannel {
+            // An enrollment status other than success refuses the account.
+            let ok = account?["error"] == nil && (said.map(\.delivers) ?? true)
+            let managed = policy?["managed"]?.bool
+            return Verdict(outcome: ok ? .allowed : .blocked, rule: rule, tag: tag, message: message, managed: ok ? (managed ?? false) : false)
+        }
+        if channel == .saveTo {
+            // Nothing arrives anywhere for a save but the broker's store: its decision is the answer.
+            return Verdict(outcome: said ?? .blocked, rule: rule, tag: tag, message: message,
+                           note: said == nil ? "no decision in the result" : nil)
+        }
+        guard let a = arrival, let arrival = Self.arrival(a, channel: channel) else {
+            var v = Verdict(outcome: said == .filtered ? .filtered : .blocked, rule: rule, tag: tag, message: message)
+            if let said, said.delivers { v.note = "the broker said \(said.rawValue) but nothing arrived" }
+            return v
+        }
+        var v = Verdict(outcome: .allowed, rule: rule, tag: tag, message: message, arrival: arrival)
+        if channel == .openURL {
+            v.url = arrival.url
+            if said == .rewritten { v.outcome = .rewritten } else if let s = said, !s.delivers {
+                v.outcome = .allowed
+                v.note = "the broker said \(s.rawValue) but the URL arrived"
+            }
+        } else if !arrival.readable {
+            v.outcome = .encrypted
+        } else if let want = payloadSHA256, arrival.sha256 != want {
+            // Something readable arrived, but not the payload: a blocked paste delivers the
+            // replacement text [observed].
+            v.outcome = .blocked
+            v.arrival?.readable = false
+            if let s = said, s.delivers { v.note = "the broker said \(s.rawValue) but what arrived is not the payload" }
+        }
+        if v.outcome == .allowed || v.outcome == .rewritten, let before = targetIdentity, let after = arrival.identity,
+           Self.identityKey(before) != Self.identityKey(after) {
+            v.outcome = .switched
+            v.identity = after.isEmpty ? "personal" : after
+        }
+        if v.outcome == .allowed, let s = said, !s.delivers {
+            v.note = "the broker said \(s.rawValue) but the data arrived"
+        }
+        return v
+    }
+
+    static func identityKey(_ s: String) -> String {
+        let l = s.lowercased()
+        return l == "" || l == "personal" ? "personal" : l
+    }
+
+    static func arrival(_ a: JSONValue, channel: Channel) -> Arrival? {
+        switch channel {
+        case .openURL:
+            guard let url = a["url"]?.string else { return nil }
+            return Arrival(readable: true, identity: a["identity"]?.string, url: url)
+        case .paste:
+            guard let text = a["text"], !text.isNull else { return nil }
+            return Arrival(sha256: a["sha256"]?.string, readable: true, identity: a["identity"]?.string)
+        case .openFrom:
+            guard let readable = a["readable"]?.bool else { return nil }
+            return Arrival(sha256: a["sha256"]?.string, owner: a["owner"]?.string, readable: readable,
+                           encrypted: a["encrypted"]?.bool ?? !readable, identity: a["identity"]?.string)
+        default:
+            guard let readable = a["readable"]?.bool else { return nil }
+            return Arrival(sha256: a["sha256"]?.string, owner: a["owner"]?.string, readable: readable,
+                           encrypted: a["encrypted"]?.bool ?? false, identity: a["identity"]?.string)
+        }
+    }
+}
+
+/// Running a matrix from the engine alone.
+public enum MatrixPrediction {
+    /// Every cell answered by its policy's predictor. A cell the engine cannot answer (a party
+    /// refused at sign-in) is a failed cell with the reason.
+    public static func run(_ cells: [Cell], predictors: [String: Predictor], payload: Payload) -> [CellResult] {
+        cells.map { cell in
+            guard let p = predictors[cell.policy] else {
+                return CellResult(cell: cell, predicted: Verdict(outcome: .blocked, rule: "-", note: "no policy \(cell.policy)"))
+            }
+            do {
+                return CellResult(cell: cell, predicted: try p.predict(cell, payload: payload), orgData: p.sourceIsManaged(cell))
+            } catch {
+                return CellResult(cell: cell, predicted: Verdict(outcome: .blocked, rule: "-", note: "\(error)"),
+                                  live: Verdict(outcome: .blocked, rule: "-", note: "\(error)"))
+            }
+        }
+    }
+}

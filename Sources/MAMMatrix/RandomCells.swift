@@ -1,0 +1,82 @@
+import MAMPolicy
+
+/// A small seeded generator (SplitMix64): the same seed gives the same cells on every machine.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// `--random N --seed S`: N cells with random policies, parties, identities and channels, to
+/// check the leak invariant live (org data never arrives readable where the policy forbids it).
+public enum RandomCells {
+    /// - Parameters:
+    ///   - apps: the apps to pick from (name, manifest).
+    ///   - users: the tenant's users (UPNs); `personal` accounts are added by the generator.
+    ///   - policies: the policies to pick from.
+    public static func experiment(count: Int, seed: UInt64, apps: [(name: String, manifest: AppManifest)], users: [String],
+                                  policies: [PolicyRef]) -> Experiment {
+        var rng = SeededGenerator(seed: seed)
+        // One process per app in a live run, so each app gets one set of accounts for the whole
+        // run; its parties differ by the identity they act under.
+        var parties: [PartySpec] = []
+        for (name, manifest) in apps.sorted(by: { $0.name < $1.name }) {
+            guard manifest.integratesSDK else {
+                parties.append(PartySpec(name: name, app: name))
+                continue
+            }
+            var accounts: [String] = []
+            // At most one targeted account: a second one is refused at sign-in (227).
+            if let user = users.randomElement(using: &rng), Bool.random(using: &rng) || users.count == 1 { accounts.append(user) }
+            if manifest.isMultiIdentity && Bool.random(using: &rng) { accounts.append("personal") }
+            if accounts.isEmpty, let user = users.randomElement(using: &rng) { accounts.append(user) }
+            var identities = accounts
+            if manifest.isMultiIdentity && !accounts.contains("personal") { identities.append("none") }
+            for identity in identities {
+                parties.append(PartySpec(name: "\(name) (\(identity))", app: name, accounts: accounts, identity: identity))
+            }
+        }
+        let appOf = Dictionary(parties.map { ($0.name, $0.app) }, uniquingKeysWith: { a, _ in a })
+        let channels: [Channel] = [.openIn, .import, .paste, .openURL, .saveTo, .openFrom]
+        let openLocations = OpenLocation.allCases.filter { $0 != .camera }
+        var cells: [CellSpec] = []
+        while cells.count < count, parties.count > 1 {
+            let policy = policies.randomElement(using: &rng)!
+            let channel = channels.randomElement(using: &rng)!
+            let source = parties.randomElement(using: &rng)!
+            let targets = parties.filter { appOf[$0.name] != source.app }
+            guard let target = targets.randomElement(using: &rng) else { continue }
+            var spec: ChannelSpec
+            switch channel {
+            case .saveTo:
+                let l = SaveLocation.allCases.randomElement(using: &rng)!
+                guard let location = located(l.name, takesAccount: l.takesAccount, source, nil, &rng) else { continue }
+                spec = ChannelSpec(.saveTo, location: location)
+            case .openFrom:
+                let l = openLocations.randomElement(using: &rng)!
+                guard let location = located(l.name, takesAccount: l.takesAccount, source, target, &rng) else { continue }
+                spec = ChannelSpec(.openFrom, location: location)
+            default:
+                spec = ChannelSpec(channel)
+            }
+            cells.append(CellSpec(channel: spec, source: source.name, target: channel == .saveTo ? nil : target.name,
+                                  policies: [policy.label]))
+        }
+        return Experiment(name: "random", description: "\(count) random cells, seed \(seed): the leak invariant checked live.",
+                          parties: parties, policies: policies, cells: cells)
+    }
+
+    /// A location, with an account both parties have signed in where it takes one.
+    static func located(_ name: String, takesAccount: Bool, _ a: PartySpec, _ b: PartySpec?, _ rng: inout SeededGenerator) -> String? {
+        guard takesAccount else { return name }
+        let shared = a.accounts.filter { $0 != "personal" && (b?.accounts.contains($0) ?? true) }
+        guard let account = shared.randomElement(using: &rng) else { return nil }
+        return "\(name):\(account)"
+    }
+}

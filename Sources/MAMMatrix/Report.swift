@@ -1,0 +1,261 @@
+import Foundation
+import MAMPolicy
+import MAMScript
+
+/// A finished run: the cells with their answers, and how it went.
+public struct MatrixReport: Sendable {
+    public var experiment: Experiment
+    public var results: [CellResult]
+    /// Whether live answers were asked for.
+    public var live: Bool
+    /// Wall time of the run, in seconds.
+    public var seconds: Double
+
+    public init(experiment: Experiment, results: [CellResult], live: Bool, seconds: Double = 0) {
+        self.experiment = experiment
+        self.results = results
+        self.live = live
+        self.seconds = seconds
+    }
+
+    public var failures: [CellResult] { results.filter { !$0.passed || $0.leaked } }
+    public var leaks: [CellResult] { results.filter(\.leaked) }
+    public var policies: [String] {
+        var seen: [String] = []
+        for r in results where !seen.contains(r.cell.policy) { seen.append(r.cell.policy) }
+        return seen
+    }
+
+    public var cellsPerSecond: Double { seconds > 0 ? Double(results.count) / seconds : 0 }
+
+    /// The last line: counts, failures, wall time and speed.
+    public var summary: String {
+        let mode = live ? "live" : "predicted"
+        var s = "\(results.count) cells (\(mode)), \(policies.count) \(policies.count == 1 ? "policy" : "policies"): "
+        s += failures.isEmpty ? "all passed" : "\(failures.count) failed"
+        if !leaks.isEmpty { s += ", \(leaks.count) LEAKED org data" }
+        s += "; \(String(format: "%.2f", seconds)) s, \(String(format: "%.0f", cellsPerSecond)) cells/s"
+        return s
+    }
+}
+
+/// The output formats of `mamlaunch matrix --format`.
+public enum MatrixFormat: String, Sendable, CaseIterable {
+    case table, md, csv, json, html
+}
+
+extension MatrixReport {
+    public func render(_ format: MatrixFormat, diff: MatrixDiff? = nil) -> String {
+        switch format {
+        case .table: return table(diff: diff)
+        case .md: return markdown(diff: diff)
+        case .csv: return csv(diff: diff)
+        case .json: return jsonLines(diff: diff)
+        case .html: return HTMLReport(report: self, diff: diff).render()
+        }
+    }
+
+    /// The cells a format lists: all of them, or only those a diff kept.
+    func listed(_ diff: MatrixDiff?) -> [CellResult] {
+        guard let diff else { return results }
+        return diff.changes.flatMap { [$0.a, $0.b] }
+    }
+
+    // MARK: table
+
+    func table(diff: MatrixDiff?) -> String {
+        if let diff { return diff.table }
+        var rows: [[String]] = [["#", "policy", "source", "channel", "target", "predicted", live ? "live" : "", "expected", ""]]
+        for r in results {
+            rows.append([String(r.cell.id), r.cell.policy, r.cell.source.name, r.cell.channel.description,
+                         r.cell.target?.name ?? r.cell.account ?? "-", r.predicted.short, r.live?.short ?? "",
+                         r.cell.expect.map { $0.outcomes.map(\.rawValue).joined(separator: "|") } ?? "",
+                         r.passed ? (r.leaked ? "LEAK" : "") : "FAIL"])
+        }
+        var out = Self.align(rows)
+        for r in failures { out += "\n" + Self.explainFailure(r) }
+        return out
+    }
+
+    static func align(_ rows: [[String]]) -> String {
+        guard let width = rows.first?.count else { return "" }
+        var widths = Array(repeating: 0, count: width)
+        for row in rows { for (i, c) in row.enumerated() { widths[i] = max(widths[i], c.count) } }
+        return rows.map { row in
+            row.enumerated().map { i, c in i == width - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingTrailingSpaces()
+        }.joined(separator: "\n")
+    }
+
+    /// A failed cell with both sides and its audit records.
+    public static func explainFailure(_ r: CellResult) -> String {
+        var lines = ["FAIL #\(r.cell.id) \(r.cell.title)" + (r.cell.label.map { " (\($0))" } ?? "")]
+        lines.append("  predicted  \(describe(r.predicted))")
+        if let live = r.live { lines.append("  live       \(describe(live))") }
+        if let e = r.cell.expect {
+            lines.append("  expected   \(e.outcomes.map(\.rawValue).joined(separator: " or "))" + (e.identity.map { " as \($0)" } ?? "")
+                + (e.managed.map { $0 ? " managed" : " unmanaged" } ?? "") + (e.note.map { " — \($0)" } ?? ""))
+        }
+        if r.leaked { lines.append("  LEAK       org data arrived readable where the policy forbids it") }
+        if !r.agree { lines.append("  the live run and the engine disagree") } else if !r.meetsExpectation { lines.append("  the outcome is not the expected one") }
+        for a in r.audit { lines.append("  audit      \(a)") }
+        return lines.joined(separator: "\n")
+    }
+
+    static func describe(_ v: Verdict) -> String {
+        var s = "\(v.outcome.rawValue.uppercased())  rule \(v.rule)"
+        if !v.ruleName.isEmpty { s += " \(v.ruleName)" }
+        if !v.ruleSource.isEmpty { s += " [\(v.tag): \(v.ruleSource)]" } else if !v.tag.isEmpty { s += " [\(v.tag)]" }
+        if let i = v.identity { s += "  as \(i)" }
+        if let u = v.url { s += "  url \(u)" }
+        if let m = v.managed { s += m ? "  managed" : "  unmanaged" }
+        if !v.message.isEmpty { s += "  \"\(v.message)\"" }
+        if let a = v.arrival {
+            s += "  arrived: " + (a.readable ? "readable" : "unreadable") + (a.encrypted ? " ciphertext" : " plaintext")
+            if let o = a.owner { s += ", owner \(o)" }
+            if let i = a.identity { s += ", under \(i.isEmpty ? "personal" : i)" }
+            if let h = a.sha256 { s += ", sha256 \(h.prefix(16))…" }
+            if let u = a.url { s += ", url \(u)" }
+        }
+        if let n = v.note { s += "  (\(n))" }
+        return s
+    }
+
+    // MARK: markdown
+
+    func markdown(diff: MatrixDiff?) -> String {
+        var out = "# Sharing matrix: \(experiment.name)\n\n"
+        if !experiment.description.isEmpty { out += experiment.description + "\n\n" }
+        if let diff {
+            out += "Cells whose outcome changes from **\(diff.policyA)** to **\(diff.policyB)**: \(diff.changes.count) of \(diff.compared).\n\n"
+            out += "| source | channel | target | \(Self.md(diff.policyA)) | \(Self.md(diff.policyB)) |\n|---|---|---|---|---|\n"
+            for c in diff.changes {
+                out += "| \(Self.md(c.a.cell.source.name)) | \(Self.md(c.a.cell.channel.description)) | \(Self.md(c.a.cell.target?.name ?? c.a.cell.account ?? "-")) | \(Self.md(c.a.shown.short)) | \(Self.md(c.b.shown.short)) |\n"
+            }
+            return out
+        }
+        out += "| # | policy | source | channel | target | predicted |\(live ? " live |" : "") expected | result |\n"
+        out += "|---|---|---|---|---|---|\(live ? "---|" : "")---|---|\n"
+        for r in results {
+            out += "| \(r.cell.id) | \(Self.md(r.cell.policy)) | \(Self.md(r.cell.source.name)) | \(Self.md(r.cell.channel.description)) | "
+            out += "\(Self.md(r.cell.target?.name ?? r.cell.account ?? "-")) | \(Self.md(r.predicted.short)) |"
+            if live { out += " \(Self.md(r.live?.short ?? "")) |" }
+            out += " \(Self.md(r.cell.expect.map { $0.outcomes.map(\.rawValue).joined(separator: " or ") } ?? "")) | \(r.passed && !r.leaked ? "pass" : "**FAIL**") |\n"
+        }
+        out += "\n\(summary)\n"
+        return out
+    }
+
+    static func md(_ s: String) -> String {
+        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
+    }
+
+    // MARK: csv
+
+    public static let csvHeader = ["id", "policy", "channel", "location", "source", "source_app", "source_account", "target", "target_app",
+                                   "target_account", "predicted", "predicted_rule", "live", "live_rule", "agree", "expected", "passed",
+                                   "rule", "tag", "source_of_rule", "message", "label"]
+
+    func csv(diff: MatrixDiff?) -> String {
+        var lines = [Self.csvHeader.joined(separator: ",")]
+        for r in listed(diff) {
+            let c = r.cell
+            let fields: [String] = [
+                String(c.id), c.policy, c.channel.channel.rawValue, c.channel.location ?? "", c.source.name, c.source.app,
+                c.source.activeAccount, c.target?.name ?? "", c.target?.app ?? "", c.target?.activeAccount ?? "",
+                r.predicted.outcome.rawValue, r.predicted.rule, r.live?.outcome.rawValue ?? "", r.live?.rule ?? "",
+                String(r.agree), c.expect.map { $0.outcomes.map(\.rawValue).joined(separator: "|") } ?? "", String(r.passed && !r.leaked),
+                r.shown.rule, r.predicted.tag, r.predicted.ruleSource, r.shown.message, c.label ?? "",
+            ]
+            lines.append(fields.map(Self.csvField).joined(separator: ","))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// RFC 4180: quoted when it holds a comma, a quote or a line break; quotes doubled.
+    static func csvField(_ s: String) -> String {
+        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
+        return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    // MARK: json
+
+    /// One JSON object per cell and line (docs/matrix-cell.schema.json).
+    func jsonLines(diff: MatrixDiff?) -> String {
+        listed(diff).map { Self.json($0).json }.joined(separator: "\n")
+    }
+
+    public static func json(_ r: CellResult) -> JSONValue {
+        let c = r.cell
+        var o: [String: JSONValue] = [
+            "id": .number(Double(c.id)),
+            "policy": .string(c.policy),
+            "channel": .string(c.channel.channel.rawValue),
+            "source": side(c.source),
+            "target": c.target.map(side) ?? .null,
+            "predicted": verdict(r.predicted),
+            "live": r.live.map(verdict) ?? .null,
+            "agree": .bool(r.agree),
+            "passed": .bool(r.passed && !r.leaked),
+            "leaked": .bool(r.leaked),
+            "rule": .string(r.shown.rule),
+            "tag": .string(r.predicted.tag),
+            "sourceOfRule": .string(r.predicted.ruleSource),
+        ]
+        if let l = c.channel.location { o["location"] = .string(l) }
+        if let l = c.label { o["label"] = .string(l) }
+        if let a = c.account { o["account"] = .string(a) }
+        if let a = c.check { o["check"] = .string(a) }
+        if let e = c.expect {
+            var x: [String: JSONValue] = ["outcomes": .array(e.outcomes.map { .string($0.rawValue) })]
+            if let i = e.identity { x["identity"] = .string(i) }
+            if let m = e.managed { x["managed"] = .bool(m) }
+            o["expected"] = .object(x)
+        } else {
+            o["expected"] = .null
+        }
+        if !r.audit.isEmpty { o["audit"] = .array(r.audit.map { (try? JSONValue.parse(Array($0.utf8))) ?? .string($0) }) }
+        return .object(o)
+    }
+
+    static func side(_ p: PartySpec) -> JSONValue {
+        ["party": .string(p.name), "app": .string(p.app), "account": .string(p.activeAccount),
+         "accounts": .array(p.accounts.map { .string($0) })]
+    }
+
+    static func verdict(_ v: Verdict) -> JSONValue {
+        var o: [String: JSONValue] = ["outcome": .string(v.outcome.rawValue), "rule": .string(v.rule), "message": .string(v.message)]
+        if !v.ruleName.isEmpty { o["ruleName"] = .string(v.ruleName) }
+        if !v.tag.isEmpty { o["tag"] = .string(v.tag) }
+        if !v.ruleSource.isEmpty { o["sourceOfRule"] = .string(v.ruleSource) }
+        if let i = v.identity { o["identity"] = .string(i) }
+        if let u = v.url { o["url"] = .string(u) }
+        if let m = v.managed { o["managed"] = .bool(m) }
+        if let n = v.note { o["note"] = .string(n) }
+        if let a = v.arrival {
+            var x: [String: JSONValue] = ["readable": .bool(a.readable), "encrypted": .bool(a.encrypted)]
+            x["sha256"] = JSONValue(a.sha256)
+            x["owner"] = JSONValue(a.owner)
+            x["identity"] = JSONValue(a.identity)
+            if let u = a.url { x["url"] = .string(u) }
+            o["arrival"] = .object(x)
+        }
+        return .object(o)
+    }
+}
+
+extension PartySpec {
+    /// The account the party acts under, as reports show it.
+    public var activeAccount: String {
+        if let identity { return identity }
+        return accounts.first ?? "default"
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var s = self
+        while s.last == " " { s.removeLast() }
+        return s
+    }
+}
