@@ -30,6 +30,7 @@ let package = Package(
             dependencies: [
                 "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The broker protocol: frames, strict decoding, descriptors and sealed documents.

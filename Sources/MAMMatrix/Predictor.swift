@@ -132,9 +132,8 @@ public struct Predictor: Sendable {
         let checked = engine.tenant.identity(named: cell.check ?? name)
         switch engine.enrollment(of: app, signedIn: after) {
         case let .failure(refusal):
-            let d = engine.setIdentity(.account(account), for: source, signedIn: before)
-            var v = Verdict(d, managed: false)
-            v.outcome = .blocked
+            // The engine's refusal (SingleManagedAccountMode) is the rule a second managed identity gets.
+            var v = Verdict(Decision(.blocked, .identitySecondManaged), managed: false)
             v.message = refusal.description
             return v
         case let .success(enrolled):

@@ -13,9 +13,10 @@ struct MAMLaunch: ParsableCommand {
             call where the sources are silent).
 
             Start with:
+              mamlaunch matrix --out matrix.html   every channel between real sandboxed apps, each sample policy
               mamlaunch check                      validate Policies/ and Apps/
               mamlaunch explain --from Mail --to Notes --channel send
             """,
-        subcommands: [Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, SyncCommand.self, WipeCommand.self, BenchLaunch.self, BenchBroker.self]
+        subcommands: [MatrixCommand.self, Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, SyncCommand.self, WipeCommand.self, BenchLaunch.self, BenchBroker.self]
     )
 }

@@ -27,21 +27,7 @@ struct World {
         } catch {
             throw Failure(description: error.description)
         }
-        if let policyOverride {
-            do {
-                guard let first = try Catalog.loadPolicyFile(policyOverride).first else {
-                    throw Failure(description: "\(policyOverride): error: the file holds no policy")
-                }
-                for i in tenant.policies.indices {
-                    tenant.policies[i].settings = first.policy.settings
-                    tenant.policies[i].displayName = first.policy.displayName
-                    tenant.policies[i].settingsFile = policyOverride
-                }
-                tenant.reindex()
-            } catch let error as LoadFailure {
-                throw Failure(description: error.description)
-            }
-        }
+        if let policyOverride { try apply(policyOverride, to: &tenant) }
         var apps: [CatalogApp] = []
         if let root {
             let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
@@ -58,6 +44,24 @@ struct World {
             }
         }
         return World(engine: PolicyEngine(tenant: tenant, apps: apps.map(\.manifest)), apps: apps, notes: notes)
+    }
+
+    /// Gives every policy of `tenant` the settings of the policy file at `path`, keeping whom
+    /// each targets (`--policy`).
+    static func apply(_ path: String, to tenant: inout Tenant) throws {
+        do {
+            guard let first = try Catalog.loadPolicyFile(path).first else {
+                throw Failure(description: "\(path): error: the file holds no policy")
+            }
+            for i in tenant.policies.indices {
+                tenant.policies[i].settings = first.policy.settings
+                tenant.policies[i].displayName = first.policy.displayName
+                tenant.policies[i].settingsFile = path
+            }
+            tenant.reindex()
+        } catch let error as LoadFailure {
+            throw Failure(description: error.description)
+        }
     }
 
     /// `APP[:ACCOUNT[,ACCOUNT...]]` to a party. The first ACCOUNT is the identity the app acts

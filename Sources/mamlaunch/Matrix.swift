@@ -1,0 +1,252 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import MAMCatalog
+import MAMMatrix
+import MAMPolicy
+
+extension MatrixFormat: ExpressibleByArgument {}
+
+struct MatrixCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "matrix",
+        abstract: "Run a sharing-matrix experiment between real sandboxed apps.",
+        discussion: """
+            Every cell is one attempt: under one policy, a source app (signed in, acting under an \
+            identity) tries one channel towards a target app: open-in, send and passive receive, \
+            import, paste, open-url, save-to LOCATION, open-from LOCATION, login and logout. \
+            Live (the default), mamlaunch starts mambroker (one per policy) and the apps in their \
+            sandboxes, keeps them running across cells, makes each perform each action in its \
+            scripted mode and records what arrived where: payload hash, owner, readable or \
+            ciphertext, the identity it arrived under, the URL as delivered. Every cell is also \
+            answered by the engine alone; --predict answers from the engine only.
+
+            A cell fails when its live answer differs from the prediction or from the outcome the \
+            experiment expects; any failed cell makes the exit status 1, and each is printed with \
+            both sides and the broker's audit records.
+
+            EXPERIMENT is a built-in (default: every channel × the sample policies × managed, \
+            personal and unmanaged parties; exit-criteria: seed 002's send, import, passive \
+            receive and login/logout tables with their expected outcomes) or an experiment file \
+            (JSON; docs/MATRIX.md, schema docs/experiment.schema.json).
+
+            --random N --seed S makes N random cells (policies, parties, identities, channels) and \
+            checks the leak invariant live: org data never arrives readable at a party the policy \
+            forbids.
+
+            Examples:
+              mamlaunch matrix --out matrix.html
+              mamlaunch matrix exit-criteria
+              mamlaunch matrix --predict --diff managed-only allow-all
+              mamlaunch matrix --random 200 --seed 7
+            """
+    )
+
+    enum Mode: String, EnumerableFlag {
+        case live, predict
+        static func help(for value: Mode) -> ArgumentHelp? {
+            value == .live ? "Run the real apps through the broker (the default)." : "Answer from the engine alone; start nothing."
+        }
+    }
+
+    @Argument(help: ArgumentHelp("A built-in experiment (\(BuiltIn.names.joined(separator: ", "))) or an experiment file.", valueName: "EXPERIMENT|FILE"))
+    var experiment: String = "default"
+
+    @Option(name: .customLong("policy"), help: ArgumentHelp("Run under this policy file instead of the experiment's policies (repeatable; `tenant` is the tenant as it is).", valueName: "FILE"))
+    var policies: [String] = []
+
+    @Flag(exclusivity: .exclusive)
+    var mode: Mode = .live
+
+    @Option(help: ArgumentHelp("table, md, csv, json (one object per cell and line) or html (default: html when --out ends in .html, else table).", valueName: "FORMAT"))
+    var format: MatrixFormat?
+
+    @Option(help: ArgumentHelp("Write the report here instead of standard output.", valueName: "FILE"))
+    var out: String?
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Show only the cells whose outcome changes between two policies (labels or files).", valueName: "POLICY_A POLICY_B"))
+    var diff: [String] = []
+
+    @Option(help: "Policies run at once, each with its own broker and apps (live).")
+    var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
+
+    @Option(help: ArgumentHelp("Instead of an experiment: N random cells.", valueName: "N"))
+    var random: Int?
+
+    @Option(help: ArgumentHelp("The random cells' seed.", valueName: "S"))
+    var seed: UInt64 = 1
+
+    @Option(help: ArgumentHelp("The tenant file (default: the experiment's, else Policies/contoso/tenant.json).", valueName: "FILE"))
+    var tenant: String?
+
+    /// Test-only: makes each policy's broker flip its decisions on one channel (mambroker's hidden
+    /// --test-flip), so that a test can show a disagreement is caught. Not in --help.
+    @Option(help: .hidden)
+    var testFlip: String?
+
+    func validate() throws {
+        guard diff.isEmpty || diff.count == 2 else { throw ValidationError("--diff takes two policies: --diff POLICY_A POLICY_B") }
+        guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be 1 to 64") }
+        if let random, !(1...100_000).contains(random) { throw ValidationError("--random must be 1 to 100000") }
+    }
+
+    func run() throws {
+        let started = Date()
+        let setup = try MatrixSetup.load(experiment: experiment, policies: policies, diff: diff, random: random, seed: seed, tenant: tenant)
+        let cells = Plan.cells(setup.experiment, bundleID: { setup.predictors.values.first?.manifest($0)?.bundleID })
+        guard !cells.isEmpty else { throw World.Failure(description: "the experiment has no cells") }
+        let progress = Progress(total: cells.count)
+        var results = MatrixPrediction.run(cells, predictors: setup.predictors, payload: setup.experiment.payload)
+        if mode == .live {
+            let runner = LiveMatrix(setup: setup, jobs: jobs, progress: progress, brokerTestFlip: testFlip)
+            results = try runner.run(results)
+        } else {
+            progress.advance(cells.count)
+        }
+        progress.finish()
+        let seconds = Date().timeIntervalSince(started)
+        let report = MatrixReport(experiment: setup.experiment, results: results, live: mode == .live, seconds: seconds)
+        let diffResult = setup.diff.map { MatrixDiff(results, policyA: $0.0, policyB: $0.1) }
+        let chosen = format ?? (out?.hasSuffix(".html") == true ? .html : .table)
+        let text = report.render(chosen, diff: diffResult)
+        if let out {
+            do { try Data((text + "\n").utf8).write(to: URL(fileURLWithPath: out)) } catch {
+                throw World.Failure(description: "cannot write \(out): \(error.localizedDescription)")
+            }
+        } else {
+            print(text)
+        }
+        // Failures go to standard error too when the report went elsewhere or is not a table.
+        if out != nil || chosen != .table {
+            for r in report.failures { FileHandle.standardError.write(Data((MatrixReport.explainFailure(r) + "\n").utf8)) }
+        }
+        FileHandle.standardError.write(Data(("matrix: \(report.summary)" + (out.map { "; report in \($0)" } ?? "") + "\n").utf8))
+        if !report.failures.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// The experiment and, for each of its policies, the engine that answers it.
+struct MatrixSetup {
+    var experiment: Experiment
+    /// By policy label.
+    var predictors: [String: Predictor]
+    /// The tenant each policy's broker loads (absolute paths), by policy label.
+    var tenantFile: String
+    var policyFiles: [String: String]
+    var apps: [CatalogApp]
+    var root: URL
+    var diff: (String, String)?
+
+    static func load(experiment name: String, policies: [String], diff: [String], random: Int?, seed: UInt64,
+                     tenant: String?) throws -> MatrixSetup {
+        guard let root = Catalog.projectRoot() else {
+            throw ValidationError("no MAMLab project found here (its Apps/ and Policies/); run from the project or set MAMLAB_ROOT")
+        }
+        let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
+        let apps = found.apps
+        let pairs = apps.map { (name: $0.name, manifest: $0.manifest) }
+        let known: (String) -> Bool = { Catalog.find($0, in: apps) != nil }
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+
+        var experiment: Experiment
+        var base = root
+        let samplePolicies = BuiltIn.samplePolicies
+        if let random {
+            let users = try Self.tenant(tenant, root: root).users.map(\.upn)
+            let pool: [PolicyRef] = policies.isEmpty ? samplePolicies : policies.map { $0 == "tenant" ? .tenant : .file($0) }
+            experiment = RandomCells.experiment(count: random, seed: seed, apps: pairs, users: users, policies: pool)
+            if !policies.isEmpty { base = cwd }
+        } else if let builtIn = BuiltIn.experiment(named: name) {
+            experiment = builtIn
+        } else {
+            guard FileManager.default.fileExists(atPath: name) else {
+                throw ValidationError("no experiment \"\(name)\": not a built-in (\(BuiltIn.names.joined(separator: ", "))) and no such file")
+            }
+            do {
+                experiment = try ExperimentFile.load(try Catalog.read(name), file: Catalog.relative(name), knownApp: known)
+            } catch {
+                throw World.Failure(description: error.description)
+            }
+            base = URL(fileURLWithPath: name, relativeTo: cwd).deletingLastPathComponent()
+        }
+        if !policies.isEmpty && random == nil {
+            experiment.policies = policies.map { $0 == "tenant" ? .tenant : .file($0) }
+            base = cwd
+        }
+        // Policy files resolve against the experiment file's folder (the project for built-ins).
+        func absolute(_ ref: PolicyRef, from folder: URL) -> PolicyRef {
+            guard case let .file(path) = ref, !path.hasPrefix("/") else { return ref }
+            return .file(URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL.path)
+        }
+        experiment.policies = experiment.policies.map { absolute($0, from: base) }
+        var diffLabels: (String, String)?
+        if diff.count == 2 {
+            var labels: [String] = []
+            for d in diff {
+                if let existing = experiment.policies.first(where: { $0.label == d || $0.description == d }) {
+                    labels.append(existing.label)
+                    continue
+                }
+                let sample = samplePolicies.first { $0.label == d }.map { absolute($0, from: root) }
+                let ref = sample ?? absolute(d == "tenant" ? .tenant : .file(d), from: cwd)
+                experiment.policies.append(ref)
+                labels.append(ref.label)
+            }
+            diffLabels = (labels[0], labels[1])
+        }
+
+        let tenantPath = tenant ?? experiment.tenant.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL.path }
+            ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
+        let baseTenant = try Self.tenant(tenantPath, root: root)
+        var predictors: [String: Predictor] = [:]
+        var files: [String: String] = [:]
+        for ref in experiment.policies {
+            var t = baseTenant
+            if case let .file(path) = ref {
+                try World.apply(path, to: &t)
+                files[ref.label] = path
+            }
+            predictors[ref.label] = Predictor(engine: PolicyEngine(tenant: t, apps: apps.map(\.manifest)), apps: pairs)
+        }
+        return MatrixSetup(experiment: experiment, predictors: predictors, tenantFile: URL(fileURLWithPath: tenantPath, relativeTo: cwd).standardizedFileURL.path,
+                           policyFiles: files, apps: apps, root: root, diff: diffLabels)
+    }
+
+    static func tenant(_ path: String?, root: URL) throws -> Tenant {
+        let p = path ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
+        do { return try Catalog.loadTenant(p).tenant } catch { throw World.Failure(description: error.description) }
+    }
+}
+
+/// Progress on standard error: a bar on a terminal, a plain line per tenth otherwise.
+final class Progress: @unchecked Sendable {
+    let total: Int
+    private var done = 0
+    private var lastTenth = -1
+    private let lock = NSLock()
+    private let terminal = isatty(2) == 1
+
+    init(total: Int) { self.total = total }
+
+    func advance(_ n: Int = 1) {
+        lock.lock()
+        defer { lock.unlock() }
+        done = min(total, done + n)
+        if terminal {
+            let width = 30
+            let filled = total == 0 ? width : done * width / total
+            let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+            FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) cells".utf8))
+        } else {
+            let tenth = total == 0 ? 10 : done * 10 / total
+            if tenth != lastTenth {
+                lastTenth = tenth
+                FileHandle.standardError.write(Data("matrix: \(done)/\(total) cells\n".utf8))
+            }
+        }
+    }
+
+    func finish() {
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

@@ -1,0 +1,179 @@
+import CMAMSandbox
+import Foundation
+import Glibc
+import MAMPolicy
+import MAMSandbox
+import MAMScript
+import MAMWire
+
+/// One sample app running in its sandbox in scripted mode (docs/SCRIPTING.md), connected to a
+/// broker through the launcher hand-off, driven through pipes: command lines in, JSON lines out.
+///
+/// A reader thread sorts the app's lines into results (by command number) and events; `call`
+/// writes a line and waits for its result.
+final class ScriptedApp: @unchecked Sendable {
+    let bundleID: String
+    let app: SandboxedApp
+    private let input: Int32
+    private let output: Int32
+    private let control: Int32
+    private let state = NSCondition()
+    private var results: [Int: JSONValue] = [:]
+    private var events: [JSONValue] = []
+    private var sent = 0
+    private var ended = false
+    /// The identity the runner last set (nil: the app's own launch identity).
+    var identity: String?
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Launches `executable --script` for `manifest` against the broker at `launcherSocket`.
+    /// `account` is the account the launcher tells the broker the app starts under.
+    static func launch(manifest: AppManifest, executable: String, launcherSocket: String, containers: String,
+                       account: String?, hidden: [String], log: String) throws -> ScriptedApp {
+        let control = mam_connect_seqpacket(launcherSocket)
+        guard control >= 0 else { throw Failure(description: "cannot reach the broker at \(launcherSocket): \(String(cString: strerror(errno)))") }
+        var pair: [Int32] = [-1, -1]
+        var stdin: [Int32] = [-1, -1]
+        var stdout: [Int32] = [-1, -1]
+        // Stream socket pairs stand in for pipes: made close-on-exec in one call, so an app
+        // launched at the same time from another thread never inherits this one's ends.
+        let stream = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard mam_seqpacket_pair(&pair) == 0, socketpair(AF_UNIX, stream, 0, &stdin) == 0, socketpair(AF_UNIX, stream, 0, &stdout) == 0 else {
+            close(control)
+            throw Failure(description: "cannot make the app's channels: \(String(cString: strerror(errno)))")
+        }
+        let errFD = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        var config = LaunchConfiguration(bundleID: manifest.bundleID, executable: executable, arguments: ["--script"],
+                                         environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
+                                             .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
+                                         containersRoot: containers, brokerDescriptor: pair[0], hidden: hidden)
+        config.standardInput = stdin[0]
+        config.standardOutput = stdout[1]
+        config.standardError = errFD >= 0 ? errFD : nil
+        let bundle = manifest.bundleID
+        let app: SandboxedApp
+        do {
+            app = try Sandbox.launch(config) { v in
+                FileHandle.standardError.write(Data("mamlaunch: \(v)\n".utf8))
+                Handoff.send(control, .violation(v))
+            }
+        } catch {
+            for fd in [control, pair[0], pair[1], stdin[0], stdin[1], stdout[0], stdout[1], errFD] where fd >= 0 { close(fd) }
+            throw Failure(description: "\(bundle): \(error)")
+        }
+        for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
+        Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account), fd: pair[1])
+        close(pair[1])
+        let scripted = ScriptedApp(bundleID: bundle, app: app, input: stdin[1], output: stdout[0], control: control)
+        let reader = Thread { scripted.readLines() }
+        reader.stackSize = 1 << 20
+        reader.start()
+        return scripted
+    }
+
+    private init(bundleID: String, app: SandboxedApp, input: Int32, output: Int32, control: Int32) {
+        self.bundleID = bundleID
+        self.app = app
+        self.input = input
+        self.output = output
+        self.control = control
+    }
+
+    /// Sends one command and waits for its result (an object with `error` when it failed).
+    func call(_ command: ScriptCommand, timeout: Double = 10) throws -> JSONValue {
+        state.lock()
+        sent += 1
+        let id = sent
+        state.unlock()
+        var bytes = Array((command.line + "\n").utf8)
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw Failure(description: "\(bundleID) stopped reading commands (\(String(cString: strerror(errno))))") }
+            bytes.removeFirst(n)
+        }
+        state.lock()
+        defer { state.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while results[id] == nil && !ended {
+            if !state.wait(until: deadline) { throw Failure(description: "\(bundleID) did not answer \(command.name) within \(Int(timeout)) s") }
+        }
+        guard let r = results.removeValue(forKey: id) else { throw Failure(description: "\(bundleID) exited before answering \(command.name)") }
+        return r
+    }
+
+    /// The first unclaimed event of `kind`, waiting up to `timeout` seconds (0: only what is there).
+    func event(_ kind: String, timeout: Double) -> JSONValue? {
+        state.lock()
+        defer { state.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            if let i = events.firstIndex(where: { $0["event"]?.string == kind }) { return events.remove(at: i) }
+            if ended || timeout <= 0 || !state.wait(until: deadline) { return nil }
+        }
+    }
+
+    /// Forgets events nobody claimed (what arrived after its cell was judged).
+    func drainEvents() -> [JSONValue] {
+        state.lock()
+        defer { state.unlock() }
+        let e = events
+        events.removeAll()
+        return e
+    }
+
+    private func readLines() {
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            buffer.append(contentsOf: chunk[0..<n])
+            while let nl = buffer.firstIndex(of: 0x0A) {
+                let line = buffer[0..<nl]
+                if let value = try? JSONValue.parse(line) { deliver(value) }
+                buffer.removeSubrange(0...nl)
+            }
+            // A line longer than the scripted mode allows is not a line: drop it.
+            if buffer.count > 4 << 20 { buffer.removeAll() }
+        }
+        state.lock()
+        ended = true
+        state.broadcast()
+        state.unlock()
+    }
+
+    private func deliver(_ value: JSONValue) {
+        state.lock()
+        if value["event"] != nil {
+            events.append(value)
+        } else if let id = value["id"]?.number, id >= 1, id <= Double(Int32.max) {
+            results[Int(id)] = value
+        }
+        state.broadcast()
+        state.unlock()
+    }
+
+    /// Asks the app to end (`bye`), then makes sure it has.
+    func stop() {
+        _ = try? call(ScriptCommand("bye"), timeout: 2)
+        close(input)
+        var waited = 0
+        while waited < 40 {
+            state.lock()
+            let done = ended
+            state.unlock()
+            if done { break }
+            usleep(25_000)
+            waited += 1
+        }
+        if waited == 40 { app.terminate(SIGKILL) }
+        _ = app.wait()
+        close(output)
+        close(control)
+    }
+}

@@ -1,0 +1,382 @@
+import Crypto
+import Dispatch
+import Foundation
+import Glibc
+import MAMCatalog
+import MAMMatrix
+import MAMPolicy
+import MAMScript
+
+/// The live side of `mamlaunch matrix`: per policy, a broker of its own (policies run in
+/// parallel up to --jobs), the apps started in parallel in their sandboxes and kept running
+/// across cells, each cell performed through the apps' scripted mode and judged by what arrived.
+struct LiveMatrix {
+    var setup: MatrixSetup
+    var jobs: Int
+    var progress: Progress
+    /// Test-only: passed to mambroker as its hidden `--test-flip` (see MAMBrokerCommand).
+    var brokerTestFlip: String?
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Answers each predicted cell live; returns them with both sides.
+    func run(_ predicted: [CellResult]) throws -> [CellResult] {
+        try checkExecutables(predicted)
+        var byPolicy: [String: [Int]] = [:]
+        var order: [String] = []
+        for (i, r) in predicted.enumerated() {
+            if byPolicy[r.cell.policy] == nil { order.append(r.cell.policy) }
+            byPolicy[r.cell.policy, default: []].append(i)
+        }
+        let groups = byPolicy
+        let results = Locked(predicted)
+        let errors = Locked<[String]>([])
+        let queue = DispatchQueue(label: "matrix", attributes: .concurrent)
+        let slots = DispatchSemaphore(value: jobs)
+        let group = DispatchGroup()
+        for policy in order {
+            slots.wait()
+            group.enter()
+            queue.async {
+                defer { slots.signal(); group.leave() }
+                do {
+                    let indices = groups[policy]!
+                    let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip)
+                    defer { run.stop() }
+                    try run.perform(indices.map { predicted[$0] }) { offset, result in
+                        results.update { $0[indices[offset]] = result }
+                        progress.advance()
+                    }
+                } catch {
+                    errors.update { $0.append("policy \(policy): \(error)") }
+                }
+            }
+        }
+        group.wait()
+        if let first = errors.value.first { throw Failure(description: first) }
+        return results.value
+    }
+
+    /// Every app a cell needs must be built beside mamlaunch, in scripted mode.
+    func checkExecutables(_ cells: [CellResult]) throws {
+        var missing: [String] = []
+        for app in Set(cells.flatMap { [$0.cell.source.app] + ($0.cell.target.map { [$0.app] } ?? []) }).sorted() {
+            guard let found = Catalog.find(app, in: setup.apps) else { missing.append("\(app) (no manifest)"); continue }
+            let name = found.manifest.executable ?? found.name
+            if !FileManager.default.isExecutableFile(atPath: (Catalog.toolDirectory as NSString).appendingPathComponent(name)) {
+                missing.append(name)
+            }
+        }
+        guard missing.isEmpty else {
+            throw Failure(description: "the live run needs the sample apps built beside mamlaunch with their scripted mode (--script, docs/SCRIPTING.md); missing: \(missing.joined(separator: ", ")). Build them (swift build), or answer from the engine alone with --predict")
+        }
+        guard FileManager.default.isExecutableFile(atPath: (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker")) else {
+            throw Failure(description: "mambroker is not built beside mamlaunch (swift build --product mambroker), or use --predict")
+        }
+    }
+}
+
+/// A value several threads update.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
+    func update(_ body: (inout Value) -> Void) { lock.lock(); body(&stored); lock.unlock() }
+}
+
+/// One policy's live run: its broker, its apps, its cells in order.
+final class PolicyRun: @unchecked Sendable {
+    let setup: MatrixSetup
+    let policy: String
+    let device: String
+    let broker: Process
+    let manifests: [String: (manifest: AppManifest, executable: String)]
+    var apps: [String: ScriptedApp] = [:]
+    /// The accounts each running app was started with.
+    var accounts: [String: [String]] = [:]
+    let payload: Payload
+    let auditPath: String
+
+    init(setup: MatrixSetup, policy: String, testFlip: String?) throws {
+        self.setup = setup
+        self.policy = policy
+        self.payload = setup.experiment.payload
+        let base = NSTemporaryDirectory() + "mamlab-matrix-\(getpid())-\(UUID().uuidString.prefix(8))"
+        device = base
+        auditPath = base + "/audit.jsonl"
+        try FileManager.default.createDirectory(atPath: base + "/logs", withIntermediateDirectories: true)
+        let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json")
+        var m: [String: (AppManifest, String)] = [:]
+        for a in setup.apps {
+            let exe = (Catalog.toolDirectory as NSString).appendingPathComponent(a.manifest.executable ?? a.name)
+            m[a.name.lowercased()] = (a.manifest, exe)
+            m[a.manifest.bundleID.lowercased()] = (a.manifest, exe)
+        }
+        manifests = m
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker"))
+        p.arguments = ["--tenant", tenant, "--device", base, "--apps", setup.root.appendingPathComponent("Apps").path,
+                       "--clock", "virtual", "--log-level", "error"] + (testFlip.map { ["--test-flip", $0] } ?? [])
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle(forWritingAtPath: base + "/logs/mambroker.log")
+        try p.run()
+        broker = p
+        let ready = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        guard ready.hasPrefix("ready") else {
+            p.waitUntilExit()
+            let log = (try? String(contentsOfFile: base + "/logs/mambroker.log", encoding: .utf8)) ?? ""
+            throw LiveMatrix.Failure(description: "mambroker did not start (exit \(p.terminationStatus)): \(log.prefix(2000))")
+        }
+    }
+
+    /// The tenant the broker loads: the experiment's, with every policy's settings taken from
+    /// `policy` (a file) when one is given, like `explain --policy`; every `$ref` made absolute.
+    static func writeTenant(_ path: String, policy: String?, to out: String) throws -> String {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        guard let data = FileManager.default.contents(atPath: path),
+              var tenant = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw LiveMatrix.Failure(description: "\(path): not a tenant file")
+        }
+        if var policies = tenant["policies"] as? [[String: Any]] {
+            for i in policies.indices {
+                if let policy {
+                    var entry: [String: Any] = ["$ref": policy]
+                    for key in ["apps", "assignments"] { entry[key] = policies[i][key] }
+                    policies[i] = entry
+                } else if let ref = policies[i]["$ref"] as? String, !ref.hasPrefix("/") {
+                    policies[i]["$ref"] = folder.appendingPathComponent(ref).standardizedFileURL.path
+                }
+            }
+            tenant["policies"] = policies
+        }
+        let bytes = try JSONSerialization.data(withJSONObject: tenant, options: [.sortedKeys])
+        try bytes.write(to: URL(fileURLWithPath: out))
+        return out
+    }
+
+    func stop() {
+        for app in apps.values { app.stop() }
+        apps.removeAll()
+        broker.terminate()
+        broker.waitUntilExit()
+        if ProcessInfo.processInfo.environment["MAMLAB_MATRIX_KEEP"] == nil {
+            try? FileManager.default.removeItem(atPath: device)
+        }
+    }
+
+    // MARK: apps
+
+    func entry(_ app: String) throws -> (manifest: AppManifest, executable: String) {
+        guard let e = manifests[app.lowercased()] else { throw LiveMatrix.Failure(description: "unknown app \(app)") }
+        return e
+    }
+
+    /// Makes the running apps exactly `wanted` (bundle id → accounts): stops those started with
+    /// other accounts, starts the missing ones in parallel, signs in their other accounts.
+    func ensure(_ wanted: [String: [String]]) throws {
+        for (bundle, app) in apps where wanted[bundle] != nil && accounts[bundle] != wanted[bundle] {
+            app.stop()
+            apps[bundle] = nil
+        }
+        let missing = wanted.filter { apps[$0.key] == nil }.map { ($0.key, $0.value) }
+        let started = Locked<[String: Result<ScriptedApp, Error>]>([:])
+        DispatchQueue.concurrentPerform(iterations: missing.count) { i in
+            let (bundle, accts) = missing[i]
+            let r = Result { () throws -> ScriptedApp in
+                let e = try entry(bundle)
+                let first = accts.first { $0.lowercased() != "personal" }
+                let app = try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
+                                                 launcherSocket: device + "/launcher.sock", containers: device + "/containers",
+                                                 account: e.manifest.integratesSDK ? first : nil, hidden: [device],
+                                                 log: device + "/logs/\(bundle).log")
+                let hello = try app.call(ScriptCommand("hello"))
+                if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
+                // The other accounts sign in through the SDK, as a user adds them.
+                for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
+                    let r = try app.call(ScriptCommand("enroll", [a]))
+                    if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
+                }
+                return app
+            }
+            started.update { $0[bundle] = r }
+        }
+        for (bundle, r) in started.value {
+            switch r {
+            case let .success(app):
+                apps[bundle] = app
+                accounts[bundle] = wanted[bundle]
+            case let .failure(error): throw error
+            }
+        }
+    }
+
+    func bundle(_ party: PartySpec) throws -> String { try entry(party.app).manifest.bundleID.lowercased() }
+
+    /// Makes the app act under the party's identity (an SDK app; `none` cannot be gone back to).
+    func act(as party: PartySpec) throws {
+        let e = try entry(party.app)
+        guard e.manifest.integratesSDK, let app = apps[e.manifest.bundleID.lowercased()] else { return }
+        guard let wanted = party.identity ?? party.accounts.first, wanted.lowercased() != "none" else { return }
+        if app.identity?.lowercased() == wanted.lowercased() { return }
+        let r = try app.call(ScriptCommand("identity", [wanted.lowercased() == "personal" ? "" : wanted]))
+        if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(party.name): identity \(wanted): \(error)") }
+        app.identity = wanted
+    }
+
+    // MARK: cells
+
+    /// Runs the cells in order, grouping consecutive ones that need the same apps.
+    func perform(_ cells: [CellResult], done: (Int, CellResult) -> Void) throws {
+        for (i, var r) in cells.enumerated() {
+            if r.live != nil {
+                // The engine could not even build the cell's parties; nothing to run.
+                done(i, r)
+                continue
+            }
+            let before = auditSize()
+            do {
+                r.live = try perform(r.cell)
+            } catch {
+                r.live = Verdict(outcome: .blocked, rule: "-", note: "the run could not perform the cell: \(error)")
+            }
+            if !r.passed || r.leaked { r.audit = auditLines(from: before) }
+            done(i, r)
+        }
+    }
+
+    func perform(_ cell: Cell) throws -> Verdict {
+        if cell.channel.channel.isAccountChannel { return try account(cell) }
+        var wanted: [String: [String]] = [:]
+        for p in [cell.source] + (cell.target.map { [$0] } ?? []) { wanted[try bundle(p)] = p.accounts }
+        // Keep the other apps running: only the cell's apps must match.
+        var all = accounts
+        for (k, v) in wanted { all[k] = v }
+        try ensure(all)
+        try act(as: cell.source)
+        if let t = cell.target { try act(as: t) }
+        let source = apps[try bundle(cell.source)]!
+        let target = try cell.target.map { apps[try bundle($0)]! }
+        _ = target?.drainEvents()
+        let name = "c\(cell.id)-\(payload.documentName)"
+        let docSHA = Self.sha256(payload.documentContent)
+        var o = Observation(targetIdentity: target.flatMap { t in cell.target.map { t.identity ?? ($0.identity ?? $0.accounts.first ?? "personal") } },
+                            payloadSHA256: docSHA)
+        func step(_ app: ScriptedApp, _ command: ScriptCommand) throws -> JSONValue {
+            let r = try app.call(command)
+            if let e = r["error"]?.string { o.error = "\(app.bundleID) \(command.name): \(e)" }
+            return r
+        }
+        switch cell.channel.channel {
+        case .send, .receive, .openIn:
+            let tb = try entry(cell.target!.app).manifest.bundleID
+            let r = try step(source, ScriptCommand("share", [tb, payload.documentType, name, payload.documentContent]))
+            o.decision = r["decision"]
+            o.arrival = try arrival(target!, "document", delivered: o.decision)
+        case .import:
+            let sb = try entry(cell.source.app).manifest.bundleID
+            _ = try step(source, ScriptCommand("serve", [payload.documentType, name, payload.documentContent]))
+            let r = try step(target!, ScriptCommand("import", [sb, payload.documentType]))
+            o.decision = r["decision"]
+            o.arrival = try arrival(target!, "document", delivered: o.decision)
+        case .paste:
+            _ = try step(source, ScriptCommand("copy", [payload.text]))
+            let r = try step(target!, ScriptCommand("paste"))
+            o.decision = r["decision"]
+            o.arrival = r
+            o.payloadSHA256 = Self.sha256(payload.text)
+        case .openURL:
+            let url = Predictor.url(for: try entry(cell.target!.app).manifest, payload: payload)
+            o.sentURL = url
+            let r = try step(source, ScriptCommand("open-url", [url]))
+            o.decision = r["decision"]
+            o.arrival = try arrival(target!, "url", delivered: o.decision)
+        case .saveTo:
+            let (location, account) = cell.channel.locationParts!
+            let r = try step(source, ScriptCommand("save", [location, account ?? "-", name, payload.documentContent]))
+            o.decision = r["decision"]
+        case .openFrom:
+            let (location, account) = cell.channel.locationParts!
+            guard let open = OpenLocation(name: location), let save = Predictor.saveLocation(for: open) else {
+                throw LiveMatrix.Failure(description: "no save location feeds \(location)")
+            }
+            let saved = try step(source, ScriptCommand("save", [save.name, account ?? "-", name, payload.documentContent]))
+            o.decision = saved["decision"]
+            if o.error == nil, let d = saved["decision"], d["allowed"]?.bool == true {
+                let r = try step(target!, ScriptCommand("open", [open.name, account ?? "-", name]))
+                o.decision = r["decision"]
+                o.arrival = r
+            }
+        case .login, .logout:
+            break
+        }
+        var v = o.verdict(cell.channel.channel)
+        // What arrived after its cell was judged is a leak too: shown on the cell.
+        if let stray = target?.drainEvents().first(where: { $0["event"]?.string == "document" || $0["event"]?.string == "url" }) {
+            v.note = (v.note.map { $0 + "; " } ?? "") + "late arrival: \(stray.json.prefix(200))"
+            if stray["readable"]?.bool == true { v.arrival = v.arrival ?? Arrival(readable: true) }
+        }
+        return v
+    }
+
+    /// The target's arrival: waited for when the broker said the data goes through, else looked
+    /// for after a round trip to the target (so that a delivery the broker sent anyway is seen).
+    func arrival(_ target: ScriptedApp, _ kind: String, delivered decision: JSONValue?) throws -> JSONValue? {
+        if decision?["allowed"]?.bool == true { return target.event(kind, timeout: 5) }
+        _ = try target.call(ScriptCommand("hello"))
+        return target.event(kind, timeout: 0)
+    }
+
+    /// Login/logout: a fresh app with the party's accounts, then the account signed in or out,
+    /// then the checked account's policy view.
+    func account(_ cell: Cell) throws -> Verdict {
+        let b = try bundle(cell.source)
+        if let running = apps[b] {
+            running.stop()
+            apps[b] = nil
+            accounts[b] = nil
+        }
+        try ensure([b: cell.source.accounts])
+        let app = apps[b]!
+        defer {
+            // The app's accounts changed: it is not reused for another cell.
+            app.stop()
+            apps[b] = nil
+            accounts[b] = nil
+        }
+        var o = Observation()
+        let account = cell.account ?? ""
+        let r = cell.channel.channel == .login
+            ? try app.call(ScriptCommand("enroll", [account]))
+            : try app.call(ScriptCommand("unenroll", [account, "wipe"]))
+        o.account = r
+        o.decision = r["decision"]
+        if let e = r["error"]?.string { o.account = ["error": .string(e)] }
+        o.policy = try app.call(ScriptCommand("policy", [cell.check ?? account]))
+        var v = o.verdict(cell.channel.channel)
+        v.rule = r["decision"]?["rule"]?.string ?? Rule.identitySet.id
+        return v
+    }
+
+    // MARK: audit
+
+    func auditSize() -> UInt64 {
+        var st = stat()
+        return stat(auditPath, &st) == 0 ? UInt64(st.st_size) : 0
+    }
+
+    func auditLines(from offset: UInt64) -> [String] {
+        guard let h = FileHandle(forReadingAtPath: auditPath) else { return [] }
+        defer { try? h.close() }
+        try? h.seek(toOffset: offset)
+        let data = (try? h.readToEnd()) ?? Data()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    static func sha256(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
