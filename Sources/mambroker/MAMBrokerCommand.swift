@@ -56,7 +56,14 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    /// Test-only, hidden: invert every decision on one channel (only `paste`), so that a test
+    /// can show `mamlaunch matrix` catches a broker that disagrees with the engine. Only the
+    /// one who starts the broker can set it; no message from an app reaches it.
+    @Option(help: .hidden)
+    var testFlip: String?
+
     func validate() throws {
+        if let testFlip, testFlip != "paste" { throw ValidationError("--test-flip: only paste") }
         guard clock == "real" || clock == "virtual" else { throw ValidationError("--clock \(clock): use real or virtual") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical") }
         guard maxFileSize > 0, quotaPerApp > 0, auditMaxBytes >= 4096 else {
@@ -87,8 +94,9 @@ struct MAMBrokerCommand: ParsableCommand {
             var limits = BrokerLimits()
             limits.maximumFileSize = maxFileSize
             limits.quotaPerApp = quotaPerApp
-            let configuration = Broker.Configuration(deviceDirectory: device, publicSocket: socket, launcherSocket: launcherSocket,
+            var configuration = Broker.Configuration(deviceDirectory: device, publicSocket: socket, launcherSocket: launcherSocket,
                                                      limits: limits, auditMaximumBytes: auditMaxBytes)
+            configuration.testFlip = testFlip
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
                                           appsDirectory: appsDir)
             let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()

@@ -15,6 +15,8 @@ public struct BrokerCore: Sendable {
     /// The tenant's reload count; audit entries carry it.
     public private(set) var revision = 1
     public var limits: BrokerLimits
+    /// Test-only: every paste decision is inverted (Broker.Configuration.testFlip).
+    public var testFlipPaste = false
     let clock: any BrokerClock
     /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
     let catalog: [AppManifest]

@@ -27,6 +27,10 @@ public final class Broker: @unchecked Sendable {
         public var launcherSocket: String
         public var limits: BrokerLimits
         public var auditMaximumBytes: Int
+        /// Test-only (mambroker's hidden --test-flip): the channel whose decisions the broker
+        /// inverts, so that a test can show `mamlaunch matrix` catches a broker that disagrees
+        /// with the engine. Set only by whoever starts the broker; nothing an app sends reaches it.
+        public var testFlip: String?
 
         public init(deviceDirectory: String, publicSocket: String? = nil, launcherSocket: String? = nil,
                     limits: BrokerLimits = BrokerLimits(), auditMaximumBytes: Int = 64 << 20) {
@@ -97,6 +101,7 @@ public final class Broker: @unchecked Sendable {
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
                           pasteboard: try store.loadPasteboard(), files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, conditionalAccess: conditionalAccess)
+        core.testFlipPaste = configuration.testFlip == "paste"
         loop = try EventLoop()
     }
 
