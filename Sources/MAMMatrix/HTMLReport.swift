@@ -19,7 +19,7 @@ struct HTMLReport {
     func render() -> String {
         var h = """
             <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8">
+            <html lang="en"><head><meta charset="utf-8"/>
             <title>Sharing matrix: \(esc(report.experiment.name))</title>
             <style>
             body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1b1b1b;background:#fff}

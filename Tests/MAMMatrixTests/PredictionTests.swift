@@ -1,0 +1,63 @@
+import MAMMatrix
+import MAMPolicy
+import Testing
+
+@Suite("The engine's side of the matrix")
+struct PredictionTests {
+    @Test("exit-criteria: the engine meets seed 002's expectations, cell by cell")
+    func exitCriteriaPredicted() throws {
+        let report = try Fixture.predict(BuiltIn.exitCriteria)
+        #expect(report.results.count == 19)
+        for r in report.results { #expect(r.passed, "\(MatrixReport.explainFailure(r))") }
+    }
+
+    @Test func aWrongExpectationFails() throws {
+        var e = BuiltIn.exitCriteria
+        e.cells[1].expect = Expectation(.blocked)  // "managed identity send to managed app" is allowed
+        let report = try Fixture.predict(e)
+        #expect(report.failures.map(\.cell.id) == [2])
+        #expect(MatrixReport.explainFailure(report.failures[0]).contains("expected   blocked"))
+    }
+
+    @Test func predictionAsksWhatTheBrokerAsks() throws {
+        // A share is decided as Open-in of the document's type: encrypted towards Notes under managed-only.
+        let report = try Fixture.predict(BuiltIn.exitCriteria)
+        let toNotes = report.results[0]
+        #expect(toNotes.predicted.outcome == .encrypted)
+        #expect(toNotes.predicted.ruleName == "sendOpenInEncrypted")
+        #expect(toNotes.orgData)
+        // The passive receive from Docs into Mail's personal identity switches to adele.
+        #expect(report.results[10].predicted.identity == "adele@contoso.com")
+    }
+
+    @Test func diffShowsOnlyChangedCells() throws {
+        var e = BuiltIn.default
+        e.policies = [.file("Policies/contoso/policies/managed-only.json"), .file("Policies/contoso/policies/allow-all.json")]
+        let report = try Fixture.predict(e)
+        let diff = MatrixDiff(report.results, policyA: "managed-only", policyB: "allow-all")
+        #expect(diff.compared == report.results.count / 2)
+        #expect(!diff.changes.isEmpty && diff.changes.count < diff.compared)
+        for c in diff.changes {
+            #expect(c.a.cell.key == c.b.cell.key)
+            #expect(c.a.shown.outcome != c.b.shown.outcome || c.a.shown.rule != c.b.shown.rule || c.a.shown.identity != c.b.shown.identity)
+        }
+        // Org data to Notes: encrypted under managed-only, allowed under allow-all.
+        #expect(diff.changes.contains { $0.a.cell.source.name == "Mail (adele)" && $0.a.cell.target?.name == "Notes"
+            && $0.a.cell.channel.channel == .openIn && $0.a.shown.outcome == .encrypted && $0.b.shown.outcome == .allowed })
+    }
+
+    @Test func randomCellsAreReproducibleAndRunnable() throws {
+        let a = RandomCells.experiment(count: 60, seed: 7, apps: Fixture.pairs, users: Fixture.tenant.users.map(\.upn), policies: BuiltIn.samplePolicies)
+        let b = RandomCells.experiment(count: 60, seed: 7, apps: Fixture.pairs, users: Fixture.tenant.users.map(\.upn), policies: BuiltIn.samplePolicies)
+        let c = RandomCells.experiment(count: 60, seed: 8, apps: Fixture.pairs, users: Fixture.tenant.users.map(\.upn), policies: BuiltIn.samplePolicies)
+        #expect(a == b)
+        #expect(a != c)
+        #expect(a.cells.count == 60)
+        // Each app has one set of accounts (one process per app in a live run).
+        let accounts = Dictionary(grouping: a.parties, by: \.app).mapValues { Set($0.map(\.accounts)) }
+        #expect(accounts.values.allSatisfy { $0.count == 1 })
+        let report = try Fixture.predict(a)
+        #expect(report.results.count == 60)
+        #expect(report.results.allSatisfy { $0.predicted.note == nil }, "every random party is one the engine accepts")
+    }
+}
