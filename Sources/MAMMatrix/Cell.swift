@@ -30,9 +30,20 @@ public struct Cell: Sendable, Hashable, Identifiable {
 
     /// The heatmap column: target party and channel (`Notes · open-in`), or the location.
     public var column: String {
-        if let target { return "\(target.name) · \(channel)" }
-        if let account { return "\(channel.channel.rawValue) \(account)" + (check.map { $0 == account ? "" : " → \($0)" } ?? "") }
-        return channel.description
+        if let target { return "\(target.name) · \(Self.short(channel.description))" }
+        if let account { return "\(channel.channel.rawValue) \(Self.short(account))" + (check.map { $0 == account ? "" : " → \(Self.short($0))" } ?? "") }
+        return Self.short(channel.description)
+    }
+
+    /// Accounts without their domain, for column heads (`save-to sharePoint:adele`).
+    static func short(_ text: String) -> String {
+        var out = ""
+        var skipping = false
+        for ch in text {
+            if ch == "@" { skipping = true } else if ch == " " || ch == ":" || ch == "," { skipping = false }
+            if !skipping { out.append(ch) }
+        }
+        return out
     }
 
     /// What the cell is, on one line.

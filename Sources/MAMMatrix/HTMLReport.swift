@@ -27,7 +27,7 @@ struct HTMLReport {
             p.meta{color:#555;margin:2px 0}
             table.heat{border-collapse:collapse;margin:4px 0 12px}
             table.heat th{font-weight:600;font-size:12px;padding:3px 6px;text-align:left;vertical-align:bottom;white-space:nowrap}
-            table.heat th.col{writing-mode:vertical-rl;transform:rotate(180deg);height:150px}
+            table.heat th.col{writing-mode:vertical-rl;transform:rotate(180deg);max-height:320px;overflow:hidden}
             table.heat td{padding:1px;border:1px solid #eee}
             div.cell,div.dcell,span.key{display:inline-block;width:26px;height:22px;line-height:22px;text-align:center;color:#fff;font-weight:700;font-size:12px;border-radius:3px}
             div.fail{outline:3px solid #000;outline-offset:-3px}
@@ -72,10 +72,23 @@ struct HTMLReport {
     func heatmap(_ policy: String) -> String {
         let cells = report.results.filter { $0.cell.policy == policy }
         var rows: [String] = [], columns: [String] = []
+        var firstOf: [String: Cell] = [:]
         for r in cells {
             if !rows.contains(r.cell.source.name) { rows.append(r.cell.source.name) }
-            if !columns.contains(r.cell.column) { columns.append(r.cell.column) }
+            if !columns.contains(r.cell.column) { columns.append(r.cell.column); firstOf[r.cell.column] = r.cell }
         }
+        // Columns grouped by target party (in the experiment's order), then by channel; the
+        // columns without a target (locations, accounts) last.
+        let parties = report.experiment.parties.map(\.name)
+        let channels = report.experiment.channels.map(\.description)
+        let appearance = Dictionary(columns.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        func rank(_ column: String) -> (Int, Int, Int) {
+            let c = firstOf[column]!
+            let t = c.target.flatMap { parties.firstIndex(of: $0.name) } ?? parties.count
+            let ch = channels.firstIndex(of: c.channel.description) ?? channels.count
+            return (t, ch, appearance[column]!)
+        }
+        columns.sort { rank($0) < rank($1) }
         var grid: [String: [CellResult]] = [:]
         for r in cells { grid[r.cell.source.name + "\u{1}" + r.cell.column, default: []].append(r) }
         var h = "<h2>Policy: \(esc(policy))</h2>\n<table class=\"heat\" data-policy=\"\(esc(policy))\"><tr><th>source \\ target · channel</th>"

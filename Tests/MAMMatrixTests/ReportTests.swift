@@ -1,0 +1,151 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import MAMMatrix
+import MAMPolicy
+import MAMScript
+import Testing
+
+@Suite("Reports: every format parses")
+struct ReportTests {
+    static let report = try! Fixture.predict(BuiltIn.default)
+    static let exit = try! Fixture.predict(BuiltIn.exitCriteria)
+
+    /// RFC 4180 records (quoted fields may hold commas, quotes and line breaks).
+    static func parseCSV(_ text: String) -> [[String]] {
+        var records: [[String]] = [], field = "", record: [String] = []
+        var quoted = false, i = text.startIndex
+        while i < text.endIndex {
+            let c = text[i]
+            if quoted {
+                if c == "\"" {
+                    let next = text.index(after: i)
+                    if next < text.endIndex && text[next] == "\"" { field.append("\""); i = next } else { quoted = false }
+                } else { field.append(c) }
+            } else if c == "\"" { quoted = true }
+            else if c == "," { record.append(field); field = "" }
+            else if c == "\n" { record.append(field); records.append(record); record = []; field = "" }
+            else { field.append(c) }
+            i = text.index(after: i)
+        }
+        record.append(field)
+        records.append(record)
+        return records
+    }
+
+    @Test func csvHasOneRecordPerCellWithEveryColumn() {
+        var withComma = Self.exit
+        withComma.results[0].cell.label = "a, \"quoted\"\nlabel"
+        let records = Self.parseCSV(withComma.render(.csv))
+        #expect(records.first == MatrixReport.csvHeader)
+        #expect(records.count == withComma.results.count + 1)
+        #expect(records.allSatisfy { $0.count == MatrixReport.csvHeader.count })
+        #expect(records[1].last == "a, \"quoted\"\nlabel")
+        #expect(records[1][MatrixReport.csvHeader.firstIndex(of: "predicted")!] == "encrypted")
+    }
+
+    @Test func jsonIsOneObjectPerCellConformingToTheSchema() throws {
+        let schema = try SchemaChecker(file: Fixture.root.appendingPathComponent("docs/matrix-cell.schema.json").path)
+        var withLive = Self.exit
+        withLive.results[0].live = Verdict(outcome: .allowed, rule: "4.1.4", arrival: Arrival(sha256: "ab", readable: true, identity: ""))
+        withLive.results[0].audit = [#"{"channel":"open-in","outcome":"allowed"}"#]
+        let lines = withLive.render(.json).split(separator: "\n")
+        #expect(lines.count == withLive.results.count)
+        for line in lines {
+            let value = try JSONValue.parse(Array(line.utf8))
+            #expect(schema.check(value) == [], "\(line.prefix(200))")
+            #expect(value["source"]?["app"] != nil && value["source"]?["account"] != nil)
+        }
+        let first = try JSONValue.parse(Array(lines[0].utf8))
+        #expect(first["agree"] == .bool(false))
+        #expect(first["live"]?["arrival"]?["readable"] == .bool(true))
+        // The checker can fail: a cell without its policy does not conform.
+        guard case var .object(o) = first else { Issue.record("not an object"); return }
+        o["policy"] = nil
+        #expect(!schema.check(.object(o)).isEmpty)
+    }
+
+    final class Counter: NSObject, XMLParserDelegate {
+        var cells = 0, tables = 0, scripts = 0, external = 0
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            if name == "div", attributes["class"]?.hasPrefix("cell ") == true { cells += 1 }
+            if name == "table", attributes["class"] == "heat" { tables += 1 }
+            if name == "script" || name == "link" || name == "img" { scripts += 1 }
+            if attributes.values.contains(where: { $0.contains("http://") || $0.contains("https://") }) { external += 1 }
+        }
+    }
+
+    @Test func htmlIsWellFormedSelfContainedWithOneCellPerMatrixCell() {
+        let diff = MatrixDiff(Self.report.results, policyA: "managed-only", policyB: "allow-all")
+        let html = Self.report.render(.html, diff: diff)
+        let parser = XMLParser(data: Data(html.utf8))
+        let counter = Counter()
+        parser.delegate = counter
+        #expect(parser.parse(), "not well-formed: \(String(describing: parser.parserError))")
+        #expect(counter.cells == Self.report.results.count)
+        #expect(counter.tables == 9)
+        #expect(counter.scripts == 0 && counter.external == 0)
+        #expect(html.contains("What changes from managed-only to allow-all"))
+        #expect(html.contains("title=\"#1 [managed-only] Mail (adele) open-in → Docs (adele)"))
+    }
+
+    @Test func tableAndMarkdownListEveryCellAndTheFailures() {
+        var failing = Self.exit
+        failing.results[1].cell.expect = Expectation(.blocked)
+        let table = failing.render(.table)
+        #expect(table.split(separator: "\n").count >= failing.results.count + 1)
+        #expect(table.contains("FAIL #2"))
+        let md = failing.render(.md)
+        #expect(md.contains("| 2 | managed-only | Mail (adele) | send | Docs (adele) | allowed 4.2.3 | blocked | **FAIL** |"))
+    }
+}
+
+/// The HTML report in a real browser: headless Chromium (Debian `chromium`) must render a
+/// heatmap, not a blank page, and its DOM must hold one cell per matrix cell. Fails when
+/// Chromium is missing (scripts/test installs it).
+@Suite("HTML report in Chromium", .serialized)
+struct ChromiumTests {
+    static func chromium() -> String? {
+        ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    func run(_ arguments: [String], in dir: String) throws -> Data {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.chromium()!)
+        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(dir)/profile"] + arguments
+        p.currentDirectoryURL = URL(fileURLWithPath: dir)
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return data
+    }
+
+    @Test func theHeatmapRendersAndHasOneCellPerMatrixCell() throws {
+        guard Self.chromium() != nil else {
+            Issue.record("chromium is not installed (apt-get install -y chromium; scripts/test installs it)")
+            return
+        }
+        let dir = NSTemporaryDirectory() + "mamlab-html-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let report = ReportTests.report
+        try Data(report.render(.html).utf8).write(to: URL(fileURLWithPath: dir + "/matrix.html"))
+        try Data("<!DOCTYPE html><html><body></body></html>".utf8).write(to: URL(fileURLWithPath: dir + "/blank.html"))
+
+        let dom = String(decoding: try run(["--dump-dom", "file://\(dir)/matrix.html"], in: dir), as: UTF8.self)
+        let cells = dom.components(separatedBy: "<div class=\"cell ").count - 1
+        #expect(cells == report.results.count)
+
+        _ = try run(["--screenshot=\(dir)/matrix.png", "--window-size=1200,900", "file://\(dir)/matrix.html"], in: dir)
+        _ = try run(["--screenshot=\(dir)/blank.png", "--window-size=1200,900", "file://\(dir)/blank.html"], in: dir)
+        let picture = try Data(contentsOf: URL(fileURLWithPath: dir + "/matrix.png"))
+        let blank = try Data(contentsOf: URL(fileURLWithPath: dir + "/blank.png"))
+        #expect(Array(picture.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "a PNG")
+        // A one-colour page of the same size compresses to almost nothing; a heatmap does not.
+        #expect(picture.count > blank.count * 10, "screenshot \(picture.count) bytes against \(blank.count) for a blank page")
+    }
+}
