@@ -46,7 +46,7 @@ public struct Observation: Sendable {
         }
         if channel.isAccountChannel {
             // An enrollment status other than success refuses the account.
-            let ok = account?["error"] == nil && (said.map(\.delivers) ?? true)
+            let ok = account?["error"] == nil && account?["succeeded"]?.bool != false && (said.map(\.delivers) ?? true)
             let managed = policy?["managed"]?.bool
             return Verdict(outcome: ok ? .allowed : .blocked, rule: rule, tag: tag, message: message, managed: ok ? (managed ?? false) : false)
         }
