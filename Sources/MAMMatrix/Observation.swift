@@ -45,8 +45,11 @@ public struct Observation: Sendable {
             return Verdict(outcome: .blocked, rule: rule, tag: tag, message: message, note: "the run could not perform the cell: \(error)")
         }
         if channel.isAccountChannel {
-            // An enrollment status other than success refuses the account.
-            let ok = account?["error"] == nil && account?["succeeded"]?.bool != false && (said.map(\.delivers) ?? true)
+            // Signing in is refused only as the SDK refuses a second managed account
+            // (SingleManagedAccountMode); an account the service does not license or target
+            // signs in all the same, unmanaged.
+            let refused = account?["status"]?.number == Double(EnrollmentStatus.singleManagedAccountMode.rawValue)
+            let ok = account?["error"] == nil && !refused && (said.map(\.delivers) ?? true)
             let managed = policy?["managed"]?.bool
             return Verdict(outcome: ok ? .allowed : .blocked, rule: rule, tag: tag, message: message, managed: ok ? (managed ?? false) : false)
         }
@@ -56,6 +59,10 @@ public struct Observation: Sendable {
                            note: said == nil ? "no decision in the result" : nil)
         }
         guard let a = arrival, let arrival = Self.arrival(a, channel: channel) else {
+            // An open that the broker allowed encrypted hands over bytes the app cannot read.
+            if channel == .openFrom, said == .encrypted {
+                return Verdict(outcome: .encrypted, rule: rule, tag: tag, message: message, arrival: Arrival(readable: false, encrypted: true))
+            }
             var v = Verdict(outcome: said == .filtered ? .filtered : .blocked, rule: rule, tag: tag, message: message)
             if let said, said.delivers { v.note = "the broker said \(said.rawValue) but nothing arrived" }
             return v
@@ -76,8 +83,11 @@ public struct Observation: Sendable {
             v.arrival?.readable = false
             if let s = said, s.delivers { v.note = "the broker said \(s.rawValue) but what arrived is not the payload" }
         }
+        // A twin-wrapped URL names the identity its receiver acts under (§4.4): acting under it
+        // is the delivery the engine decided, not a switch.
+        let claimed = arrival.url.flatMap(URLText.unwrap)?.upn
         if v.outcome == .allowed || v.outcome == .rewritten, let before = targetIdentity, let after = arrival.identity,
-           Self.identityKey(before) != Self.identityKey(after) {
+           Self.identityKey(before) != Self.identityKey(after), claimed.map({ Self.identityKey($0) != Self.identityKey(after) }) ?? true {
             v.outcome = .switched
             v.identity = after.isEmpty ? "personal" : after
         }
@@ -101,9 +111,9 @@ public struct Observation: Sendable {
             guard let text = a["text"], !text.isNull else { return nil }
             return Arrival(sha256: a["sha256"]?.string, readable: true, identity: a["identity"]?.string)
         case .openFrom:
-            guard let readable = a["readable"]?.bool else { return nil }
-            return Arrival(sha256: a["sha256"]?.string, owner: a["owner"]?.string, readable: readable,
-                           encrypted: a["encrypted"]?.bool ?? !readable, identity: a["identity"]?.string)
+            // The open result says what the app got: bytes it could read (with their hash), or none.
+            guard let readable = a["readable"]?.bool, readable, let sha = a["sha256"]?.string else { return nil }
+            return Arrival(sha256: sha, owner: a["owner"]?.string, readable: true, encrypted: false, identity: a["identity"]?.string)
         default:
             guard let readable = a["readable"]?.bool else { return nil }
             return Arrival(sha256: a["sha256"]?.string, owner: a["owner"]?.string, readable: readable,

@@ -42,12 +42,18 @@ struct LiveMatrix {
             queue.async {
                 defer { slots.signal(); group.leave() }
                 do {
-                    let indices = groups[policy]!
-                    let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip)
-                    defer { run.stop() }
-                    try run.perform(indices.map { predicted[$0] }) { offset, result in
-                        results.update { $0[indices[offset]] = result }
-                        progress.advance()
+                    // Login and logout change what the device remembers (enrollments): each
+                    // gets a broker and device of its own, the other cells share one.
+                    let all = groups[policy]!
+                    let shared = all.filter { !predicted[$0].cell.channel.channel.isAccountChannel }
+                    let batches = (shared.isEmpty ? [] : [shared]) + all.filter { predicted[$0].cell.channel.channel.isAccountChannel }.map { [$0] }
+                    for indices in batches {
+                        let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip)
+                        defer { run.stop() }
+                        try run.perform(indices.map { predicted[$0] }) { offset, result in
+                            results.update { $0[indices[offset]] = result }
+                            progress.advance()
+                        }
                     }
                 } catch {
                     errors.update { $0.append("policy \(policy): \(error)") }
