@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// `mamlaunch matrix` as a person runs it. The live tests start mambroker and the sample apps in
+/// their sandboxes (root, and the apps built: `swift build --build-tests` builds them).
+@Suite("mamlaunch matrix", .serialized)
+struct MatrixCommandTests {
+    static func temporary(_ name: String, _ text: String) throws -> String {
+        let path = NSTemporaryDirectory() + "mamlab-\(UUID().uuidString.prefix(8))-\(name)"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func predictJSONPrintsOneObjectPerCell() throws {
+        let r = try CommandRunner.run(["matrix", "--predict", "--format", "json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.count == 549)
+        for line in lines.prefix(50) {
+            let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
+            for key in ["policy", "channel", "source", "target", "predicted", "live", "agree", "rule", "tag", "sourceOfRule"] {
+                #expect(o.keys.contains(key), "\(key) in \(line.prefix(120))")
+            }
+        }
+        #expect(r.stderr.contains("549 cells (predicted), 9 policies: all passed"))
+        #expect(r.stderr.contains("cells/s"))
+    }
+
+    @Test func diffShowsOnlyChangedCells() throws {
+        let r = try CommandRunner.run(["matrix", "--predict", "--diff", "managed-only", "allow-all"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(summary.contains("cells change from managed-only to allow-all"))
+        // Org data shared with Notes: encrypted under managed-only, allowed under allow-all.
+        #expect(r.stdout.split(separator: "\n").contains { $0.hasPrefix("Mail (adele) ") && $0.contains("Notes") && $0.contains("encrypted 4.1.4") && $0.contains("allowed 4.1.2") })
+        // Only the changed cells are listed: a header, one line each, the count.
+        let words = summary.split(separator: " ")
+        let changed = Int(words.first ?? "") ?? -1, compared = Int(words.count > 2 ? words[2] : "") ?? -1
+        #expect(changed > 0 && changed < compared && compared == 61)
+        #expect(r.stdout.split(separator: "\n").count == changed + 2)
+    }
+
+    @Test func aWrongExpectationFailsTheRunWithBothSides() throws {
+        let file = try Self.temporary("wrong.json", """
+            {"name": "wrong", "parties": [{"name": "Mail", "app": "Mail", "accounts": ["adele@contoso.com"]}, {"name": "Notes", "app": "Notes"}],
+             "policies": ["tenant"],
+             "cells": [{"channel": "open-in", "source": "Mail", "target": "Notes", "expect": {"outcome": "allowed"}}]}
+            """)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let r = try CommandRunner.run(["matrix", file, "--predict"])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("FAIL #1 [tenant] Mail open-in → Notes"))
+        #expect(r.stdout.contains("predicted  ENCRYPTED"))
+        #expect(r.stdout.contains("expected   allowed"))
+    }
+
+    @Test func anInvalidExperimentNamesFilePathAndReason() throws {
+        let file = try Self.temporary("bad.json", #"{"parties": [{"name": "A", "app": "Mail"}], "channels": ["fax"]}"#)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let r = try CommandRunner.run(["matrix", file, "--predict"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("bad.json:1:"))
+        #expect(r.stderr.contains("$.channels[0]: unknown channel \"fax\""))
+    }
+
+    // MARK: live
+
+    @Test("exit-criteria passes live: real apps, real broker, every cell as seed 002 expects")
+    func exitCriteriaLive() throws {
+        let r = try CommandRunner.run(["matrix", "exit-criteria", "--format", "json"])
+        #expect(r.status == 0, "\(r.stderr.suffix(3000))")
+        let cells = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(cells.count == 19)
+        for c in cells {
+            #expect(c["live"] is [String: Any], "a live answer for \(c["label"] ?? "")")
+            #expect(c["agree"] as? Bool == true && c["passed"] as? Bool == true, "\(c)")
+        }
+        // The org document pushed to Notes arrived, and unreadable.
+        let toNotes = cells.first { ($0["label"] as? String)?.hasPrefix("Managed identity send to unmanaged app") == true }
+        let arrival = (toNotes?["live"] as? [String: Any])?["arrival"] as? [String: Any]
+        #expect(arrival?["readable"] as? Bool == false)
+        #expect(r.stderr.contains("19 cells (live), 1 policy: all passed"))
+    }
+
+    @Test("a broker that disagrees with the engine (test-only hook) fails the run, both sides shown")
+    func injectedDisagreementIsCaught() throws {
+        let file = try Self.temporary("paste.json", """
+            {"name": "paste", "parties": [{"name": "Mail", "app": "Mail", "accounts": ["adele@contoso.com"]},
+                                          {"name": "Docs", "app": "Docs", "accounts": ["adele@contoso.com"]}],
+             "channels": ["paste", "open-in"], "policies": ["tenant"]}
+            """)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let honest = try CommandRunner.run(["matrix", file])
+        #expect(honest.status == 0, "\(honest.stdout.suffix(2000)) \(honest.stderr.suffix(2000))")
+        let r = try CommandRunner.run(["matrix", file, "--test-flip", "paste"])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("FAIL #1 [tenant] Mail paste → Docs"))
+        #expect(r.stdout.contains("predicted  ALLOWED"))
+        #expect(r.stdout.contains("live       BLOCKED"))
+        #expect(r.stdout.contains("the live run and the engine disagree"))
+        #expect(r.stdout.contains(#"audit      {"channel":"paste""#))
+        // Only the paste cells fail: open-in still agrees.
+        #expect(!r.stdout.contains("open-in → Docs  FAIL") && r.stderr.contains("2 failed"))
+    }
+
+    @Test("random cells live: org data never arrives readable where the policy forbids it")
+    func randomCellsKeepTheLeakInvariant() throws {
+        let r = try CommandRunner.run(["matrix", "--random", "60", "--seed", "11", "--format", "json"])
+        let cells = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(cells.count == 60, "\(r.stderr.suffix(2000))")
+        #expect(cells.allSatisfy { $0["leaked"] as? Bool == false })
+        #expect(cells.allSatisfy { $0["live"] is [String: Any] })
+        #expect(!r.stderr.contains("LEAKED"))
+    }
+}
