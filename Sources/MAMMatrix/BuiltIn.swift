@@ -12,6 +12,9 @@ public enum BuiltIn {
         }
     }
 
+    /// The sample apps that have the scripted mode (docs/SCRIPTING.md): what random cells pick from.
+    public static let scriptedApps = ["Chat", "Dialer", "Docs", "Edge", "Mail", "Notes"]
+
     static let adele = "adele@contoso.com"
     static let ben = "ben@contoso.com"
     /// A personal account of the sample tenant's device (`personalAccounts`): never managed.

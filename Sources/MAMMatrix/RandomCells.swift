@@ -36,9 +36,9 @@ public enum RandomCells {
             if let user = users.randomElement(using: &rng), Bool.random(using: &rng) || users.count == 1 { accounts.append(user) }
             if manifest.isMultiIdentity && Bool.random(using: &rng) { accounts.append("personal") }
             if accounts.isEmpty, let user = users.randomElement(using: &rng) { accounts.append(user) }
-            var identities = accounts
-            if manifest.isMultiIdentity && !accounts.contains("personal") { identities.append("none") }
-            for identity in identities {
+            // No `none` (launch state) party: a live app started with an account acts under it
+            // from the start, and cannot go back to having set no identity.
+            for identity in accounts {
                 parties.append(PartySpec(name: "\(name) (\(identity))", app: name, accounts: accounts, identity: identity))
             }
         }

@@ -154,7 +154,8 @@ struct MatrixSetup {
         if let random {
             let users = try Self.tenant(tenant, root: root).users.map(\.upn)
             let pool: [PolicyRef] = policies.isEmpty ? samplePolicies : policies.map { $0 == "tenant" ? .tenant : .file($0) }
-            experiment = RandomCells.experiment(count: random, seed: seed, apps: pairs, users: users, policies: pool)
+            let scripted = pairs.filter { p in BuiltIn.scriptedApps.contains { $0.lowercased() == p.name.lowercased() } }
+            experiment = RandomCells.experiment(count: random, seed: seed, apps: scripted, users: users, policies: pool)
             if !policies.isEmpty { base = cwd }
         } else if let builtIn = BuiltIn.experiment(named: name) {
             experiment = builtIn

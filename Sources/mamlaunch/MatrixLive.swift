@@ -320,6 +320,11 @@ final class PolicyRun: @unchecked Sendable {
             break
         }
         var v = o.verdict(cell.channel.channel)
+        // An arrival may switch the target's identity (the kit shows a document under its
+        // owner's identity, a URL under its sender's): the next cell sets it again from what the app says.
+        if let t = target, o.arrival != nil {
+            t.identity = o.arrival?["identity"]?.string.map { $0.isEmpty ? "personal" : $0 }
+        }
         // What arrived after its cell was judged is a leak too: shown on the cell.
         if let stray = target?.drainEvents().first(where: { $0["event"]?.string == "document" || $0["event"]?.string == "url" }) {
             v.note = (v.note.map { $0 + "; " } ?? "") + "late arrival: \(stray.json.prefix(200))"
