@@ -1,7 +1,8 @@
 import Foundation
 import MAMPolicy
 
-/// Reads an experiment file (JSON; docs/MATRIX.md, schema docs/experiment.schema.json).
+/// Reads an experiment file (JSON, or YAML when the name ends in .yaml or .yml; docs/MATRIX.md,
+/// schema docs/experiment.schema.json).
 ///
 /// Pure: it is handed the bytes, and `knownApp` tells it which app names exist. Every problem is
 /// a `Diagnostic` naming the file, the key path and the reason; all of them are reported at once.
@@ -13,7 +14,8 @@ public enum ExperimentFile {
     static let expectKeys: Set<String> = ["outcome", "identity", "managed", "note"]
 
     public static func load(_ data: Data, file: String, knownApp: (String) -> Bool) throws(LoadFailure) -> Experiment {
-        let root = try JSONParser.document(data, file: file)
+        let yaml = file.hasSuffix(".yaml") || file.hasSuffix(".yml")
+        let root = yaml ? try YAMLSubset.document(data, file: file) : try JSONParser.document(data, file: file)
         var log = DiagnosticLog()
         let experiment = read(root, knownApp: knownApp, &log)
         if log.hasErrors { throw LoadFailure(log.items) }

@@ -28,7 +28,7 @@ struct MatrixCommand: ParsableCommand {
             EXPERIMENT is a built-in (default: every channel × the sample policies × managed, \
             personal and unmanaged parties; exit-criteria: seed 002's send, import, passive \
             receive and login/logout tables with their expected outcomes) or an experiment file \
-            (JSON; docs/MATRIX.md, schema docs/experiment.schema.json).
+            (JSON or YAML; docs/MATRIX.md, schema docs/experiment.schema.json).
 
             --random N --seed S makes N random cells (policies, parties, identities, channels) and \
             checks the leak invariant live: org data never arrives readable at a party the policy \

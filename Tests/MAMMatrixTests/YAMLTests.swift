@@ -1,0 +1,62 @@
+import Foundation
+import MAMMatrix
+import MAMPolicy
+import Testing
+
+@Suite("Experiment files in YAML")
+struct YAMLTests {
+    @Test func yamlAndJSONLoadTheSameExperiment() throws {
+        let yaml = """
+            --- # a comment
+            name: pair
+            parties:
+              - name: Mail (adele)
+                app: Mail
+                accounts: [adele@contoso.com, "personal"]
+                identity: adele@contoso.com
+              - name: 'Notes # not a comment'
+                app: Notes
+            channels:
+            - open-in
+            - save-to sharePoint:adele@contoso.com
+            payload:
+              text: "tab\\there"
+            cells:
+              - channel: paste
+                source: Mail (adele)
+                target: 'Notes # not a comment'
+                expect:
+                  outcome: [blocked, encrypted]
+                  managed: false
+            """
+        let json = """
+            {"name": "pair", "parties": [{"name": "Mail (adele)", "app": "Mail", "accounts": ["adele@contoso.com", "personal"], "identity": "adele@contoso.com"},
+                                         {"name": "Notes # not a comment", "app": "Notes"}],
+             "channels": ["open-in", "save-to sharePoint:adele@contoso.com"], "payload": {"text": "tab\\there"},
+             "cells": [{"channel": "paste", "source": "Mail (adele)", "target": "Notes # not a comment", "expect": {"outcome": ["blocked", "encrypted"], "managed": false}}]}
+            """
+        let a = try Fixture.load(yaml, file: "pair.yaml")
+        let b = try Fixture.load(json, file: "pair.json")
+        #expect(a == b)
+        #expect(a.payload.text == "tab\there")
+    }
+
+    @Test func problemsNameTheLine() {
+        func message(_ yaml: String) -> String {
+            do { _ = try Fixture.load(yaml, file: "e.yaml"); return "" } catch { return error.description }
+        }
+        #expect(message("name: x\nparties:\n  - name: A\n    app: Nope\n").contains("e.yaml:4:10: error: $.parties[0].app: unknown app \"Nope\""))
+        #expect(message("parties:\n  - name: A\n    app: Mail\n    x: {a: 1}\n").contains("e.yaml:4:8: error: { starts YAML this reader does not take"))
+        #expect(message("parties:\n\t- name: A\n").contains("e.yaml:2:1: error: a tab in the indentation"))
+        #expect(message("name: a\nname: b\n").contains("e.yaml:2:1: error: a second \"name\""))
+        #expect(message("parties:\n  - name: A\n   app: Mail\n").contains("e.yaml:3:4: error: unexpected indentation"))
+    }
+
+    @Test func theYAMLExampleConforms() throws {
+        let file = Fixture.root.appendingPathComponent("docs/examples/exit-criteria-send.yaml")
+        let e = try ExperimentFile.load(try Data(contentsOf: file), file: file.lastPathComponent, knownApp: Fixture.knownApp)
+        let schema = try SchemaChecker(file: Fixture.root.appendingPathComponent("docs/experiment.schema.json").path)
+        #expect(schema.check(e.json) == [])
+        #expect(e.cells.count == 4)
+    }
+}
