@@ -81,7 +81,8 @@ public struct Observation: Sendable {
             // replacement text [observed].
             v.outcome = .blocked
             v.arrival?.readable = false
-            if let s = said, s.delivers { v.note = "the broker said \(s.rawValue) but what arrived is not the payload" }
+            v.note = said.map(\.delivers) == true ? "the broker said \(said!.rawValue) but what arrived is not the payload"
+                : "what arrived is not the payload (a blocked paste delivers the replacement text)"
         }
         // A twin-wrapped URL names the identity its receiver acts under (§4.4): acting under it
         // is the delivery the engine decided, not a switch.

@@ -111,7 +111,8 @@ extension MatrixReport {
         if let m = v.managed { s += m ? "  managed" : "  unmanaged" }
         if !v.message.isEmpty { s += "  \"\(v.message)\"" }
         if let a = v.arrival {
-            s += "  arrived: " + (a.readable ? "readable" : "unreadable") + (a.encrypted ? " ciphertext" : " plaintext")
+            s += "  arrived: " + (a.readable ? "readable " + (a.encrypted ? "ciphertext (opened)" : "plaintext")
+                : a.encrypted ? "unreadable ciphertext" : "something other than the payload")
             if let o = a.owner { s += ", owner \(o)" }
             if let i = a.identity { s += ", under \(i.isEmpty ? "personal" : i)" }
             if let h = a.sha256 { s += ", sha256 \(h.prefix(16))…" }

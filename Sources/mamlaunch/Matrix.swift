@@ -120,6 +120,7 @@ struct MatrixCommand: ParsableCommand {
         if out != nil || chosen != .table {
             for r in report.failures { FileHandle.standardError.write(Data((MatrixReport.explainFailure(r) + "\n").utf8)) }
         }
+        for line in Violations.shared.summary { FileHandle.standardError.write(Data("mamlaunch: \(line)\n".utf8)) }
         FileHandle.standardError.write(Data(("matrix: \(report.summary)" + (out.map { "; report in \($0)" } ?? "") + "\n").utf8))
         if !report.failures.isEmpty { throw ExitCode(1) }
     }

@@ -57,7 +57,7 @@ final class ScriptedApp: @unchecked Sendable {
         let app: SandboxedApp
         do {
             app = try Sandbox.launch(config) { v in
-                FileHandle.standardError.write(Data("mamlaunch: \(v)\n".utf8))
+                Violations.shared.record(v)
                 Handoff.send(control, .violation(v))
             }
         } catch {
@@ -175,5 +175,29 @@ final class ScriptedApp: @unchecked Sendable {
         _ = app.wait()
         close(output)
         close(control)
+    }
+}
+
+/// Sandbox violations of the apps a matrix ran: every one goes to its broker (and its audit);
+/// the run prints each kind once at the end with how often it happened, not one line per launch.
+final class Violations: @unchecked Sendable {
+    static let shared = Violations()
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+    private var order: [String] = []
+
+    func record(_ v: Violation) {
+        let key = "\(LogText.escaped(v.bundleID)) \(v.syscall)\(v.detail.map { " " + LogText.escaped($0) } ?? "") \(v.action == .killed ? "killed" : "denied")"
+        lock.lock()
+        if counts[key] == nil { order.append(key) }
+        counts[key, default: 0] += 1
+        lock.unlock()
+    }
+
+    /// One line per kind of violation, or nothing.
+    var summary: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return order.map { "sandbox violation: \($0) (\(counts[$0]!)×)" }
     }
 }

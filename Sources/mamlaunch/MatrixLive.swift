@@ -128,6 +128,7 @@ final class PolicyRun: @unchecked Sendable {
                        "--clock", "virtual", "--log-level", "error"] + (testFlip.map { ["--test-flip", $0] } ?? [])
         let out = Pipe()
         p.standardOutput = out
+        _ = FileManager.default.createFile(atPath: base + "/logs/mambroker.log", contents: nil)
         p.standardError = FileHandle(forWritingAtPath: base + "/logs/mambroker.log")
         try p.run()
         broker = p
