@@ -67,7 +67,7 @@ struct MatrixCommand: ParsableCommand {
     @Option(parsing: .upToNextOption, help: ArgumentHelp("Show only the cells whose outcome changes between two policies (labels or files).", valueName: "POLICY_A POLICY_B"))
     var diff: [String] = []
 
-    @Option(help: "Policies run at once, each with its own broker and apps (live).")
+    @Option(help: ArgumentHelp("Policies run at once, each with its own broker and apps (live).", valueName: "N"))
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     @Option(help: ArgumentHelp("Instead of an experiment: N random cells.", valueName: "N"))
