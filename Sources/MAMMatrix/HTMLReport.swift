@@ -27,7 +27,7 @@ struct HTMLReport {
             p.meta{color:#555;margin:2px 0}
             table.heat{border-collapse:collapse;margin:4px 0 12px}
             table.heat th{font-weight:600;font-size:12px;padding:3px 6px;text-align:left;vertical-align:bottom;white-space:nowrap}
-            table.heat th.col{writing-mode:vertical-rl;transform:rotate(180deg);max-height:320px;overflow:hidden}
+            table.heat th.col{writing-mode:vertical-rl;transform:rotate(180deg)}
             table.heat td{padding:1px;border:1px solid #eee}
             div.cell,div.dcell,span.key{display:inline-block;width:26px;height:22px;line-height:22px;text-align:center;color:#fff;font-weight:700;font-size:12px;border-radius:3px}
             div.fail{outline:3px solid #000;outline-offset:-3px}
