@@ -38,7 +38,15 @@ public enum Message: Sendable, Equatable {
     /// The enrollment delegate's callbacks: kind 0 enrollment, 1 policy request, 2 unenrollment.
     case enrollmentNotice(kind: UInt8, account: String, status: UInt16)
     case restartRequest(account: String)
+    /// The restart delegate's answer: true, the app restarts itself; false, the SDK side (here
+    /// the launcher, asked by the broker) restarts it.
+    case restartReply(restartsItself: Bool)
     case wipeRequest(account: String)
+    /// The enrollment manager's `allowedAccounts`: the broker answers with `allowedAccounts`, and
+    /// sends it unasked (id 0) when a tenant reload changes the list.
+    case allowedAccountsRequest
+    /// `restricted` false means anyone may sign in (the SDK's nil); the list is then empty.
+    case allowedAccounts(restricted: Bool, accounts: [String])
     // App configuration
     case appConfigRequest(account: String)
     /// The full data: a JSON array of objects of name → value text (`__IsDefault` marks the tenant default).

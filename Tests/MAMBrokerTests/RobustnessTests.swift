@@ -247,6 +247,35 @@ struct EnrollmentProcessTests {
     }
 }
 
+@Suite("Restarts through the launcher", .serialized, .timeLimit(.minutes(1)))
+struct RestartProcessTests {
+    // SDK-API §5: restartApplication answered false = the SDK restarts the app; here the broker
+    // asks the launcher that started it, which starts it again with the same arguments.
+    @Test func anAppThatDeclinesTheRestartIsStartedAgainByItsLauncher() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let app = try b.launch("Mail", ["hello", "enroll", "adele@contoso.com", "restart-answer", "sdk", "2", "bye"])
+        let lines = app.finish()
+        let stderr = String(decoding: app.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(lines.filter { $0["step"] as? String == "hello" }.count == 2, "\(lines) \(stderr)")
+        #expect(lines.step("enroll")["status"] as? Int == 100)
+        #expect(lines.step("restart-answer")["restart"] as? String == "sdk")
+        // The second run finds adele enrolled (208) and is not asked to restart again.
+        #expect(lines.step("enroll", 1)["status"] as? Int == 208)
+        #expect(lines.step("restart-answer", 1)["closed"] as? Bool == true)
+        #expect(app.process.terminationStatus == 0)
+        #expect(b.auditRecords.contains { $0["channel"] as? String == "enrollment.restart" && $0["outcome"] as? String == "restarted-by-launcher" })
+    }
+
+    @Test func anAppThatRestartsItselfRunsOnce() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let lines = try b.run("Mail", ["hello", "enroll", "adele@contoso.com", "restart-answer", "self", "2", "bye"])
+        #expect(lines.filter { $0["step"] as? String == "hello" }.count == 1, "\(lines)")
+        #expect(b.auditRecords.contains { $0["outcome"] as? String == "restarts-itself" })
+    }
+}
+
 @Suite("App Protection conditional access through a real broker", .serialized, .timeLimit(.minutes(1)))
 struct ConditionalAccessProcessTests {
     // Seed 003 §Exit criteria, "MAM-CA always applied": no token until the app is compliant.

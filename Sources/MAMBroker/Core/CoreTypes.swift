@@ -166,6 +166,9 @@ public indirect enum BrokerEffect: Sendable, Equatable {
     case persist(StateChange)
     /// Ask the app starter to start an app (its launch is pending until it says hello).
     case startApp(bundleID: String)
+    /// Ask the launcher that started this app (pid as the launcher gave it) to restart it: the
+    /// app declined to restart itself after its first policy.
+    case restartApp(SessionID, pid: Int32)
     /// (`budget` names whose turn a job takes on the shell's worker lanes: one app's queue of
     /// large jobs does not hold up another app's.)
     /// Copy an attachment into a location and record it in the state database (off the event
