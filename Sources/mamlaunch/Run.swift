@@ -118,6 +118,9 @@ struct Run: ParsableCommand {
             config.standardInput = terminal.appSide
             config.standardOutput = terminal.appSide
             config.standardError = terminal.appSide
+        } else {
+            // Pipes (a test, the matrix) pass through: the app reads its script from them.
+            config.standardInput = 0
         }
         let app: SandboxedApp
         do {
