@@ -30,6 +30,7 @@ final class Kit: Sendable {
     /// Policy queries need no tenant: they read the party's own policy.
     let engine = PolicyEngine(tenant: Tenant(name: "snapshot"))
     let logger: Logger
+    let screen = ScreenState()
     let events: AsyncStream<MAMEvent>
     let eventSink: AsyncStream<MAMEvent>.Continuation
 

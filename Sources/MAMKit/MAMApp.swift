@@ -80,6 +80,12 @@ public final class MAMApp: Sendable {
                                               "multiIdentity": "\(snapshot?.app.isMultiIdentity ?? false)"])
         let app = MAMApp(kit: kit)
         Task { await kit.serve() }
+        // Back on the screen it was killed on: that identity again, through the broker and
+        // conditional launch, so its policy applies as before (seed 002, "Managed kill").
+        if snapshot != nil, let shown = kit.screen.load() {
+            let (result, _) = await app.policyManager.setUIIdentity(shown)
+            kit.logger.info("UI identity restored", metadata: ["identity": "\(shown)", "result": "\(result)"])
+        }
         return app
     }
 

@@ -24,6 +24,7 @@ public struct PolicyManager: Sendable {
         }
         guard let account else {
             kit.state.withLock { $0.ui = nil }
+            kit.screen.save(nil)
             kit.logger.info("UI identity cleared")
             return (.success, nil)
         }
@@ -52,6 +53,7 @@ public struct PolicyManager: Sendable {
             }
         }
         kit.state.withLock { $0.ui = wanted }
+        kit.screen.save(account)
         kit.logger.info("UI identity switched", metadata: ["identity": "\(wanted)", "managed": "\(policy.isManaged)"])
         return (.success, decision)
     }

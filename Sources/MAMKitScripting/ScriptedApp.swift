@@ -148,6 +148,8 @@ struct Executor: Sendable {
             var fields: [String: JSONValue] = ["error": .string(e.detail)]
             if case let .refused(code) = e.code { fields["code"] = .string("\(code)") } else { fields["code"] = .string("\(e.code)") }
             output.result(id, command, fields)
+        } catch let e as DataProtection.Failure {
+            output.result(id, command, ["error": .string(e.detail), "code": .string("\(e.status)"), "status": .number(Double(e.status.rawValue))])
         } catch let e as UsageError {
             output.failure(id, command: command.name, e.message)
         } catch {
@@ -176,6 +178,16 @@ struct Executor: Sendable {
             var fields: [String: JSONValue] = ["result": .string(result.name), "identity": Self.identity(pm.effectiveIdentity)]
             if let decision { fields["decision"] = Self.decision(decision) }
             return fields
+        case "in":
+            // `in ACCOUNT COMMAND ...`: the command under a scoped identity.
+            guard c.arguments.count >= 2 else { throw UsageError(message: "usage: in ACCOUNT|personal COMMAND [ARGUMENTS]") }
+            let account = c.arguments[0].lowercased() == "personal" ? "" : c.arguments[0]
+            let inner = ScriptCommand(c.arguments[1], Array(c.arguments.dropFirst(2)))
+            guard inner.name != "in", inner.name != "bye" else { throw UsageError(message: "in takes one command other than in and bye") }
+            return try await IdentityScope.withAccount(account) { try await run(inner) }
+        case "scopes":
+            let a = try arguments(c, 1...1, "ACCOUNT|personal")
+            return await scopes(a[0].lowercased() == "personal" ? "" : a[0])
         case "policy":
             let a = try arguments(c, 0...1, "[ACCOUNT]")
             let policy = a.isEmpty ? pm.policy : pm.policy(for: a[0].lowercased() == "personal" ? "" : a[0])
@@ -242,6 +254,16 @@ struct Executor: Sendable {
                 f["event"] = .string(item.kind)
                 return .object(f)
             })]
+        case "protect":
+            let a = try arguments(c, 2...2, "ACCOUNT TEXT")
+            let data = try await app.dataProtection.protect(Array(a[1].utf8), for: a[0])
+            return ["data": .string(Data(data).base64EncodedString()), "protected": .bool(data != Array(a[1].utf8))]
+        case "unprotect":
+            let a = try arguments(c, 1...1, "BASE64")
+            guard let data = Data(base64Encoded: a[0]) else { throw UsageError(message: "not base64") }
+            let owner = app.dataProtection.owner(of: Array(data))
+            let plain = try await app.dataProtection.unprotect(Array(data))
+            return ["text": .string(String(decoding: plain, as: UTF8.self)), "owner": JSONValue(owner)]
         case "enroll":
             let a = try arguments(c, 1...1, "ACCOUNT")
             return Self.notice(try await app.enrollment.registerAndEnroll(a[0]))
@@ -272,6 +294,30 @@ struct Executor: Sendable {
         default:
             throw UsageError(message: "unknown command \(c.name)")
         }
+    }
+
+    /// The effective identity and whether its policy is managed, seen inside a scope for
+    /// `account` from the scope itself, an `async let`, a task group's child, an unstructured
+    /// `Task {}` and a `Task.detached` (SEMANTICS §1: inherited at creation, except detached).
+    func scopes(_ account: String) async -> [String: JSONValue] {
+        let pm = app.policyManager
+        @Sendable func seen() -> JSONValue {
+            ["identity": Self.identity(pm.effectiveIdentity), "scoped": JSONValue(pm.scopedIdentity), "managed": .bool(pm.policy.isManaged)]
+        }
+        return await IdentityScope.withAccount(account) {
+            async let child = seen()
+            let group = await withTaskGroup(of: JSONValue.self) { g in
+                g.addTask { seen() }
+                return await g.next() ?? .null
+            }
+            let unstructured = await Task { seen() }.value
+            let detached = await Task.detached { seen() }.value
+            // Inside the scope after the awaits, and a nested scope that clears it.
+            let after = seen()
+            let cleared = IdentityScope.withAccount(nil) { seen() }
+            return ["scope": after, "asyncLet": await child, "taskGroup": group, "task": unstructured, "detached": detached,
+                    "nestedNil": cleared, "outside": .null]
+        }.merging(["outside": seen()]) { _, b in b }
     }
 
     /// A target or source that is still starting is not known to the broker yet: try again

@@ -64,8 +64,11 @@ final class KitBroker: @unchecked Sendable {
     }
 
     /// Starts a sample app (an Apps/ name) in scripted mode.
-    func launch(_ app: String, user: String? = nil) throws -> ScriptedProcess {
+    /// `keepContainer`: the on-disk container instead of a tmpfs that goes with the app, so what
+    /// the app kept there survives a kill (as an iOS app's container does).
+    func launch(_ app: String, user: String? = nil, keepContainer: Bool = false) throws -> ScriptedProcess {
         var arguments = ["run", app, "--broker", launcherSocket, "--containers", device + "-containers"]
+        if keepContainer { arguments += ["--limit", "disk=none"] }
         if let user { arguments += ["--user", user] }
         return try ScriptedProcess(Self.bin + "/mamlaunch", arguments + ["--", "--script"])
     }

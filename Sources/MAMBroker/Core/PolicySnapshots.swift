@@ -13,7 +13,8 @@ extension BrokerCore {
         let p = party(id)
         let s = sessions[id]!
         let snapshot = PolicySnapshot(app: s.manifest, enrolled: p.enrolled, policy: p.policy, identity: s.identity,
-                                      signedIn: s.signedIn, isMDMManaged: p.isMDMManaged, revision: revision)
+                                      signedIn: s.signedIn, isMDMManaged: p.isMDMManaged,
+                                      personalAccountSignedIn: p.personalAccountSignedIn, revision: revision)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(snapshot), data.count <= Wire.maximumPasteText else {

@@ -20,17 +20,21 @@ public struct PolicySnapshot: Sendable, Hashable, Codable {
     public var signedIn: [Account]
     /// The device's MDM manages the app (matters for "OS sharing").
     public var isMDMManaged: Bool
+    /// A personal account is signed in beside the managed one (the broker takes it for every
+    /// multi-identity app).
+    public var personalAccountSignedIn: Bool
     /// The broker's tenant revision the snapshot was made for.
     public var revision: Int
 
     public init(app: AppManifest, enrolled: Account?, policy: Policy?, identity: Identity, signedIn: [Account],
-                isMDMManaged: Bool, revision: Int) {
+                isMDMManaged: Bool, personalAccountSignedIn: Bool = false, revision: Int) {
         self.app = app
         self.enrolled = enrolled
         self.policy = policy
         self.identity = identity
         self.signedIn = signedIn
         self.isMDMManaged = isMDMManaged
+        self.personalAccountSignedIn = personalAccountSignedIn
         self.revision = revision
     }
 
@@ -38,7 +42,7 @@ public struct PolicySnapshot: Sendable, Hashable, Codable {
     /// identity set: unmanaged, no policy applied).
     public func party(_ identity: Identity?) -> Party {
         Party(app: app, identity: identity ?? .personal, enrolled: enrolled, policy: policy,
-              personalAccountSignedIn: app.isMultiIdentity && identity == .personal,
+              personalAccountSignedIn: personalAccountSignedIn || (app.isMultiIdentity && identity == .personal),
               isMDMManaged: isMDMManaged, identityIsSet: identity != nil)
     }
 
@@ -52,7 +56,7 @@ public struct PolicySnapshot: Sendable, Hashable, Codable {
         var lockDown = policy ?? Policy(id: "lock-down", displayName: "Lock-down")
         lockDown.settings = .lockDown
         return Party(app: app, identity: .account(first), enrolled: first, policy: lockDown,
-                     isMDMManaged: isMDMManaged)
+                     personalAccountSignedIn: personalAccountSignedIn, isMDMManaged: isMDMManaged)
     }
 
     /// An account the app names: one it has signed in or enrolled (matched by UPN or object
