@@ -96,6 +96,8 @@ let package = Package(
         .executableTarget(name: "Chat", dependencies: ["MAMKitScripting"], path: "Apps/Chat", exclude: ["Info.plist"]),
         .executableTarget(name: "Edge", dependencies: ["MAMKitScripting"], path: "Apps/Edge", exclude: ["Info.plist", "Edge.entitlements"]),
         .executableTarget(name: "Dialer", dependencies: ["MAMKitScripting"], path: "Apps/Dialer", exclude: ["Info.plist", "Dialer.entitlements"]),
+        // The cost of a policy query through MAMKit against the engine call it wraps.
+        .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
         .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire"]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire"]),

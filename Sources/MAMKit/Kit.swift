@@ -22,7 +22,23 @@ final class Kit: Sendable {
         var complianceDelegate: (any ComplianceDelegate)?
         var appConfigDelegate: (any AppConfigDelegate)?
         var urlHandler: (@Sendable (URLDelivery) async -> Void)?
+        /// Policy objects and resolved names for the current snapshot: a query is then a lookup
+        /// and the engine's answer, not a party built anew. Emptied with every new snapshot.
+        var policies: [Identity?: AppPolicy] = [:]
+        var names: [String: Identity] = [:]
+        /// Policy objects by the account name an app asked with: one lookup, one lock.
+        var policiesByName: [String: AppPolicy] = [:]
+
+        mutating func setSnapshot(_ snap: PolicySnapshot?) {
+            snapshot = snap
+            policies = [:]
+            names = [:]
+            policiesByName = [:]
+        }
     }
+
+    /// Entries each cache keeps at most (an app names few accounts; a hostile caller many).
+    static let cacheLimit = 256
 
     let connection: BrokerConnection
     let state = Locked(State())
@@ -40,24 +56,32 @@ final class Kit: Sendable {
         (events, eventSink) = AsyncStream.makeStream(of: MAMEvent.self, bufferingPolicy: .unbounded)
     }
 
-    var snapshot: PolicySnapshot? { state.current.snapshot }
+    var snapshot: PolicySnapshot? { state.withLock { $0.snapshot } }
 
     // MARK: Identities
 
     /// Thread (scoped) identity, else the UI identity for UI work, else the process identity;
     /// nil when nothing is set (a multi-identity app's launch state).
     func effectiveIdentity(forUIWork: Bool) -> Identity? {
-        let s = state.current
-        if let scoped = IdentityScope.account { return resolve(scoped, s.snapshot) }
-        if forUIWork, let ui = s.ui { return ui }
-        return s.process
+        if let scoped = IdentityScope.account { return resolve(scoped) }
+        return state.withLock { s in forUIWork ? s.ui ?? s.process : s.process }
     }
 
-    func resolve(_ name: String, _ snapshot: PolicySnapshot? = nil) -> Identity {
-        let snap = snapshot ?? self.snapshot
-        if let snap { return snap.identity(named: name) }
-        let t = name.trimmingCharacters(in: .whitespaces)
-        return t.isEmpty || t.lowercased() == "personal" ? .personal : .account(Account(unknown: t))
+    /// An identity from its written form, against the snapshot's accounts (cached per snapshot).
+    func resolve(_ name: String) -> Identity {
+        if let known = state.withLock({ $0.names[name] }) { return known }
+        let snap = snapshot
+        let identity: Identity
+        if let snap { identity = snap.identity(named: name) } else {
+            let t = name.trimmingCharacters(in: .whitespaces)
+            identity = t.isEmpty || t.lowercased() == "personal" ? .personal : .account(Account(unknown: t))
+        }
+        state.withLock { s in
+            guard s.snapshot == snap else { return }
+            if s.names.count >= Self.cacheLimit { s.names = [:] }
+            s.names[name] = identity
+        }
+        return identity
     }
 
     /// The written form the broker takes (`""` personal).
@@ -70,9 +94,30 @@ final class Kit: Sendable {
 
     /// The party for an identity, from the latest snapshot (an app without one is unmanaged).
     func policy(for identity: Identity?) -> AppPolicy {
-        let snap = snapshot ?? PolicySnapshot(app: AppManifest(bundleID: state.current.bundleID), enrolled: nil, policy: nil,
-                                              identity: .personal, signedIn: [], isMDMManaged: false, revision: 0)
-        return AppPolicy(engine: engine, snapshot: snap, party: snap.party(identity))
+        let (cached, current, bundle) = state.withLock { ($0.policies[identity], $0.snapshot, $0.bundleID) }
+        if let cached { return cached }
+        let snap = current ?? PolicySnapshot(app: AppManifest(bundleID: bundle), enrolled: nil, policy: nil,
+                                             identity: .personal, signedIn: [], isMDMManaged: false, revision: 0)
+        let made = AppPolicy(engine: engine, snapshot: snap, party: snap.party(identity))
+        state.withLock { s in
+            guard s.snapshot == current else { return }
+            if s.policies.count >= Self.cacheLimit { s.policies = [:] }
+            s.policies[identity] = made
+        }
+        return made
+    }
+
+    /// `policy(forAccountId:)`: the policy object for an account as the app names it.
+    func policy(forName name: String) -> AppPolicy {
+        if let cached = state.withLock({ $0.policiesByName[name] }) { return cached }
+        let current = snapshot
+        let made = policy(for: resolve(name))
+        state.withLock { s in
+            guard s.snapshot == current else { return }
+            if s.policiesByName.count >= Self.cacheLimit { s.policiesByName = [:] }
+            s.policiesByName[name] = made
+        }
+        return made
     }
 
     // MARK: Requests
@@ -124,7 +169,7 @@ final class Kit: Sendable {
         let snap = try JSONDecoder().decode(PolicySnapshot.self, from: Data(json.utf8))
         let changed = state.withLock { s -> Bool in
             let changed = s.snapshot != snap
-            s.snapshot = snap
+            if changed { s.setSnapshot(snap) }
             if s.broker == nil { s.broker = snap.identity }
             return changed
         }

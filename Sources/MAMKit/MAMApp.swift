@@ -70,7 +70,7 @@ public final class MAMApp: Sendable {
         kit.state.withLock { s in
             s.bundleID = bundleID
             s.integratesSDK = snapshot != nil
-            s.snapshot = snapshot
+            s.setSnapshot(snapshot)
             s.broker = snapshot?.identity
             if let snap = snapshot, !snap.app.isMultiIdentity {
                 s.process = snap.enrolled.map(Identity.account) ?? snap.identity

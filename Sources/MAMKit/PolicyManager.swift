@@ -112,7 +112,8 @@ public struct PolicyManager: Sendable {
 
     /// `policy(forAccountId:)`.
     public func policy(for account: String?) -> AppPolicy {
-        kit.policy(for: account.map { kit.resolve($0) })
+        guard let account else { return kit.policy(for: nil) }
+        return kit.policy(forName: account)
     }
 
     /// `policy(forAccountIds:)`: several accounts with at least one managed give the
