@@ -64,6 +64,15 @@ public enum Message: Sendable, Equatable {
     case remediationInProgress(account: String)
     /// state 0 none, 1 running, 2 queued (with its place).
     case remediationProgress(state: UInt8, position: UInt16)
+    // The SDK's own policy queries and data protection (MAMKit)
+    /// The app asks for its policy snapshot (it answers its own policy queries with the engine).
+    case policyRequest
+    /// A JSON `PolicySnapshot` (≤ 60,000 bytes): the app's manifest, enrolled account and policy.
+    case policySnapshot(json: String)
+    /// The key of a managed account the app is enrolled with, to protect and unprotect its data.
+    case keyRequest(account: String)
+    /// The account's 256-bit key (exactly 32 bytes).
+    case accountKey(account: String, key: [UInt8])
 
     /// Whether the message carries exactly one descriptor.
     public var carriesDescriptor: Bool {

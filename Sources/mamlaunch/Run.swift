@@ -112,6 +112,9 @@ struct Run: ParsableCommand {
             config.standardInput = terminal.appSide
             config.standardOutput = terminal.appSide
             config.standardError = terminal.appSide
+        } else {
+            // Pipes (a test, the matrix) pass through: the app reads its script from them.
+            config.standardInput = 0
         }
         // The broker may ask for a restart (an app that declined to restart itself after its
         // first policy); a bounded number, so a broken app cannot loop forever.

@@ -29,6 +29,8 @@ let everyMessage: [Message] = [
     .remediateCompliance(account: "9a8b", silent: true), .remediationAccepted(outcome: 1, detail: "queued"),
     .complianceStatus(account: "9a8b", status: 0, title: "t", message: "m"), .remediationInProgress(account: "9a8b"),
     .remediationProgress(state: 2, position: 1),
+    .policyRequest, .policySnapshot(json: "{\"app\":{}}"), .keyRequest(account: "adele@contoso.com"),
+    .accountKey(account: "adele@contoso.com", key: (0..<32).map { UInt8($0 * 7) }),
 ]
 
 @Suite("MAMWire frames")
@@ -39,6 +41,16 @@ struct CodecTests {
             #expect(try Wire.decode(Wire.encode(frame)) == frame, "\(m)")
         }
         #expect(Set(everyMessage.map(Wire.type(of:))) == Wire.knownTypes, "one sample of every type")
+    }
+
+    @Test func anAccountKeyIsExactlyThirtyTwoBytes() {
+        let frame = Wire.encode(Frame(id: 3, .accountKey(account: "a", key: [UInt8](repeating: 9, count: 32))))
+        #expect(frame.count == 12 + 3 + 32)
+        #expect(error(Array(frame.dropLast()))?.code == .truncated)
+        #expect(error(frame + [0])?.code == .trailingBytes)
+        // A snapshot may be as long as pasteboard text, no longer.
+        let long = Wire.encode(Frame(id: 1, .policySnapshot(json: String(repeating: "x", count: Wire.maximumPasteText + 1))))
+        #expect(error(long)?.code == .fieldOutOfRange)
     }
 
     @Test func theHeaderIsAsDocumented() {

@@ -254,6 +254,8 @@ public struct BrokerCore: Sendable {
         case let .acquireToken(account): return acquireToken(id, frame.id, account: account, &out)
         case let .remediateCompliance(account, silent): return remediate(id, frame.id, account: account, silent: silent, &out)
         case let .remediationInProgress(account): return remediationProgress(id, frame.id, account: account, &out)
+        case .policyRequest: return policySnapshot(id, frame.id, &out)
+        case let .keyRequest(account): return keyRequest(id, frame.id, account: account, &out)
         default:
             return .failure(WireError(.outOfOrder, "unexpected message"))
         }

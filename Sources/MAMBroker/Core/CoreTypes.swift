@@ -178,6 +178,9 @@ public indirect enum BrokerEffect: Sendable, Equatable {
     case open(job: Int, key: StoredFileKey, budget: String)
     /// Encrypt an attachment under an account's key into a new sealed memfd; answer with `.encrypted`.
     case encrypt(job: Int, attachment: Int, keyID: String, budget: String)
+    /// Send the account's key (made the first time, kept in the state database) as `accountKey`
+    /// answering `frameID`, or `internalError` when it cannot be read.
+    case sendKey(SessionID, frameID: UInt32, account: String, keyID: String)
     /// The core is done with this descriptor: close it.
     case release(attachment: Int)
     case log(LogLine)

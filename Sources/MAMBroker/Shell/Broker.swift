@@ -407,6 +407,17 @@ public final class Broker: @unchecked Sendable {
             case let .store(job, token, file, budget): storeFile(job, descriptors[token] ?? -1, file, budget)
             case let .open(job, key, budget): openFile(job, key, budget)
             case let .encrypt(job, token, keyID, budget): encrypt(job, descriptors[token] ?? -1, keyID, budget)
+            case let .sendKey(id, frameID, account, keyID):
+                // One small read (or the first write) of the state database, in its order.
+                let reply: Message
+                do {
+                    let key = try persistence.sync { try store.key(for: keyID) }
+                    reply = .accountKey(account: account, key: key)
+                } catch {
+                    logger.error("an account key could not be read", metadata: ["error": "\(error)"])
+                    reply = .error(code: .internalError, detail: "the account key could not be read")
+                }
+                queue.insert(.send(id, Frame(id: frameID, reply)), at: queue.startIndex)
             case let .release(token): descriptors.removeValue(forKey: token).map { _ = close($0) }
             case let .log(line): log(line)
             }
