@@ -88,6 +88,23 @@ let package = Package(
         .executableTarget(name: "Hostile", dependencies: ["CHostileProbes"], path: "Apps/Hostile", exclude: ["Info.plist", "Probes"]),
         // Apps/Courier: a scriptable MAMWire client the broker tests launch as two apps.
         .executableTarget(name: "Courier", dependencies: ["MAMWire"], path: "Apps/Courier", exclude: ["Info.plist"]),
+        // MAMKit: the SDK an app links (identities, policy, channels, data protection, the
+        // service's managers), over its broker connection. docs/MAMKIT.md maps it to the real SDK.
+        .target(name: "MAMKit", dependencies: [
+            "MAMPolicy", "MAMWire", "MAMProtect",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // The scripted mode over MAMKit (docs/SCRIPTING.md), which the SDK sample apps run.
+        .target(name: "MAMKitScripting", dependencies: ["MAMKit", "MAMScript", "MAMPolicy", .product(name: "Crypto", package: "swift-crypto")]),
+        .executableTarget(name: "Mail", dependencies: ["MAMKitScripting"], path: "Apps/Mail", exclude: ["Info.plist", "Mail.entitlements"]),
+        .executableTarget(name: "Docs", dependencies: ["MAMKitScripting"], path: "Apps/Docs", exclude: ["Info.plist", "Docs.entitlements"]),
+        .executableTarget(name: "Chat", dependencies: ["MAMKitScripting"], path: "Apps/Chat", exclude: ["Info.plist"]),
+        .executableTarget(name: "Edge", dependencies: ["MAMKitScripting"], path: "Apps/Edge", exclude: ["Info.plist", "Edge.entitlements"]),
+        .executableTarget(name: "Dialer", dependencies: ["MAMKitScripting"], path: "Apps/Dialer", exclude: ["Info.plist", "Dialer.entitlements"]),
+        // The cost of a policy query through MAMKit against the engine call it wraps.
+        .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
+        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire"]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),

@@ -8,7 +8,8 @@
 // targets TYPE | share TARGET TYPE NAME CONTENT | wait-document | serve-export NAME CONTENT |
 // import SOURCE TYPE | save LOCATION ACCOUNT|- NAME CONTENT | open LOCATION ACCOUNT|- NAME |
 // enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice | app-config ACCOUNT | token ACCOUNT |
-// remediate ACCOUNT silent|interactive | wait-compliance | raw HEX | sleep MS | bye
+// remediate ACCOUNT silent|interactive | wait-compliance | restart-answer self|sdk [SECONDS] | allowed-accounts |
+// raw HEX | sleep MS | bye
 import Foundation
 import Glibc
 import MAMWire
@@ -65,12 +66,15 @@ func request(_ m: Message, descriptor: Int32? = nil, replies: Int = 1) -> [(Fram
 func waitFor(_ match: (Message) -> Bool, seconds: Double = 10) -> (Frame, Int32?)? {
     if let i = inbox.firstIndex(where: { match($0.0.message) }) { return inbox.remove(at: i) }
     let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline, let r = socket.receive() {
+    while true {
+        // Wait no longer than the deadline for the next frame.
+        let left = deadline.timeIntervalSinceNow
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard left > 0, poll(&p, 1, Int32(left * 1000)) > 0, let r = socket.receive() else { return nil }
         guard case let .success(f) = r.frame else { return nil }
         if match(f.message) { return (f, r.descriptor) }
         inbox.append((f, r.descriptor))
     }
-    return nil
 }
 
 func result(_ step: String, _ replies: [(Frame, Int32?)]) {
@@ -99,6 +103,7 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
         case let .enrollmentNotice(kind, account, status):
             object["notice"] = ["enrollment", "policy", "unenrollment"][Int(kind)]; object["account"] = account; object["status"] = Int(status)
         case let .restartRequest(account): object["restart"] = account
+        case let .allowedAccounts(restricted, accounts): object["allowedAccounts"] = restricted ? accounts : NSNull()
         case let .wipeRequest(account): object["wipe"] = account
         case let .appConfigData(account, json): object["account"] = account; object["config"] = json
         case let .token(outcome, home, detail):
@@ -201,6 +206,17 @@ while !args.isEmpty {
             }
         }
         result(step, got.map { [$0] } ?? [])
+    case "restart-answer":
+        // Waits for the restart delegate's call and answers it: `self` restarts itself, `sdk`
+        // leaves it to the SDK side (the launcher then restarts the app).
+        let itself = take() == "self"
+        let seconds = Double(args.first ?? "").map { _ in Double(take())! } ?? 10
+        if let (f, _) = waitFor({ if case .restartRequest = $0 { return true } else { return false } }, seconds: seconds) {
+            // Said first: an app that leaves the restart to the SDK side is killed soon after.
+            emit(["step": step, "restart": itself ? "self" : "sdk"])
+            try? socket.send(Frame(id: f.id, .restartReply(restartsItself: itself)))
+        } else { emit(["step": step, "closed": true]) }
+    case "allowed-accounts": result(step, request(.allowedAccountsRequest))
     case "sleep": usleep(useconds_t((Int(take()) ?? 0) * 1000))
     case "bye": try? socket.send(Frame(id: nextID, .bye)); emit(["step": step])
     default: emit(["step": step, "error": "unknown step"])

@@ -81,6 +81,11 @@ public struct EnrollmentService: Sendable {
         // An extension cannot enroll [doc: headers, 223].
         guard app.extensionPoint == nil else { return [.enrollment(app: bundle, account: accountName, .unsupportedAPI)] }
         let account = engine.tenant.identity(named: accountName).account!
+        // An account the admin does not allow must be removed, not enrolled [doc: SDK-API §status
+        // codes, 209-211 "remove the account"; chosen: 211, the device's allowed accounts].
+        guard engine.tenant.device.allows(account) else {
+            return [.enrollment(app: bundle, account: accountName, .notDeviceAccount)]
+        }
         let k = Self.key(bundle, accountName)
         if let existing = enrollments[k], existing.isEnrolledAndManaged || existing.state == .licensedNotTargeted {
             // A repeat is ignored [doc: headers]; the app hears that it is enrolled already.

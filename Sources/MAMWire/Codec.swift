@@ -17,6 +17,8 @@ public enum Wire {
     /// Storage locations are the SDK API's save or open location bits (SEMANTICS §2).
     public static let maximumLocation: UInt8 = 128
     public static let maximumOpenLocation: UInt8 = 32
+    /// An account key (`accountKey`): 256 bits.
+    public static let keySize = 32
 
     static let magic: [UInt8] = [0x4D, 0x57]
 
@@ -53,6 +55,9 @@ public enum Wire {
         case .enrollmentNotice: return 0x62
         case .restartRequest: return 0x63
         case .wipeRequest: return 0x64
+        case .allowedAccountsRequest: return 0x6C
+        case .allowedAccounts: return 0x6D
+        case .restartReply: return 0x6E
         case .appConfigRequest: return 0x70
         case .appConfigData: return 0x71
         case .appConfigChanged: return 0x72
@@ -63,13 +68,18 @@ public enum Wire {
         case .complianceStatus: return 0x7C
         case .remediationInProgress: return 0x7D
         case .remediationProgress: return 0x7E
+        case .policyRequest: return 0x80
+        case .policySnapshot: return 0x81
+        case .keyRequest: return 0x82
+        case .accountKey: return 0x83
         }
     }
 
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
-                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x70, 0x71, 0x72,
-                                                0x78, 0x79, 0x7A, 0x7B, 0x7C, 0x7D, 0x7E]
+                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x6C, 0x6D, 0x6E, 0x70, 0x71, 0x72,
+                                                0x78, 0x79, 0x7A, 0x7B, 0x7C, 0x7D, 0x7E,
+                                                0x80, 0x81, 0x82, 0x83]
 
     // MARK: Encoding
 
@@ -114,7 +124,7 @@ public enum Wire {
         case let .hello(minV, maxV, sdk): w.u8(minV); w.u8(maxV); w.bool(sdk)
         case let .welcome(v, bundle, account): w.u8(v); w.text(bundle); w.optionalText(account)
         case let .error(code, detail): w.u16(code.rawValue); w.text(detail)
-        case .bye, .paste, .loginAndEnroll: break
+        case .bye, .paste, .loginAndEnroll, .allowedAccountsRequest, .policyRequest: break
         case let .setIdentity(account): w.text(account)
         case let .canOpenURL(url), let .openURL(url): w.text(url)
         case let .canOpenURLResult(b): w.bool(b)
@@ -147,6 +157,14 @@ public enum Wire {
         case let .remediationAccepted(outcome, detail): w.u8(outcome); w.text(detail)
         case let .complianceStatus(account, status, title, message): w.text(account); w.u8(status); w.text(title); w.text(message)
         case let .unenroll(account, wipe): w.text(account); w.bool(wipe)
+        case let .restartReply(itself): w.bool(itself)
+        case let .allowedAccounts(restricted, accounts):
+            w.bool(restricted)
+            w.u16(UInt16(accounts.count))
+            for a in accounts { w.text(a) }
+        case let .policySnapshot(json): w.text(json)
+        case let .keyRequest(account): w.text(account)
+        case let .accountKey(account, key): w.text(account); w.bytes += key
         case let .enrollmentNotice(kind, account, status): w.u8(kind); w.text(account); w.u16(status)
         }
     }
@@ -304,6 +322,14 @@ public enum Wire {
         case 0x63: return .restartRequest(account: try r.text("account"))
         case 0x64: return .wipeRequest(account: try r.text("account"))
         case 0x65: return .loginAndEnroll
+        case 0x6C: return .allowedAccountsRequest
+        case 0x6D:
+            let restricted = try r.bool("restricted")
+            let n = try r.count("accounts")
+            var accounts: [String] = []
+            for i in 0..<n { accounts.append(try r.text("accounts[\(i)]")) }
+            return .allowedAccounts(restricted: restricted, accounts: accounts)
+        case 0x6E: return .restartReply(restartsItself: try r.bool("restartsItself"))
         case 0x70: return .appConfigRequest(account: try r.text("account"))
         case 0x71: return .appConfigData(account: try r.text("account"), json: try r.text("json", limit: Wire.maximumPasteText))
         case 0x72: return .appConfigChanged(account: try r.text("account"))
@@ -316,6 +342,10 @@ public enum Wire {
         case 0x7C:
             return .complianceStatus(account: try r.text("account"), status: try r.range("status", 0...5), title: try r.text("title"),
                                      message: try r.text("message"))
+        case 0x80: return .policyRequest
+        case 0x81: return .policySnapshot(json: try r.text("json", limit: Wire.maximumPasteText))
+        case 0x82: return .keyRequest(account: try r.text("account"))
+        case 0x83: return .accountKey(account: try r.text("account"), key: Array(try r.take(Wire.keySize, "key")))
         default: throw WireError(.unknownType, "byte 3: unknown message type 0x\(hex(type))")
         }
     }

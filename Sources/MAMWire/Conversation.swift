@@ -26,7 +26,7 @@ public struct Conversation: Sendable {
         case .welcome, .error, .canOpenURLResult, .urlDelivery, .decision, .copied, .pasteResult, .targets, .document,
              .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest,
              .appConfigData, .appConfigChanged, .token, .remediationAccepted, .complianceStatus,
-             .remediationProgress:
+             .remediationProgress, .policySnapshot, .accountKey:
             throw WireError(.outOfOrder, "\(name(m)) is sent by the broker, not to it")
         case .bye:
             closed = true

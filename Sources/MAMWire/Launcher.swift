@@ -17,6 +17,9 @@ public enum LauncherMessage: Sendable, Equatable {
     case wipe(account: String, app: String?)
     /// The broker's answer to a control message: whether it was done, and what it says.
     case controlReply(ok: Bool, detail: String)
+    /// The broker asks the launcher to restart the app it started with this pid: the app
+    /// declined to restart itself after its first policy (the SDK restarts it then).
+    case restart(pid: Int32)
 
     public static let version: UInt8 = 1
     static let magic: [UInt8] = [0x4D, 0x4C]
@@ -48,6 +51,9 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .wipe(account, app):
             type = 0x06
             w.text(account); w.optionalText(app)
+        case let .restart(pid):
+            type = 0x07
+            w.u32(UInt32(bitPattern: pid))
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
     }
@@ -87,6 +93,8 @@ public enum LauncherMessage: Sendable, Equatable {
             message = .sync
         case 0x06:
             message = .wipe(account: try r.text("account"), app: try r.optionalText("app"))
+        case 0x07:
+            message = .restart(pid: Int32(bitPattern: try r.u32("pid")))
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }

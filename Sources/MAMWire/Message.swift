@@ -38,7 +38,15 @@ public enum Message: Sendable, Equatable {
     /// The enrollment delegate's callbacks: kind 0 enrollment, 1 policy request, 2 unenrollment.
     case enrollmentNotice(kind: UInt8, account: String, status: UInt16)
     case restartRequest(account: String)
+    /// The restart delegate's answer: true, the app restarts itself; false, the SDK side (here
+    /// the launcher, asked by the broker) restarts it.
+    case restartReply(restartsItself: Bool)
     case wipeRequest(account: String)
+    /// The enrollment manager's `allowedAccounts`: the broker answers with `allowedAccounts`, and
+    /// sends it unasked (id 0) when a tenant reload changes the list.
+    case allowedAccountsRequest
+    /// `restricted` false means anyone may sign in (the SDK's nil); the list is then empty.
+    case allowedAccounts(restricted: Bool, accounts: [String])
     // App configuration
     case appConfigRequest(account: String)
     /// The full data: a JSON array of objects of name → value text (`__IsDefault` marks the tenant default).
@@ -56,6 +64,15 @@ public enum Message: Sendable, Equatable {
     case remediationInProgress(account: String)
     /// state 0 none, 1 running, 2 queued (with its place).
     case remediationProgress(state: UInt8, position: UInt16)
+    // The SDK's own policy queries and data protection (MAMKit)
+    /// The app asks for its policy snapshot (it answers its own policy queries with the engine).
+    case policyRequest
+    /// A JSON `PolicySnapshot` (≤ 60,000 bytes): the app's manifest, enrolled account and policy.
+    case policySnapshot(json: String)
+    /// The key of a managed account the app is enrolled with, to protect and unprotect its data.
+    case keyRequest(account: String)
+    /// The account's 256-bit key (exactly 32 bytes).
+    case accountKey(account: String, key: [UInt8])
 
     /// Whether the message carries exactly one descriptor.
     public var carriesDescriptor: Bool {

@@ -79,8 +79,6 @@ struct Run: ParsableCommand {
         }
 
         var control: Int32 = -1
-        var appEnd: Int32?
-        var brokerEnd: Int32 = -1
         var started: Process?
         var brokerFolder: String?
         defer { if let started { started.terminate(); started.waitUntilExit() } }
@@ -96,10 +94,6 @@ struct Run: ParsableCommand {
             brokerFolder = ((socket.hasPrefix("/") ? socket : FileManager.default.currentDirectoryPath + "/" + socket) as NSString).deletingLastPathComponent
             control = mam_connect_seqpacket(socket)
             guard control >= 0 else { throw World.Failure(description: "cannot reach the broker at \(socket): \(String(cString: strerror(errno)))") }
-            var pair: [Int32] = [-1, -1]
-            guard mam_seqpacket_pair(&pair) == 0 else { throw ValidationError("socketpair: \(String(cString: strerror(errno)))") }
-            appEnd = pair[0]
-            brokerEnd = pair[1]
         }
         let controlFD = control
         let bundle = manifest.bundleID
@@ -110,7 +104,7 @@ struct Run: ParsableCommand {
         var config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
-                                         containersRoot: containersRoot, brokerDescriptor: appEnd, limits: resourceLimits,
+                                         containersRoot: containersRoot, brokerDescriptor: nil, limits: resourceLimits,
                                          allowWeaker: allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
         // From a terminal, the app gets a pseudo-terminal of the launcher's, never the user's own.
         let terminal = isatty(0) == 1 || isatty(1) == 1 || isatty(2) == 1 ? try TerminalRelay() : nil
@@ -118,6 +112,47 @@ struct Run: ParsableCommand {
             config.standardInput = terminal.appSide
             config.standardOutput = terminal.appSide
             config.standardError = terminal.appSide
+        } else {
+            // Pipes (a test, the matrix) pass through: the app reads its script from them.
+            config.standardInput = 0
+        }
+        // The broker may ask for a restart (an app that declined to restart itself after its
+        // first policy); a bounded number, so a broken app cannot loop forever.
+        var restarts = 0
+        var status: Int32
+        while true {
+            let app = try launchOnce(config, control: controlFD, report: report, terminal: terminal, first: restarts == 0)
+            let watch = controlFD >= 0 ? RestartWatch(control: controlFD, pid: app.pid) : nil
+            status = app.wait()
+            guard let watch, watch.stop(), restarts < Self.maximumRestarts else { break }
+            restarts += 1
+            FileHandle.standardError.write(Data("mamlaunch: \(bundle) restarted at the broker's request (its first policy arrived)\n".utf8))
+        }
+        // The launcher kept its copy of the app's terminal for restarts: closing it lets the
+        // relay see the end.
+        if let terminal { close(terminal.appSide) }
+        terminal?.finish()
+        if controlFD >= 0 { close(controlFD) }
+        throw ExitCode(status)
+    }
+
+    static let maximumRestarts = 3
+
+    /// Starts the app once: a new connection to the broker (its end handed over with `adopt`),
+    /// then the sandbox.
+    private func launchOnce(_ base: LaunchConfiguration, control: Int32, report: @escaping @Sendable (Violation) -> Void,
+                            terminal: TerminalRelay?, first: Bool) throws -> SandboxedApp {
+        var config = base
+        var brokerEnd: Int32 = -1
+        if control >= 0 {
+            var pair: [Int32] = [-1, -1]
+            guard mam_seqpacket_pair(&pair) == 0 else { throw ValidationError("socketpair: \(String(cString: strerror(errno)))") }
+            config.brokerDescriptor = pair[0]
+            brokerEnd = pair[1]
+        }
+        defer {
+            config.brokerDescriptor.map { _ = close($0) }
+            if brokerEnd >= 0 { close(brokerEnd) }
         }
         let app: SandboxedApp
         do {
@@ -125,22 +160,14 @@ struct Run: ParsableCommand {
         } catch {
             throw World.Failure(description: "\(error)")
         }
-        if let terminal {
-            close(terminal.appSide)
-            terminal.start()
-        }
-        if let appEnd { close(appEnd) }
+        if first, let terminal { terminal.start() }
         if !app.weakened.isEmpty {
-            FileHandle.standardError.write(Data("mamlaunch: warning: \(bundle) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n".utf8))
+            FileHandle.standardError.write(Data("mamlaunch: warning: \(config.bundleID) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n".utf8))
         }
-        if controlFD >= 0 {
-            Handoff.send(controlFD, Handoff.adopt(bundleID: bundle, pid: app.pid, account: user), fd: brokerEnd)
-            close(brokerEnd)
+        if control >= 0 {
+            Handoff.send(control, Handoff.adopt(bundleID: config.bundleID, pid: app.pid, account: user), fd: brokerEnd)
         }
-        let status = app.wait()
-        terminal?.finish()
-        if controlFD >= 0 { close(controlFD) }
-        throw ExitCode(status)
+        return app
     }
 
     /// Starts `mambroker` (built beside mamlaunch) and waits until it serves.

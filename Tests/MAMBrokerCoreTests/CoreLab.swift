@@ -36,6 +36,7 @@ struct CoreLab {
     /// Apps whose connection is full: deliveries to them fail, as a send that would block does.
     var notReading: Set<SessionID> = []
     var started: [String] = []
+    var restarted: [SessionID] = []
     var nextToken = 1
     var nextSession = 1
     /// Jobs the shell has not finished (tests may finish them late, or never).
@@ -103,6 +104,11 @@ struct CoreLab {
             case let .log(line): logs.append(line)
             case .persist: break
             case let .startApp(bundle): started.append(bundle)
+            case let .restartApp(id, _): restarted.append(id)
+            case let .sendKey(id, frameID, account, keyID):
+                // The shell reads the key from its state; the lab's key is a function of its id.
+                let key = (0..<32).map { UInt8(truncatingIfNeeded: $0 &+ keyID.utf8.count) }
+                inbox[id, default: []].append(Delivered(frame: Frame(id: frameID, .accountKey(account: account, key: key)), content: nil))
             case let .release(token):
                 precondition(contents[token] != nil, "released \(token) twice or never had it")
                 contents[token] = nil

@@ -192,7 +192,15 @@ struct VirtualClockTests {
     }
 
     @Test func timeMovesOnlyWhenToldAndWhatWasDueHappensThen() throws {
-        let b = try BrokerHarness(extraArguments: ["--clock", "virtual"])
+        // The installed apps, with Mail's program missing: a URL to it waits for a start that
+        // never says hello.
+        let root = "/tmp/mamlab-noprogram-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: root + "/Apps/Mail", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let plist = try String(contentsOfFile: BrokerHarness.root + "/Apps/Mail/Info.plist", encoding: .utf8)
+            .replacingOccurrences(of: "<string>Mail</string>", with: "<string>NotBuilt</string>")
+        try plist.write(toFile: root + "/Apps/Mail/Info.plist", atomically: true, encoding: .utf8)
+        let b = try BrokerHarness(extraArguments: ["--clock", "virtual", "--apps", root + "/Apps"])
         defer { b.stop() }
         let launcher = try WireSocket.connect(b.launcherSocket)
         defer { launcher.close() }
@@ -244,6 +252,35 @@ struct EnrollmentProcessTests {
         try b.start()
         let wiped = try b.run("Mail", ["hello", "wait-notice"])
         #expect(wiped.step("wait-notice")["wipe"] as? String == "adele@contoso.com")
+    }
+}
+
+@Suite("Restarts through the launcher", .serialized, .timeLimit(.minutes(1)))
+struct RestartProcessTests {
+    // SDK-API §5: restartApplication answered false = the SDK restarts the app; here the broker
+    // asks the launcher that started it, which starts it again with the same arguments.
+    @Test func anAppThatDeclinesTheRestartIsStartedAgainByItsLauncher() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let app = try b.launch("Mail", ["hello", "enroll", "adele@contoso.com", "restart-answer", "sdk", "2", "bye"])
+        let lines = app.finish()
+        let stderr = String(decoding: app.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(lines.filter { $0["step"] as? String == "hello" }.count == 2, "\(lines) \(stderr)")
+        #expect(lines.step("enroll")["status"] as? Int == 100)
+        #expect(lines.step("restart-answer")["restart"] as? String == "sdk")
+        // The second run finds adele enrolled (208) and is not asked to restart again.
+        #expect(lines.step("enroll", 1)["status"] as? Int == 208)
+        #expect(lines.step("restart-answer", 1)["closed"] as? Bool == true)
+        #expect(app.process.terminationStatus == 0)
+        #expect(b.auditRecords.contains { $0["channel"] as? String == "enrollment.restart" && $0["outcome"] as? String == "restarted-by-launcher" })
+    }
+
+    @Test func anAppThatRestartsItselfRunsOnce() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let lines = try b.run("Mail", ["hello", "enroll", "adele@contoso.com", "restart-answer", "self", "2", "bye"])
+        #expect(lines.filter { $0["step"] as? String == "hello" }.count == 1, "\(lines)")
+        #expect(b.auditRecords.contains { $0["outcome"] as? String == "restarts-itself" })
     }
 }
 

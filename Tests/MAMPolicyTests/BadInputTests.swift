@@ -73,6 +73,11 @@ struct BadInputTests {
         let user = tenantErrors(#"{"#+Self.users+#", "device": {"mdmEnrolled": true, "mdmUser": "carol@contoso.com"}}"#)
         #expect(user.first?.contains("$.device.mdmUser: unknown user \"carol@contoso.com\"") == true)
 
+        let allowed = tenantErrors(#"{"#+Self.users+#", "device": {"allowedAccounts": ["adele@contoso.com", "carol@contoso.com"]}}"#)
+        #expect(allowed.first?.contains("$.device.allowedAccounts[1]: unknown user \"carol@contoso.com\"") == true, "\(allowed)")
+        let notAList = tenantErrors(#"{"#+Self.users+#", "device": {"allowedAccounts": "adele@contoso.com"}}"#)
+        #expect(notAList.first?.contains("$.device.allowedAccounts") == true && notAList.first?.contains("array") == true, "\(notAList)")
+
         let two = tenantErrors(#"{"#+Self.users+#", "policies": [{"displayName": "One", "apps": ["com.a"], "assignments": [{"target": {"groupId": "sales"}}]}, {"displayName": "Two", "apps": ["COM.A"], "assignments": [{"target": {"groupId": "sales"}}]}]}"#)
         #expect(two.count == 1)
         #expect(two.first?.contains("policies \"One\"") == true && two.first?.contains("\"Two\"") == true)

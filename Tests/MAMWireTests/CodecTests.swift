@@ -21,12 +21,16 @@ let everyMessage: [Message] = [
     .openFrom(location: 4, account: nil, name: "photo.jpg"), .file(name: "photo.jpg", owner: "adele@contoso.com"), .file(name: "p.jpg", owner: nil),
     .enroll(account: "adele@contoso.com"), .loginAndEnroll, .unenroll(account: "adele@contoso.com", wipe: true),
     .enrollmentNotice(kind: 1, account: "adele@contoso.com", status: 227), .restartRequest(account: "adele@contoso.com"),
+    .restartReply(restartsItself: false), .allowedAccountsRequest, .allowedAccounts(restricted: true, accounts: ["adele@contoso.com", "ben@contoso.com"]),
+    .allowedAccounts(restricted: false, accounts: []),
     .wipeRequest(account: "adele@contoso.com"), .appConfigRequest(account: "adele@contoso.com"),
     .appConfigData(account: "adele@contoso.com", json: "[{\"a\":\"1\"}]"), .appConfigChanged(account: "adele@contoso.com"),
     .acquireToken(account: "ben@contoso.com"), .token(outcome: 1, homeAccountID: "9a8b.72f9", detail: "x"),
     .remediateCompliance(account: "9a8b", silent: true), .remediationAccepted(outcome: 1, detail: "queued"),
     .complianceStatus(account: "9a8b", status: 0, title: "t", message: "m"), .remediationInProgress(account: "9a8b"),
     .remediationProgress(state: 2, position: 1),
+    .policyRequest, .policySnapshot(json: "{\"app\":{}}"), .keyRequest(account: "adele@contoso.com"),
+    .accountKey(account: "adele@contoso.com", key: (0..<32).map { UInt8($0 * 7) }),
 ]
 
 @Suite("MAMWire frames")
@@ -37,6 +41,16 @@ struct CodecTests {
             #expect(try Wire.decode(Wire.encode(frame)) == frame, "\(m)")
         }
         #expect(Set(everyMessage.map(Wire.type(of:))) == Wire.knownTypes, "one sample of every type")
+    }
+
+    @Test func anAccountKeyIsExactlyThirtyTwoBytes() {
+        let frame = Wire.encode(Frame(id: 3, .accountKey(account: "a", key: [UInt8](repeating: 9, count: 32))))
+        #expect(frame.count == 12 + 3 + 32)
+        #expect(error(Array(frame.dropLast()))?.code == .truncated)
+        #expect(error(frame + [0])?.code == .trailingBytes)
+        // A snapshot may be as long as pasteboard text, no longer.
+        let long = Wire.encode(Frame(id: 1, .policySnapshot(json: String(repeating: "x", count: Wire.maximumPasteText + 1))))
+        #expect(error(long)?.code == .fieldOutOfRange)
     }
 
     @Test func theHeaderIsAsDocumented() {

@@ -86,6 +86,7 @@ public struct BrokerCore: Sendable {
         }
         var out: [BrokerEffect] = []
         appConfigChanges(from: old, &out)
+        allowedAccountsChanges(from: old, &out)
         return out
     }
 
@@ -249,10 +250,14 @@ public struct BrokerCore: Sendable {
         case let .enroll(account): return enroll(id, frame.id, account: account, &out)
         case .loginAndEnroll: return loginAndEnroll(id, frame.id, &out)
         case let .unenroll(account, wipe): return unenroll(id, frame.id, account: account, wipe: wipe, &out)
+        case let .restartReply(itself): return restartReply(id, frame.id, restartsItself: itself, &out)
+        case .allowedAccountsRequest: return allowedAccountsRequest(id, frame.id, &out)
         case let .appConfigRequest(account): return appConfig(id, frame.id, account: account, &out)
         case let .acquireToken(account): return acquireToken(id, frame.id, account: account, &out)
         case let .remediateCompliance(account, silent): return remediate(id, frame.id, account: account, silent: silent, &out)
         case let .remediationInProgress(account): return remediationProgress(id, frame.id, account: account, &out)
+        case .policyRequest: return policySnapshot(id, frame.id, &out)
+        case let .keyRequest(account): return keyRequest(id, frame.id, account: account, &out)
         default:
             return .failure(WireError(.outOfOrder, "unexpected message"))
         }
@@ -394,6 +399,8 @@ struct SessionState: Sendable {
     var pendingImports = 0
     /// Requests refused so far (the log names every tenfold count, not each one).
     var refusals = 0
+    /// A restart request was sent and not yet answered.
+    var restartAsked = false
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id

@@ -166,6 +166,9 @@ public indirect enum BrokerEffect: Sendable, Equatable {
     case persist(StateChange)
     /// Ask the app starter to start an app (its launch is pending until it says hello).
     case startApp(bundleID: String)
+    /// Ask the launcher that started this app (pid as the launcher gave it) to restart it: the
+    /// app declined to restart itself after its first policy.
+    case restartApp(SessionID, pid: Int32)
     /// (`budget` names whose turn a job takes on the shell's worker lanes: one app's queue of
     /// large jobs does not hold up another app's.)
     /// Copy an attachment into a location and record it in the state database (off the event
@@ -175,6 +178,9 @@ public indirect enum BrokerEffect: Sendable, Equatable {
     case open(job: Int, key: StoredFileKey, budget: String)
     /// Encrypt an attachment under an account's key into a new sealed memfd; answer with `.encrypted`.
     case encrypt(job: Int, attachment: Int, keyID: String, budget: String)
+    /// Send the account's key (made the first time, kept in the state database) as `accountKey`
+    /// answering `frameID`, or `internalError` when it cannot be read.
+    case sendKey(SessionID, frameID: UInt32, account: String, keyID: String)
     /// The core is done with this descriptor: close it.
     case release(attachment: Int)
     case log(LogLine)

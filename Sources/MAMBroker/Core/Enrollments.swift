@@ -99,6 +99,7 @@ extension BrokerCore {
                 let fid: UInt32
                 if let (rid, rframe) = requester, rid == s, !answered { fid = rframe; answered = true } else { fid = brokerFrameID() }
                 told.append(.send(s, Frame(id: fid, message)))
+                if case .restart = notice { sessions[s]!.restartAsked = true }
             }
             refreshEnrollment(app: app, account: account, status: status)
             // A wiped account's key goes once no app holds the account any more.

@@ -60,6 +60,8 @@ public final class Broker: @unchecked Sendable {
 
     // Loop-thread state.
     var handles: [Int32: Handle] = [:]
+    /// Which launcher connection adopted each app (to ask it for a restart).
+    var launcherOf: [SessionID: Int32] = [:]
     var sockets: [SessionID: WireSocket] = [:]
     var descriptors: [Int: Int32] = [:]
     var nextToken = 1
@@ -252,7 +254,8 @@ public final class Broker: @unchecked Sendable {
             }
             switch message {
             case let .adopt(a):
-                _ = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true))
+                let session = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true))
+                launcherOf[session] = socket.fd
             case let .advanceClock(ms):
                 // Only a broker started with a virtual clock lets time be skipped.
                 let reply: LauncherMessage
@@ -272,6 +275,8 @@ public final class Broker: @unchecked Sendable {
                 apply(core.handle(.wipe(account: account, app: app)))
                 try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
                     .send(on: socket)
+            case .restart:
+                log(LogLine(level: .warning, message: "launcher sent a restart, which only the broker sends; ignored", metadata: [:]))
             case .controlReply:
                 log(LogLine(level: .warning, message: "launcher sent a reply, which only the broker sends; ignored", metadata: [:]))
             case let .violation(v):
@@ -284,6 +289,7 @@ public final class Broker: @unchecked Sendable {
     }
 
     private func closeLauncher(_ socket: WireSocket) {
+        launcherOf = launcherOf.filter { $0.value != socket.fd }
         loop.remove(socket.fd)
         handles[socket.fd] = nil
         socket.close()
@@ -324,6 +330,7 @@ public final class Broker: @unchecked Sendable {
     }
 
     private func drop(_ id: SessionID, reason: String?) {
+        launcherOf[id] = nil
         refusedDeliveries[id] = nil
         guard let socket = sockets.removeValue(forKey: id) else { return }
         loop.remove(socket.fd)
@@ -393,9 +400,29 @@ public final class Broker: @unchecked Sendable {
                     }
                 }
             case let .startApp(bundle): startApp(bundle)
+            case let .restartApp(session, pid):
+                // The launcher that adopted the app restarts it; its connection is still open
+                // while it waits for the app.
+                if let fd = launcherOf[session], case let .launcher(socket)? = handles[fd] {
+                    try? LauncherMessage.restart(pid: pid).send(on: socket)
+                    log(LogLine(level: .info, message: "asked the launcher to restart an app", metadata: ["pid": "\(pid)"]))
+                } else {
+                    log(LogLine(level: .warning, message: "an app declined to restart, but its launcher is gone", metadata: ["pid": "\(pid)"]))
+                }
             case let .store(job, token, file, budget): storeFile(job, descriptors[token] ?? -1, file, budget)
             case let .open(job, key, budget): openFile(job, key, budget)
             case let .encrypt(job, token, keyID, budget): encrypt(job, descriptors[token] ?? -1, keyID, budget)
+            case let .sendKey(id, frameID, account, keyID):
+                // One small read (or the first write) of the state database, in its order.
+                let reply: Message
+                do {
+                    let key = try persistence.sync { try store.key(for: keyID) }
+                    reply = .accountKey(account: account, key: key)
+                } catch {
+                    logger.error("an account key could not be read", metadata: ["error": "\(error)"])
+                    reply = .error(code: .internalError, detail: "the account key could not be read")
+                }
+                queue.insert(.send(id, Frame(id: frameID, reply)), at: queue.startIndex)
             case let .release(token): descriptors.removeValue(forKey: token).map { _ = close($0) }
             case let .log(line): log(line)
             }

@@ -112,6 +112,10 @@ public enum TenantFile {
             for (bundle, value) in pairs { if let a = account(value) { device.enrollments[bundle.lowercased()] = a } }
         }
         if let apps = d.member("mdmManagedApps")?.strings(&log) { device.mdmManagedApps = Set(apps.map { $0.lowercased() }) }
+        if let allowed = d.member("allowedAccounts"), !{ if case .null = allowed.node.value { return true }; return false }(), let items = allowed.array(&log) {
+            // Only tenant users can be allowed: a typo would otherwise lock everyone out silently.
+            device.allowedAccounts = items.compactMap(account)
+        }
         return device
     }
 

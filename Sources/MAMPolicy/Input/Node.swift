@@ -84,7 +84,7 @@ public struct Node: Sendable, Hashable {
 }
 
 /// A place in a text document.
-public struct SourcePosition: Sendable, Equatable, Hashable {
+public struct SourcePosition: Sendable, Equatable, Hashable, Codable {
     public var line: Int
     public var column: Int
     public var offset: Int

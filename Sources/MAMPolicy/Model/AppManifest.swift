@@ -2,7 +2,7 @@ import Foundation
 
 /// What the engine and the broker need to know about an app, read from its `Info.plist`.
 public struct AppManifest: Sendable, Hashable {
-    public struct DocumentType: Sendable, Hashable {
+    public struct DocumentType: Sendable, Hashable, Codable {
         public var name: String?
         public var contentTypes: [String]
         public init(name: String? = nil, contentTypes: [String]) {

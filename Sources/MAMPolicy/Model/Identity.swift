@@ -56,7 +56,7 @@ public struct Account: Sendable, Hashable, CustomStringConvertible {
 ///
 /// The SDK's `""` is `.personal`; its `nil` (fall back to the next level) is a `nil`
 /// `Identity?` [doc].
-public enum Identity: Sendable, Hashable, CustomStringConvertible {
+public enum Identity: Sendable, Hashable, Codable, CustomStringConvertible {
     case personal
     case account(Account)
 

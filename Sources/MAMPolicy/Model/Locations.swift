@@ -3,7 +3,7 @@
 
 /// A place org data may be saved to (`isSaveToAllowedForLocation`).
 /// Raw values are the SDK API's bits [doc: the SDK headers].
-public enum SaveLocation: Int, Sendable, CaseIterable, Hashable {
+public enum SaveLocation: Int, Sendable, Codable, CaseIterable, Hashable {
     case other = 0
     case oneDriveForBusiness = 1
     case sharePoint = 2
@@ -25,7 +25,7 @@ public enum SaveLocation: Int, Sendable, CaseIterable, Hashable {
 
 /// A place data may be opened from into the app (`isOpenFromAllowedForLocation`).
 /// Raw values are the SDK API's bits [doc: the SDK headers].
-public enum OpenLocation: Int, Sendable, CaseIterable, Hashable {
+public enum OpenLocation: Int, Sendable, Codable, CaseIterable, Hashable {
     case other = 0
     case oneDriveForBusiness = 1
     case sharePoint = 2
@@ -43,7 +43,7 @@ public enum OpenLocation: Int, Sendable, CaseIterable, Hashable {
 }
 
 /// A set of save locations, stored as the SDK API's bitmask.
-public struct SaveLocations: OptionSet, Sendable, Hashable {
+public struct SaveLocations: OptionSet, Sendable, Codable, Hashable {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
     public init(_ locations: [SaveLocation]) { self.init(rawValue: locations.reduce(0) { $0 | $1.rawValue }) }
@@ -52,7 +52,7 @@ public struct SaveLocations: OptionSet, Sendable, Hashable {
 }
 
 /// A set of open-from (ingestion) locations, stored as the SDK API's bitmask.
-public struct OpenLocations: OptionSet, Sendable, Hashable {
+public struct OpenLocations: OptionSet, Sendable, Codable, Hashable {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
     public init(_ locations: [OpenLocation]) { self.init(rawValue: locations.reduce(0) { $0 | $1.rawValue }) }

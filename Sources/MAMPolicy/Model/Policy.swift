@@ -1,5 +1,5 @@
 /// One app-protection policy of a tenant: its settings and whom it targets.
-public struct Policy: Sendable, Hashable {
+public struct Policy: Sendable, Hashable, Codable {
     /// The Graph `id` when present, else the display name.
     public var id: String
     public var displayName: String
@@ -40,7 +40,7 @@ public struct Policy: Sendable, Hashable {
 }
 
 /// Where something was read from: file, JSON path or key path, and position when known.
-public struct Origin: Sendable, Hashable, CustomStringConvertible {
+public struct Origin: Sendable, Hashable, Codable, CustomStringConvertible {
     public var file: String
     public var path: String
     public var position: SourcePosition?

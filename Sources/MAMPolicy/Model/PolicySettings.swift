@@ -2,7 +2,7 @@
 /// the Graph JSON form and the debug-plist form load into and are written back from.
 ///
 /// Defaults are the service defaults of SEMANTICS §2.
-public struct PolicySettings: Sendable, Hashable {
+public struct PolicySettings: Sendable, Hashable, Codable {
     public var send: SendLevel = .allApps
     public var filterOpenInToOnlyManagedApps = false
     public var disableProtectionOfManagedOutboundOpenInData = false

@@ -21,7 +21,15 @@ public struct Device: Sendable, Hashable {
     public var enrollments: [String: Account] = [:]
     /// Bundle ids (lower-cased) of apps the MDM manages; matters for "OS sharing" [doc].
     public var mdmManagedApps: Set<String> = []
+    /// The accounts the admin lets people sign in with (the SDK's `allowedAccounts`); nil means
+    /// no restriction [doc: seed 000 §Implement Allowed Accounts].
+    public var allowedAccounts: [Account]?
     public init() {}
+
+    /// Whether `account` may sign in and enroll on this device.
+    public func allows(_ account: Account) -> Bool {
+        allowedAccounts.map { $0.contains(account) } ?? true
+    }
 }
 
 /// An organisation: users, groups, device, and app-protection policies (SEMANTICS §3).

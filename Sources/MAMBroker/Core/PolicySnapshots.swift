@@ -1,0 +1,46 @@
+import Foundation
+import MAMPolicy
+import MAMWire
+
+// What an SDK app needs to run its own policy queries (MAMKit asks the engine in its process,
+// as the real SDK answers its policy object locally), and the key of the managed account it is
+// enrolled with, to protect and unprotect that account's data.
+extension BrokerCore {
+    /// `policyRequest` → `policySnapshot`: the app's manifest, enrolled account, the policy
+    /// targeting (app, account), the identity it acts under and the accounts it has signed in.
+    mutating func policySnapshot(_ id: SessionID, _ frameID: UInt32, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no policy of its own")) }
+        let p = party(id)
+        let s = sessions[id]!
+        let snapshot = PolicySnapshot(app: s.manifest, enrolled: p.enrolled, policy: p.policy, identity: s.identity,
+                                      signedIn: s.signedIn, isMDMManaged: p.isMDMManaged,
+                                      personalAccountSignedIn: p.personalAccountSignedIn, revision: revision)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(snapshot), data.count <= Wire.maximumPasteText else {
+            return .failure(WireError(.limitReached, "the policy snapshot does not fit in one message of \(Wire.maximumPasteText) bytes"))
+        }
+        out.append(.send(id, Frame(id: frameID, .policySnapshot(json: String(decoding: data, as: UTF8.self)))))
+        return .success(())
+    }
+
+    /// `keyRequest` → `accountKey`: only for the managed account this app is enrolled with and
+    /// acting under a policy for (its data is what the key protects); refused otherwise, audited
+    /// either way (channel `key`).
+    mutating func keyRequest(_ id: SessionID, _ frameID: UInt32, account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        let s = sessions[id]!
+        guard s.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK holds no account key")) }
+        if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
+        let p = party(id)
+        let wanted = engine.tenant.identity(named: account).account
+        let granted = wanted != nil && p.enrolled == wanted && p.policy != nil && wanted!.userIndex != nil
+        out.append(.audit(AuditEntry(session: id, request: frameID, channel: "key", source: auditParty(id), target: nil, dataType: nil,
+                                     size: nil, outcome: granted ? "allowed" : "blocked", rule: "7.protect", tag: "chosen",
+                                     detail: account, revision: revision)))
+        guard granted, let acct = wanted else {
+            return .failure(WireError(.notAllowed, "\(account) is not a managed account \(s.bundleID) is enrolled with"))
+        }
+        out.append(.sendKey(id, frameID: frameID, account: account, keyID: Self.keyID(acct)))
+        return .success(())
+    }
+}

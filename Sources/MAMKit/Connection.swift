@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+import MAMWire
+
+/// One frame as it arrived, with the descriptor that came with it (the receiver owns it).
+struct Incoming: Sendable {
+    var frame: Frame
+    var descriptor: Int32?
+}
+
+/// How many frames answer a request: one, or a decision and, when it allows, one more (the
+/// imported document, the opened file).
+enum ReplyShape: Sendable {
+    case one
+    case decisionThenItem
+}
+
+/// The app's end of its broker connection (`MAMLAB_BROKER_FD`).
+///
+/// One reader thread owns receiving: a reply goes to the request whose id it carries, anything
+/// else (and the service's notices, also when they answer a request) to `unsolicited`. Requests
+/// number from 1 and stay below 0x80000000, so the broker's own frame ids never collide with them.
+final class BrokerConnection: Sendable {
+    private struct Pending {
+        var shape: ReplyShape
+        var replies: [Incoming] = []
+        var continuation: CheckedContinuation<[Incoming], any Error>
+    }
+    private struct State {
+        var nextID: UInt32 = 1
+        var pending: [UInt32: Pending] = [:]
+        var closed = false
+    }
+
+    let socket: WireSocket
+    private let state = Locked(State())
+    /// Frames nobody asked for, in arrival order, for the kit's event loop.
+    let unsolicited: AsyncStream<Incoming>
+    private let sink: AsyncStream<Incoming>.Continuation
+
+    init(fd: Int32) {
+        socket = WireSocket(fd: fd)
+        (unsolicited, sink) = AsyncStream.makeStream(of: Incoming.self, bufferingPolicy: .unbounded)
+    }
+
+    /// The descriptor from the environment, as the launcher passes it.
+    static func fromEnvironment() throws(MAMKitError) -> BrokerConnection {
+        guard let text = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"], let fd = Int32(text), fd >= 0 else {
+            throw MAMKitError(.disconnected, "no broker connection: MAMLAB_BROKER_FD is not set (start the app with `mamlaunch run`)")
+        }
+        return BrokerConnection(fd: fd)
+    }
+
+    func start() {
+        let thread = Thread { [self] in readLoop() }
+        thread.name = "mamkit.reader"
+        thread.start()
+    }
+
+    private func readLoop() {
+        let buffer = ReceiveBuffer()
+        while let raw = socket.receiveRaw(buffer: buffer) {
+            if raw.error != nil { continue }
+            guard let frame = try? Wire.decode(raw.bytes) else {
+                raw.descriptor.map { _ = Glibc.close($0) }
+                continue
+            }
+            deliver(Incoming(frame: frame, descriptor: raw.descriptor))
+        }
+        let waiting = state.withLock { s -> [Pending] in
+            s.closed = true
+            defer { s.pending = [:] }
+            return Array(s.pending.values)
+        }
+        for p in waiting { p.continuation.resume(throwing: MAMKitError(.disconnected, "the broker closed the connection")) }
+        sink.finish()
+    }
+
+    private func deliver(_ incoming: Incoming) {
+        let id = incoming.frame.id
+        let (matched, done) = state.withLock { s -> (Bool, (CheckedContinuation<[Incoming], any Error>, [Incoming])?) in
+            guard var p = s.pending[id] else { return (false, nil) }
+            p.replies.append(incoming)
+            if Self.isComplete(p) {
+                s.pending[id] = nil
+                return (true, (p.continuation, p.replies))
+            }
+            s.pending[id] = p
+            return (true, nil)
+        }
+        if !matched {
+            sink.yield(incoming)
+        } else if Self.isNotice(incoming.frame.message) {
+            // The service's notices are the delegate's too, also when they answer a request.
+            sink.yield(Incoming(frame: incoming.frame, descriptor: nil))
+        }
+        if let (c, replies) = done { c.resume(returning: replies) }
+    }
+
+    private static func isNotice(_ m: Message) -> Bool {
+        switch m {
+        case .enrollmentNotice, .restartRequest, .wipeRequest, .complianceStatus: return true
+        default: return false
+        }
+    }
+
+    private static func isComplete(_ p: Pending) -> Bool {
+        switch p.shape {
+        case .one: return true
+        case .decisionThenItem:
+            guard case let .decision(d)? = p.replies.first?.frame.message else { return true }
+            return !d.allowed || p.replies.count >= 2
+        }
+    }
+
+    /// Sends a request and waits for its replies. A refusal (`error`) throws.
+    func request(_ message: Message, descriptor: Int32? = nil, shape: ReplyShape = .one) async throws -> [Incoming] {
+        let replies = try await withCheckedThrowingContinuation { (c: CheckedContinuation<[Incoming], any Error>) in
+            let id: UInt32? = state.withLock { s in
+                guard !s.closed else { return nil }
+                let id = s.nextID
+                s.nextID = s.nextID >= 0x7FFF_FFFF ? 1 : s.nextID + 1
+                s.pending[id] = Pending(shape: shape, continuation: c)
+                return id
+            }
+            guard let id else {
+                c.resume(throwing: MAMKitError(.disconnected, "the broker connection is closed"))
+                return
+            }
+            do {
+                try socket.send(Frame(id: id, message), descriptor: descriptor)
+            } catch {
+                let p = state.withLock { $0.pending.removeValue(forKey: id) }
+                p?.continuation.resume(throwing: MAMKitError(.disconnected, "\(error)"))
+            }
+        }
+        if case let .error(code, detail)? = replies.first?.frame.message {
+            throw MAMKitError(.refused(code), detail)
+        }
+        return replies
+    }
+
+    /// Sends a frame that answers the broker (an `exportReply` under the broker's id) or ends
+    /// the conversation (`bye`).
+    func send(_ frame: Frame, descriptor: Int32? = nil) throws(MAMKitError) {
+        do { try socket.send(frame, descriptor: descriptor) } catch { throw MAMKitError(.disconnected, error.description) }
+    }
+
+    func close() {
+        try? send(Frame(id: 0, .bye))
+        shutdown(socket.fd, Int32(SHUT_RDWR))
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import MAMPolicy
+import MAMProtect
+import MAMWire
+
+/// The cryptography the kit protects data with. The kit picks the owner and fetches the key;
+/// a protector only seals and opens. `DocumentProtector` is the broker's document format (the
+/// owner's key id in the header, AES-256-GCM in chunks), so what the broker encrypted for an
+/// open-in and what the app protected itself open the same way.
+public protocol DataProtector: Sendable {
+    /// Encrypts `data` for the account with key id `keyID` under `key` (32 bytes).
+    func protect(_ data: [UInt8], keyID: String, key: [UInt8]) throws -> [UInt8]
+    /// The key id protected data names; nil for data this protector did not make.
+    func keyID(of data: [UInt8]) -> String?
+    func unprotect(_ data: [UInt8], key: [UInt8]) throws -> [UInt8]
+}
+
+/// The broker's document format (`MAMProtect.DocumentCipher`).
+public struct DocumentProtector: DataProtector {
+    public init() {}
+    public func protect(_ data: [UInt8], keyID: String, key: [UInt8]) throws -> [UInt8] {
+        try data.withUnsafeBytes { try DocumentCipher.seal($0, key: key, keyID: keyID) }
+    }
+    public func keyID(of data: [UInt8]) -> String? {
+        guard data.starts(with: DocumentCipher.magic) else { return nil }
+        return try? DocumentCipher.keyID(of: data)
+    }
+    public func unprotect(_ data: [UInt8], key: [UInt8]) throws -> [UInt8] { try DocumentCipher.open(data, key: key) }
+}
+
+/// `IntuneMAMDataProtectionManager`: protect and unprotect buffers and strings for an account.
+/// Only the managed account the app is enrolled with has a key (the broker hands it out for
+/// that account only); data for any other account is returned as it is, as the SDK does for an
+/// account no policy manages.
+public struct DataProtection: Sendable {
+    let kit: Kit
+
+    /// The SDK's status codes (`IntuneMAMDataProtectionStatusCode`).
+    public enum Status: Int, Sendable {
+        case applicationNotManaged = 100, invalidArguments, failedToEncryptData, failedToDecryptData, dataNotProtected, emptyData
+    }
+
+    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
+        public var status: Status
+        public var detail: String
+        public var description: String { "\(status) (\(status.rawValue)): \(detail)" }
+    }
+
+    /// `protect(_:accountId:)`: encrypted under the account's key when the account is managed
+    /// here; unchanged otherwise.
+    public func protect(_ data: [UInt8], for account: String) async throws -> [UInt8] {
+        guard !data.isEmpty else { throw Failure(status: .emptyData, detail: "nothing to protect") }
+        let identity = kit.resolve(account)
+        guard case let .account(acct) = identity, kit.policy(for: identity).isManaged else { return data }
+        let key = try await kit.key(for: acct)
+        do {
+            return try kit.protector.protect(data, keyID: Kit.keyID(acct), key: key)
+        } catch {
+            throw Failure(status: .failedToEncryptData, detail: "\(error)")
+        }
+    }
+
+    /// `protectString`: base64 text.
+    public func protectString(_ text: String, for account: String) async throws -> String {
+        Data(try await protect(Array(text.utf8), for: account)).base64EncodedString()
+    }
+
+    /// `unprotect(_:)`: the plaintext; data the kit did not protect comes back unchanged.
+    public func unprotect(_ data: [UInt8]) async throws -> [UInt8] {
+        guard let keyID = kit.protector.keyID(of: data) else { return data }
+        guard let owner = kit.account(forKeyID: keyID) else {
+            throw Failure(status: .applicationNotManaged, detail: "the data belongs to an account this app is not managed under")
+        }
+        let key = try await kit.key(for: owner)
+        do { return try kit.protector.unprotect(data, key: key) } catch {
+            throw Failure(status: .failedToDecryptData, detail: "\(error)")
+        }
+    }
+
+    /// `unprotectString`.
+    public func unprotectString(_ text: String) async throws -> String {
+        guard let data = Data(base64Encoded: text) else { return text }
+        return String(decoding: try await unprotect(Array(data)), as: UTF8.self)
+    }
+
+    /// `protectionInfo(_:)`: the owner of protected data (its UPN when the kit knows the
+    /// account); nil for data the kit did not protect.
+    public func owner(of data: [UInt8]) -> String? {
+        guard let keyID = kit.protector.keyID(of: data) else { return nil }
+        return kit.account(forKeyID: keyID).map { $0.upn ?? $0.name } ?? keyID
+    }
+}
+
+extension Kit {
+    var protector: any DataProtector { DocumentProtector() }
+
+    /// The key id of an account, as the broker names keys: its object id, else its name, lower-cased.
+    static func keyID(_ account: Account) -> String {
+        if let oid = account.oid, !oid.isEmpty { return oid.lowercased() }
+        return account.name.lowercased()
+    }
+
+    /// The enrolled account a key id names, if the app is managed under it.
+    func account(forKeyID keyID: String) -> Account? {
+        guard let s = snapshot, let e = s.enrolled, s.policy != nil, Self.keyID(e) == keyID.lowercased() else { return nil }
+        return e
+    }
+
+    /// The account's key: from the kit's cache, else from the broker (`keyRequest`).
+    func key(for account: Account) async throws -> [UInt8] {
+        let id = Self.keyID(account)
+        if let k = state.current.keys[id] { return k }
+        let replies: [Incoming]
+        do {
+            replies = try await connection.request(.keyRequest(account: account.upn ?? account.name))
+        } catch let e as MAMKitError {
+            throw DataProtection.Failure(status: .applicationNotManaged, detail: e.detail)
+        }
+        guard case let .accountKey(_, key)? = replies.first?.frame.message, key.count == Wire.keySize else {
+            throw MAMKitError(.unexpectedReply, "keyRequest")
+        }
+        state.withLock { $0.keys[id] = key }
+        return key
+    }
+
+    /// Opens a document the broker encrypted, when this app is managed under its owner.
+    func openCiphertext(_ bytes: [UInt8]) async -> [UInt8]? {
+        guard let keyID = protector.keyID(of: bytes), let owner = account(forKeyID: keyID),
+              let key = try? await key(for: owner) else { return nil }
+        return try? protector.unprotect(bytes, key: key)
+    }
+}

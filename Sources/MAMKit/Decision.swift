@@ -1,0 +1,46 @@
+import MAMPolicy
+import MAMWire
+
+/// An answer about data, exactly as the engine gave it: from the broker for an action, from
+/// the engine in this process for a policy query. Never decided by the kit.
+public struct SharingDecision: Sendable, Hashable, CustomStringConvertible {
+    public var outcome: Outcome
+    /// The rule of docs/SEMANTICS.md that decided.
+    public var rule: String
+    public var tag: Tag
+    /// What the user sees when blocked; empty otherwise.
+    public var message: String
+    /// What the outcome changed: the URL as delivered, the receiving identity, the delivered type.
+    public var detail: String
+
+    public var allowed: Bool { outcome.delivers }
+
+    public init(outcome: Outcome, rule: String, tag: Tag, message: String, detail: String) {
+        self.outcome = outcome
+        self.rule = rule
+        self.tag = tag
+        self.message = message
+        self.detail = detail
+    }
+
+    /// As the broker sent it.
+    init(_ record: DecisionRecord) {
+        let outcomes = Outcome.allCases
+        outcome = Int(record.outcome) < outcomes.count ? outcomes[Int(record.outcome)] : .blocked
+        rule = record.rule
+        tag = record.tag == 0 ? .doc : record.tag == 1 ? .observed : .chosen
+        message = record.message
+        detail = record.detail
+    }
+
+    /// As the engine in this process gave it.
+    init(_ d: Decision) {
+        outcome = d.outcome
+        rule = d.rule.id
+        tag = d.tag
+        message = d.message
+        detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
+    }
+
+    public var description: String { "\(outcome.rawValue) (\(rule))" }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Logging
+import MAMPolicy
+import MAMWire
+
+/// The kit's state and its one broker connection, shared by every manager and channel.
+final class Kit: Sendable {
+    struct State {
+        var bundleID = ""
+        var integratesSDK = false
+        var snapshot: PolicySnapshot?
+        /// The UI identity (nil: not set, falls back to the process identity).
+        var ui: Identity?
+        var process: Identity?
+        /// The identity the broker has the app acting under, as last set or reported.
+        var broker: Identity?
+        /// What this app hands out when another app imports from it, by lower-cased type.
+        var served: [String: (name: String, bytes: [UInt8])] = [:]
+        var keys: [String: [UInt8]] = [:]
+        var policyDelegate: (any PolicyDelegate)?
+        var enrollmentDelegate: (any EnrollmentDelegate)?
+        var complianceDelegate: (any ComplianceDelegate)?
+        var appConfigDelegate: (any AppConfigDelegate)?
+        var urlHandler: (@Sendable (URLDelivery) async -> Void)?
+        /// Policy objects and resolved names for the current snapshot: a query is then a lookup
+        /// and the engine's answer, not a party built anew. Emptied with every new snapshot.
+        var policies: [Identity?: AppPolicy] = [:]
+        var names: [String: Identity] = [:]
+        /// Policy objects by the account name an app asked with: one lookup, one lock.
+        var policiesByName: [String: AppPolicy] = [:]
+
+        mutating func setSnapshot(_ snap: PolicySnapshot?) {
+            snapshot = snap
+            policies = [:]
+            names = [:]
+            policiesByName = [:]
+        }
+    }
+
+    /// Entries each cache keeps at most (an app names few accounts; a hostile caller many).
+    static let cacheLimit = 256
+
+    let connection: BrokerConnection
+    let state = Locked(State())
+    let lane = SerialLane()
+    /// Policy queries need no tenant: they read the party's own policy.
+    let engine = PolicyEngine(tenant: Tenant(name: "snapshot"))
+    let logger: Logger
+    let screen = ScreenState()
+    let events: AsyncStream<MAMEvent>
+    let eventSink: AsyncStream<MAMEvent>.Continuation
+
+    init(connection: BrokerConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+        (events, eventSink) = AsyncStream.makeStream(of: MAMEvent.self, bufferingPolicy: .unbounded)
+    }
+
+    var snapshot: PolicySnapshot? { state.withLock { $0.snapshot } }
+
+    // MARK: Identities
+
+    /// Thread (scoped) identity, else the UI identity for UI work, else the process identity;
+    /// nil when nothing is set (a multi-identity app's launch state).
+    func effectiveIdentity(forUIWork: Bool) -> Identity? {
+        if let scoped = IdentityScope.account { return resolve(scoped) }
+        return state.withLock { s in forUIWork ? s.ui ?? s.process : s.process }
+    }
+
+    /// An identity from its written form, against the snapshot's accounts (cached per snapshot).
+    func resolve(_ name: String) -> Identity {
+        if let known = state.withLock({ $0.names[name] }) { return known }
+        let snap = snapshot
+        let identity: Identity
+        if let snap { identity = snap.identity(named: name) } else {
+            let t = name.trimmingCharacters(in: .whitespaces)
+            identity = t.isEmpty || t.lowercased() == "personal" ? .personal : .account(Account(unknown: t))
+        }
+        state.withLock { s in
+            guard s.snapshot == snap else { return }
+            if s.names.count >= Self.cacheLimit { s.names = [:] }
+            s.names[name] = identity
+        }
+        return identity
+    }
+
+    /// The written form the broker takes (`""` personal).
+    static func wire(_ identity: Identity) -> String {
+        switch identity {
+        case .personal: return ""
+        case let .account(a): return a.upn ?? a.name
+        }
+    }
+
+    /// The party for an identity, from the latest snapshot (an app without one is unmanaged).
+    func policy(for identity: Identity?) -> AppPolicy {
+        let (cached, current, bundle) = state.withLock { ($0.policies[identity], $0.snapshot, $0.bundleID) }
+        if let cached { return cached }
+        let snap = current ?? PolicySnapshot(app: AppManifest(bundleID: bundle), enrolled: nil, policy: nil,
+                                             identity: .personal, signedIn: [], isMDMManaged: false, revision: 0)
+        let made = AppPolicy(engine: engine, snapshot: snap, party: snap.party(identity))
+        state.withLock { s in
+            guard s.snapshot == current else { return }
+            if s.policies.count >= Self.cacheLimit { s.policies = [:] }
+            s.policies[identity] = made
+        }
+        return made
+    }
+
+    /// `policy(forAccountId:)`: the policy object for an account as the app names it.
+    func policy(forName name: String) -> AppPolicy {
+        if let cached = state.withLock({ $0.policiesByName[name] }) { return cached }
+        let current = snapshot
+        let made = policy(for: resolve(name))
+        state.withLock { s in
+            guard s.snapshot == current else { return }
+            if s.policiesByName.count >= Self.cacheLimit { s.policiesByName = [:] }
+            s.policiesByName[name] = made
+        }
+        return made
+    }
+
+    // MARK: Requests
+
+    /// Sets the broker's identity for this app; the engine's decision comes back.
+    func setBrokerIdentity(_ identity: Identity) async throws -> SharingDecision {
+        let replies = try await connection.request(.setIdentity(account: Self.wire(identity)))
+        guard case let .decision(record)? = replies.first?.frame.message else { throw MAMKitError(.unexpectedReply, "setIdentity: \(replies)") }
+        let d = SharingDecision(record)
+        if d.allowed { state.withLock { $0.broker = identity } }
+        return d
+    }
+
+    /// Carries out an action under the effective identity: the broker is told that identity
+    /// first when it differs, and the UI identity again afterwards, with nothing in between.
+    func acting<T: Sendable>(forUIWork: Bool = true, _ body: () async throws -> T) async throws -> T {
+        let wanted = effectiveIdentity(forUIWork: forUIWork)
+        await lane.acquire()
+        do {
+            if let wanted, wanted != state.current.broker {
+                let d = try await setBrokerIdentity(wanted)
+                guard d.allowed else { throw MAMKitError(.refused(.notAllowed), "the identity \(wanted) may not act here: \(d.message) (\(d.rule))") }
+            }
+            let result = try await body()
+            if IdentityScope.account != nil, let ui = state.current.ui, ui != wanted {
+                _ = try? await setBrokerIdentity(ui)
+            }
+            await lane.release()
+            return result
+        } catch {
+            await lane.release()
+            throw error
+        }
+    }
+
+    /// Asks for the policy snapshot again (after a notice, a switch); returns it.
+    @discardableResult
+    func refreshPolicy() async throws -> PolicySnapshot? {
+        guard state.current.integratesSDK else { return nil }
+        let replies: [Incoming]
+        do {
+            replies = try await connection.request(.policyRequest)
+        } catch let e as MAMKitError where e.code == .refused(.notAllowed) {
+            // The manifest has no SDK: the broker treats this app as unmanaged.
+            state.withLock { $0.integratesSDK = false }
+            return nil
+        }
+        guard case let .policySnapshot(json)? = replies.first?.frame.message else { throw MAMKitError(.unexpectedReply, "policyRequest") }
+        let snap = try JSONDecoder().decode(PolicySnapshot.self, from: Data(json.utf8))
+        let changed = state.withLock { s -> Bool in
+            let changed = s.snapshot != snap
+            if changed { s.setSnapshot(snap) }
+            if s.broker == nil { s.broker = snap.identity }
+            return changed
+        }
+        if changed {
+            logger.debug("policy snapshot", metadata: ["revision": "\(snap.revision)", "enrolled": "\(snap.enrolled?.name ?? "none")",
+                                                      "policy": "\(snap.policy?.displayName ?? "none")"])
+            eventSink.yield(.policyChanged)
+        }
+        return snap
+    }
+}

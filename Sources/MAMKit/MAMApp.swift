@@ -1,0 +1,222 @@
+import Foundation
+import Glibc
+import Logging
+import MAMPolicy
+import MAMWire
+
+/// An app's MAM SDK: its broker connection, identities, policy, channels and the service's
+/// managers. Start it once, at launch:
+///
+///     let app = try await MAMApp.start()
+///     let decision = try await app.pasteboard.copy("Q3 forecast")
+///
+/// An app without the SDK in its manifest gets an unmanaged kit: every policy answer is the
+/// unrestricted one and the broker decides its actions as an unmanaged app's.
+public final class MAMApp: Sendable {
+    let kit: Kit
+
+    public var policyManager: PolicyManager { PolicyManager(kit: kit) }
+    public var urls: URLChannel { URLChannel(kit: kit) }
+    public var pasteboard: Pasteboard { Pasteboard(kit: kit) }
+    public var openIn: OpenIn { OpenIn(kit: kit) }
+    public var locations: Locations { Locations(kit: kit) }
+    public var enrollment: EnrollmentManager { EnrollmentManager(kit: kit) }
+    public var compliance: ComplianceManager { ComplianceManager(kit: kit) }
+    public var appConfig: AppConfigManager { AppConfigManager(kit: kit) }
+    public var dataProtection: DataProtection { DataProtection(kit: kit) }
+
+    /// Everything that arrives unasked, in order. One consumer.
+    public var events: AsyncStream<MAMEvent> { kit.events }
+
+    /// The bundle id the broker knows this app by.
+    public var bundleID: String { kit.state.current.bundleID }
+    /// Whether the app runs with the SDK (its manifest has `IntuneMAMSettings`).
+    public var integratesSDK: Bool { kit.state.current.integratesSDK }
+    public var manifest: AppManifest? { kit.snapshot?.app }
+    public var logger: Logger { kit.logger }
+
+    init(kit: Kit) { self.kit = kit }
+
+    /// Connects through `MAMLAB_BROKER_FD`, says hello and takes the policy snapshot. A
+    /// multi-identity app starts with no identity set and no policy applied; a single-identity
+    /// app's process identity is its enrolled account.
+    public static func start(integratesSDK: Bool = true) async throws -> MAMApp {
+        try await start(connection: BrokerConnection.fromEnvironment(), integratesSDK: integratesSDK)
+    }
+
+    /// The same over a descriptor the caller holds (tests, the benchmark).
+    public static func start(descriptor: Int32, integratesSDK: Bool = true) async throws -> MAMApp {
+        try await start(connection: BrokerConnection(fd: descriptor), integratesSDK: integratesSDK)
+    }
+
+    static func start(connection: BrokerConnection, integratesSDK: Bool) async throws -> MAMApp {
+        connection.start()
+        let hello = try await connection.request(.hello(minVersion: Wire.version, maxVersion: Wire.version, integratesSDK: integratesSDK))
+        guard case let .welcome(_, bundleID, _)? = hello.first?.frame.message else { throw MAMKitError(.unexpectedReply, "hello") }
+        var snapshot: PolicySnapshot?
+        if integratesSDK {
+            do {
+                let replies = try await connection.request(.policyRequest)
+                if case let .policySnapshot(json)? = replies.first?.frame.message {
+                    snapshot = try JSONDecoder().decode(PolicySnapshot.self, from: Data(json.utf8))
+                }
+            } catch let e as MAMKitError where e.code == .refused(.notAllowed) {
+                snapshot = nil
+            }
+        }
+        let handler = snapshot.map { ScrubbingLogHandler.forManifest($0.app) }
+            ?? ScrubbingLogHandler(label: "mamkit", verbose: false, scrub: [])
+        let kit = Kit(connection: connection, logger: Logger(label: "mamkit", factory: { _ in handler }))
+        kit.state.withLock { s in
+            s.bundleID = bundleID
+            s.integratesSDK = snapshot != nil
+            s.setSnapshot(snapshot)
+            s.broker = snapshot?.identity
+            if let snap = snapshot, !snap.app.isMultiIdentity {
+                s.process = snap.enrolled.map(Identity.account) ?? snap.identity
+            }
+        }
+        kit.logger.info("started", metadata: ["app": "\(bundleID)", "sdk": "\(snapshot != nil)",
+                                              "multiIdentity": "\(snapshot?.app.isMultiIdentity ?? false)"])
+        let app = MAMApp(kit: kit)
+        Task { await kit.serve() }
+        // Back on the screen it was killed on: that identity again, through the broker and
+        // conditional launch, so its policy applies as before (seed 002, "Managed kill").
+        if snapshot != nil, let shown = kit.screen.load() {
+            let (result, _) = await app.policyManager.setUIIdentity(shown)
+            kit.logger.info("UI identity restored", metadata: ["identity": "\(shown)", "result": "\(result)"])
+        }
+        return app
+    }
+
+    /// Ends the conversation (`bye`).
+    public func stop() { kit.connection.close() }
+}
+
+// MARK: What arrives unasked
+
+extension Kit {
+    /// The event loop: one frame at a time, in order.
+    func serve() async {
+        for await incoming in connection.unsolicited {
+            await handle(incoming)
+        }
+        eventSink.finish()
+    }
+
+    func handle(_ incoming: Incoming) async {
+        let frame = incoming.frame
+        switch frame.message {
+        case let .urlDelivery(url, sender): await receiveURL(url, sender: sender)
+        case let .document(type, name, owner, encrypted):
+            let doc = await receive(type: type, name: name, owner: owner, encrypted: encrypted, descriptor: incoming.descriptor, via: .openIn)
+            eventSink.yield(.document(doc))
+        case let .exportRequest(type): answerExport(frame.id, type: type)
+        case let .enrollmentNotice(kind, account, status):
+            let notice = EnrollmentNotice(kind: EnrollmentNotice.Kind(rawValue: Int(kind)) ?? .policy, account: account, code: Int(status))
+            logger.info("enrollment notice", metadata: ["kind": "\(notice.kind)", "account": "\(account)", "status": "\(status)"])
+            _ = try? await refreshPolicy()
+            if let d = state.current.enrollmentDelegate {
+                switch notice.kind {
+                case .enrollment: await d.enrollmentRequest(with: notice)
+                case .policy: await d.policyRequest(with: notice)
+                case .unenrollment: await d.unenrollRequest(with: notice)
+                }
+            }
+            eventSink.yield(.enrollment(notice))
+        case let .restartRequest(account):
+            _ = await state.current.policyDelegate?.restartApplication()
+            eventSink.yield(.restart(account: account))
+        case let .wipeRequest(account):
+            let done = await wipe(account)
+            eventSink.yield(.wipe(account: account, completed: done))
+        case let .appConfigChanged(account):
+            await state.current.appConfigDelegate?.appConfigDidChange(for: account)
+            eventSink.yield(.appConfigChanged(account: account))
+        case let .complianceStatus(account, status, title, message):
+            let result = ComplianceResult(account: account, status: ComplianceStatus(rawValue: Int(status)) ?? .serviceFailure,
+                                          title: title, message: message)
+            await state.current.complianceDelegate?.account(account, hasComplianceStatus: result.status, message: message, title: title)
+            _ = try? await refreshPolicy()
+            eventSink.yield(.compliance(result))
+        default:
+            incoming.descriptor.map { _ = close($0) }
+            logger.debug("ignored a frame nobody asked for", metadata: ["id": "\(frame.id)"])
+        }
+    }
+
+    /// A URL from another app: the twin unwrapped, the sender's account taken from the broker
+    /// (never from the URL), and for a multi-identity app a switch to the sender's account
+    /// when the delegate allows it.
+    func receiveURL(_ delivered: String, sender: String?) async {
+        let url = URLText.unwrap(delivered)?.url ?? delivered
+        if let sender, snapshot?.app.isMultiIdentity == true, state.current.ui != resolve(sender) {
+            await switchForArrival(to: sender, reason: .openURL)
+        }
+        let delivery = URLDelivery(delivered: delivered, url: url, sender: sender, identity: state.current.ui ?? state.current.process)
+        logger.info("URL received", metadata: ["url": "\(url)", "sender": "\(sender ?? "none")"])
+        if let handler = state.current.urlHandler {
+            await IdentityScope.$activitySender.withValue(sender) { await handler(delivery) }
+        }
+        eventSink.yield(.url(delivery))
+    }
+
+    /// Asks the delegate, then switches the UI identity (the broker with it).
+    func switchForArrival(to account: String, reason: IdentitySwitchReason) async {
+        let delegate = state.current.policyDelegate
+        let answer = await delegate?.identitySwitchRequired(for: account, reason: reason) ?? .success
+        guard answer == .success else { return }
+        _ = await PolicyManager(kit: self).setUIIdentity(account)
+    }
+
+    /// A document that arrived: read (and opened, when encrypted and the kit holds the key),
+    /// and for a multi-identity app shown under its owner's identity (personal data under the
+    /// personal identity).
+    func receive(type: String, name: String, owner: String?, encrypted: Bool, descriptor: Int32?, via: ReceivedDocument.Via) async -> ReceivedDocument {
+        let bytes = Documents.take(descriptor)
+        var plaintext: [UInt8]? = encrypted ? nil : bytes
+        if encrypted { plaintext = await openCiphertext(bytes) }
+        if via == .openIn, snapshot?.app.isMultiIdentity == true {
+            let target = owner ?? ""
+            if state.current.ui.map({ $0 != resolve(target) }) ?? true {
+                await switchForArrival(to: target, reason: .documentImport)
+            }
+        }
+        logger.info("document received", metadata: ["type": "\(type)", "name": "\(name)", "owner": "\(owner ?? "none")",
+                                                    "encrypted": "\(encrypted)", "readable": "\(plaintext != nil)"])
+        return ReceivedDocument(contentType: type, name: name, owner: owner, encrypted: encrypted, bytes: bytes, plaintext: plaintext,
+                                via: via, identity: state.current.ui ?? state.current.process)
+    }
+
+    /// Another app imports from this one: the document served for the type, sealed.
+    func answerExport(_ id: UInt32, type: String) {
+        let served = state.withLock { s in s.served[type.lowercased()] ?? s.served.values.first }
+        guard let served else {
+            logger.warning("an import asked for a type this app does not serve", metadata: ["type": "\(type)"])
+            return
+        }
+        do {
+            let fd = try Documents.seal(served.bytes)
+            defer { close(fd) }
+            try connection.send(Frame(id: id, .exportReply(contentType: type, name: served.name)), descriptor: fd)
+        } catch {
+            logger.warning("an export could not be sent", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// A selective wipe: the app's delegate deletes the account's data; the kit forgets the
+    /// account's key and leaves its identity.
+    func wipe(_ account: String) async -> Bool {
+        let wiped = resolve(account)
+        let done = await state.current.policyDelegate?.wipeData(for: account) ?? true
+        state.withLock { s in
+            s.keys = [:]
+            if s.ui == wiped { s.ui = nil }
+            if s.process == wiped { s.process = nil }
+            if s.broker == wiped { s.broker = .personal }
+        }
+        _ = try? await refreshPolicy()
+        logger.notice("wiped", metadata: ["account": "\(account)", "complete": "\(done)"])
+        return done
+    }
+}

@@ -1,0 +1,144 @@
+import MAMPolicy
+import MAMWire
+
+/// `IntuneMAMPolicyManager`: identities and policy lookup.
+///
+/// Identities are written as the SDK takes them: an account's UPN or object id, `""` for
+/// personal, nil for "not set".
+public struct PolicyManager: Sendable {
+    let kit: Kit
+
+    // MARK: Delegate
+
+    public func setDelegate(_ delegate: (any PolicyDelegate)?) { kit.state.withLock { $0.policyDelegate = delegate } }
+
+    // MARK: UI identity
+
+    /// `setUIPolicyAccountId(_:completionHandler:)`: switches the identity on screen, and runs
+    /// conditional launch for a managed one. The broker decides whether the app may act under
+    /// the account; the result says what happened (the decision is the broker's, when it gave one).
+    public func setUIIdentity(_ account: String?) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+        // A scoped identity that differs must be cleared first [doc].
+        if let scoped = IdentityScope.account, let account, kit.resolve(scoped) != kit.resolve(account) {
+            return (.notAllowed, nil)
+        }
+        guard let account else {
+            kit.state.withLock { $0.ui = nil }
+            kit.screen.save(nil)
+            kit.logger.info("UI identity cleared")
+            return (.success, nil)
+        }
+        let wanted = kit.resolve(account)
+        let previous = kit.state.current.ui
+        await kit.lane.acquire()
+        defer { Task { await kit.lane.release() } }
+        let decision: SharingDecision
+        do {
+            decision = try await kit.setBrokerIdentity(wanted)
+        } catch {
+            kit.logger.warning("identity switch failed", metadata: ["error": "\(error)"])
+            return (.failed, nil)
+        }
+        guard decision.allowed else { return (.notAllowed, decision) }
+        // Conditional launch: what the identity's policy requires before it shows.
+        let policy = kit.policy(for: wanted)
+        if policy.isManaged, policy.isPINRequired || policy.accessRecheckMinutes > 0 {
+            let delegate = kit.state.current.policyDelegate
+            let passed = await delegate?.conditionalLaunch(for: account, requirements: ConditionalLaunchRequirements(
+                pin: policy.isPINRequired, recheckMinutes: policy.accessRecheckMinutes)) ?? true
+            if !passed {
+                // Back to what was on screen; the broker with it.
+                if let previous { _ = try? await kit.setBrokerIdentity(previous) }
+                return (.cancelled, decision)
+            }
+        }
+        kit.state.withLock { $0.ui = wanted }
+        kit.screen.save(account)
+        kit.logger.info("UI identity switched", metadata: ["identity": "\(wanted)", "managed": "\(policy.isManaged)"])
+        return (.success, decision)
+    }
+
+    /// `getUIPolicyAccountId`: nil when none is set.
+    public var uiIdentity: String? { kit.state.current.ui.map(Kit.wire) }
+
+    // MARK: Process identity
+
+    /// `setProcessAccountId`: the identity background work falls back to.
+    public func setProcessIdentity(_ account: String?) {
+        let identity = account.map { kit.resolve($0) }
+        kit.state.withLock { $0.process = identity }
+    }
+
+    public var processIdentity: String? { kit.state.current.process.map(Kit.wire) }
+
+    // MARK: Scoped identity and the current activity
+
+    /// The scoped identity (`getCurrentThreadAccountId`).
+    public var scopedIdentity: String? { IdentityScope.scopedAccount }
+
+    /// `getAccountIdForCurrentActivity`: inside a URL handler, the sender's account.
+    public var accountForCurrentActivity: String? { IdentityScope.activitySender }
+
+    /// The identity actions take now: scoped, else UI, else process; nil when none is set.
+    public var effectiveIdentity: Identity? { kit.effectiveIdentity(forUIWork: true) }
+
+    // MARK: Management
+
+    /// `isManagementEnabled`: a policy applies to (or is required by) this app.
+    public var isManagementEnabled: Bool {
+        guard let s = kit.snapshot else { return false }
+        return s.enrolled != nil && s.policy != nil
+    }
+
+    /// `isAccountIdManaged(_:)`.
+    public func isManaged(_ account: String?) -> Bool {
+        guard let account, !account.isEmpty else { return false }
+        return kit.policy(for: kit.resolve(account)).isManaged
+    }
+
+    /// `isIdentity(_:equalTo:)`: case-insensitively, and a tenant user's UPN equals its object id.
+    public func isIdentity(_ a: String?, equalTo b: String?) -> Bool {
+        switch (a, b) {
+        case (nil, nil): return true
+        case let (x?, y?): return kit.resolve(x) == kit.resolve(y)
+        default: return false
+        }
+    }
+
+    // MARK: Policy
+
+    /// `policy`: for the effective identity (the scoped one inside a scope).
+    public var policy: AppPolicy { kit.policy(for: kit.effectiveIdentity(forUIWork: true)) }
+
+    /// `policy(forAccountId:)`.
+    public func policy(for account: String?) -> AppPolicy {
+        guard let account else { return kit.policy(for: nil) }
+        return kit.policy(forName: account)
+    }
+
+    /// `policy(forAccountIds:)`: several accounts with at least one managed give the
+    /// lock-down policy.
+    public func policy(forAccounts accounts: [String]) -> AppPolicy {
+        let p = kit.policy(for: nil)
+        let resolved = accounts.compactMap { kit.resolve($0).account }
+        return AppPolicy(engine: kit.engine, snapshot: p.snapshot, party: p.snapshot.party(forAccounts: resolved))
+    }
+
+    /// `primaryAccountId`: the enrolled account of a single-identity app.
+    public var primaryAccount: String? {
+        guard let s = kit.snapshot, !s.app.isMultiIdentity else { return nil }
+        return s.enrolled.map { $0.upn ?? $0.name }
+    }
+
+    /// `managedAccountIds`.
+    public var managedAccounts: [String] {
+        guard let s = kit.snapshot, let e = s.enrolled, s.policy != nil else { return [] }
+        return [e.upn ?? e.name]
+    }
+
+    /// The accounts the app has signed in, as the broker knows them.
+    public var signedInAccounts: [String] { (kit.snapshot?.signedIn ?? []).map { $0.upn ?? $0.name } }
+
+    /// Asks the broker for the policy again (the kit does after every service notice).
+    public func refresh() async throws { try await kit.refreshPolicy() }
+}

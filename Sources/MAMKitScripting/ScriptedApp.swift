@@ -1,0 +1,382 @@
+import Crypto
+import Foundation
+import MAMKit
+import MAMPolicy
+import MAMScript
+
+/// The scripted mode of the SDK sample apps (docs/SCRIPTING.md): command lines on stdin, one
+/// JSON object per line on stdout, every answer MAMKit's (the broker's decisions, the engine's
+/// policy answers), events written as they arrive.
+public enum ScriptedApp {
+    /// Runs until `bye`, or until stdin ends: then, when `serveAfterInput` (an app the broker
+    /// started to take a URL or document, whose stdin is /dev/null), on until the broker closes.
+    /// Returns the exit status.
+    public static func run(integratesSDK: Bool = true, serveAfterInput: Bool = false,
+                           output: ScriptOutput = ScriptOutput(), lines: AsyncStream<String> = StandardInput.lines()) async -> Int32 {
+        let app: MAMApp
+        do {
+            app = try await MAMApp.start(integratesSDK: integratesSDK)
+        } catch {
+            output.failure(0, command: "start", "\(error)")
+            return 1
+        }
+        let executor = Executor(app: app, output: output)
+        let events = Task { await executor.collectEvents() }
+        var number = 0
+        for await line in lines {
+            number += 1
+            let command: ScriptCommand
+            do {
+                command = try ScriptCommand.parse(line)
+            } catch {
+                output.failure(number, command: "?", error.description)
+                continue
+            }
+            if command.name == "bye" {
+                output.result(number, command, ["ok": true])
+                app.stop()
+                return 0
+            }
+            await executor.execute(number, command)
+        }
+        if serveAfterInput { await events.value }
+        app.stop()
+        return 0
+    }
+}
+
+/// Lines of standard input, read on their own thread (a blocking read must not hold a task).
+public enum StandardInput {
+    public static func lines() -> AsyncStream<String> {
+        let (stream, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
+        let thread = Thread {
+            while let line = readLine(strippingNewline: true) { sink.yield(line) }
+            sink.finish()
+        }
+        thread.name = "script.stdin"
+        thread.start()
+        return stream
+    }
+}
+
+/// Events not yet returned by `wait` or `events`, oldest first.
+final class EventQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [(kind: String, fields: [String: JSONValue])] = []
+
+    func append(_ kind: String, _ fields: [String: JSONValue]) {
+        condition.lock()
+        items.append((kind, fields))
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func takeAll() -> [(kind: String, fields: [String: JSONValue])] {
+        condition.lock()
+        defer { condition.unlock() }
+        let all = items
+        items = []
+        return all
+    }
+
+    /// The oldest event of `kind`, waiting up to `seconds` (on a thread of its own, not a task's).
+    func take(_ kind: String, seconds: Double) async -> [String: JSONValue]? {
+        await withCheckedContinuation { c in
+            let thread = Thread { [self] in
+                let deadline = Date().addingTimeInterval(seconds)
+                condition.lock()
+                defer { condition.unlock() }
+                while true {
+                    if let i = items.firstIndex(where: { $0.kind == kind }) {
+                        c.resume(returning: items.remove(at: i).fields)
+                        return
+                    }
+                    if !condition.wait(until: deadline) {
+                        c.resume(returning: nil)
+                        return
+                    }
+                }
+            }
+            thread.start()
+        }
+    }
+}
+
+struct Executor: Sendable {
+    let app: MAMApp
+    let output: ScriptOutput
+    let queue = EventQueue()
+
+    // MARK: Events
+
+    func collectEvents() async {
+        for await event in app.events {
+            guard let (kind, fields) = describe(event) else { continue }
+            queue.append(kind, fields)
+            output.event(kind, fields)
+        }
+    }
+
+    func describe(_ event: MAMEvent) -> (String, [String: JSONValue])? {
+        switch event {
+        case let .url(u):
+            return ("url", ["url": .string(u.delivered), "opened": .string(u.url), "sender": JSONValue(u.sender), "identity": Self.identity(u.identity)])
+        case let .document(d):
+            return ("document", [
+                "type": .string(d.contentType), "name": .string(d.name), "owner": JSONValue(d.owner), "encrypted": .bool(d.encrypted),
+                "readable": .bool(d.isReadable), "sha256": .string(Self.sha256(d.plaintext ?? d.bytes)), "identity": Self.identity(d.identity),
+                "via": .string(d.via.rawValue), "size": .number(Double((d.plaintext ?? d.bytes).count)),
+            ])
+        case let .enrollment(n): return ("notice", Self.notice(n))
+        case let .restart(account): return ("restart", ["account": .string(account)])
+        case let .wipe(account, completed): return ("wipe", ["account": .string(account), "completed": .bool(completed)])
+        case let .appConfigChanged(account): return ("config", ["account": .string(account)])
+        case let .compliance(c):
+            return ("compliance", ["account": .string(c.account), "status": .string("\(c.status)"), "code": .number(Double(c.status.rawValue)),
+                                   "title": .string(c.title), "message": .string(c.message)])
+        case .policyChanged: return nil
+        }
+    }
+
+    // MARK: Commands
+
+    func execute(_ id: Int, _ command: ScriptCommand) async {
+        do {
+            let fields = try await run(command)
+            output.result(id, command, fields)
+        } catch let e as MAMKitError {
+            var fields: [String: JSONValue] = ["error": .string(e.detail)]
+            if case let .refused(code) = e.code { fields["code"] = .string("\(code)") } else { fields["code"] = .string("\(e.code)") }
+            output.result(id, command, fields)
+        } catch let e as DataProtection.Failure {
+            output.result(id, command, ["error": .string(e.detail), "code": .string("\(e.status)"), "status": .number(Double(e.status.rawValue))])
+        } catch let e as UsageError {
+            output.failure(id, command: command.name, e.message)
+        } catch {
+            output.failure(id, command: command.name, "\(error)")
+        }
+    }
+
+    struct UsageError: Error { var message: String }
+
+    func arguments(_ c: ScriptCommand, _ count: ClosedRange<Int>, _ usage: String) throws -> [String] {
+        guard count.contains(c.arguments.count) else { throw UsageError(message: "usage: \(c.name) \(usage)") }
+        return c.arguments
+    }
+
+    func run(_ c: ScriptCommand) async throws -> [String: JSONValue] {
+        let pm = app.policyManager
+        switch c.name {
+        case "hello":
+            _ = try arguments(c, 0...0, "")
+            return ["app": .string(app.bundleID), "sdk": .bool(app.integratesSDK), "identity": Self.identity(pm.effectiveIdentity),
+                    "accounts": .array(pm.signedInAccounts.map { .string($0) })]
+        case "identity":
+            let a = try arguments(c, 1...1, "ACCOUNT|personal")
+            let name = a[0].lowercased() == "personal" ? "" : a[0]
+            let (result, decision) = await pm.setUIIdentity(name)
+            var fields: [String: JSONValue] = ["result": .string(result.name), "identity": Self.identity(pm.effectiveIdentity)]
+            if let decision { fields["decision"] = Self.decision(decision) }
+            return fields
+        case "in":
+            // `in ACCOUNT COMMAND ...`: the command under a scoped identity.
+            guard c.arguments.count >= 2 else { throw UsageError(message: "usage: in ACCOUNT|personal COMMAND [ARGUMENTS]") }
+            let account = c.arguments[0].lowercased() == "personal" ? "" : c.arguments[0]
+            let inner = ScriptCommand(c.arguments[1], Array(c.arguments.dropFirst(2)))
+            guard inner.name != "in", inner.name != "bye" else { throw UsageError(message: "in takes one command other than in and bye") }
+            return try await IdentityScope.withAccount(account) { try await run(inner) }
+        case "scopes":
+            let a = try arguments(c, 1...1, "ACCOUNT|personal")
+            return await scopes(a[0].lowercased() == "personal" ? "" : a[0])
+        case "policy":
+            let a = try arguments(c, 0...1, "[ACCOUNT]")
+            let policy = a.isEmpty ? pm.policy : pm.policy(for: a[0].lowercased() == "personal" ? "" : a[0])
+            return ["managed": .bool(policy.isManaged), "policy": Self.policy(policy)]
+        case "open-url":
+            let a = try arguments(c, 1...1, "URL")
+            let d = try await app.urls.open(a[0])
+            return ["decision": Self.decision(d), "target": .null]
+        case "can-open":
+            let a = try arguments(c, 1...1, "URL")
+            return ["result": .bool(try await app.urls.canOpen(a[0]))]
+        case "copy":
+            let a = try arguments(c, 1...1, "TEXT")
+            let n = try await app.pasteboard.copy(a[0])
+            return ["ok": true, "change": .number(Double(n))]
+        case "paste":
+            _ = try arguments(c, 0...0, "")
+            let (d, text) = try await app.pasteboard.paste()
+            return ["decision": Self.decision(d), "text": .string(text), "sha256": .string(Self.sha256(Array(text.utf8)))]
+        case "targets":
+            let a = try arguments(c, 1...1, "TYPE")
+            let list = try await app.openIn.targets(for: a[0])
+            return ["targets": .array(list.map { .object(["app": .string($0.bundleID), "outcome": .string($0.outcome.rawValue)]) })]
+        case "share":
+            let a = try arguments(c, 4...4, "TARGET TYPE NAME CONTENT")
+            let d = try await retryingStart { try await app.openIn.share(Array(a[3].utf8), name: a[2], contentType: a[1], to: a[0]) }
+            return ["decision": Self.decision(d)]
+        case "serve":
+            let a = try arguments(c, 3...3, "TYPE NAME CONTENT")
+            app.openIn.serve(Array(a[2].utf8), name: a[1], contentType: a[0])
+            return ["ok": true]
+        case "import":
+            let a = try arguments(c, 2...2, "SOURCE TYPE")
+            let (d, document) = try await retryingStart { try await app.openIn.importDocument(from: a[0], contentType: a[1]) }
+            if let document, let (kind, fields) = describe(.document(document)) {
+                queue.append(kind, fields)
+                output.event(kind, fields)
+            }
+            return ["decision": Self.decision(d)]
+        case "save":
+            let a = try arguments(c, 4...4, "LOCATION ACCOUNT|- NAME CONTENT")
+            guard let location = Self.saveLocation(a[0]) else { throw UsageError(message: "\(a[0]) is not a save location (\(SaveLocation.allCases.map(\.name).joined(separator: ", ")))") }
+            let d = try await app.locations.save(Array(a[3].utf8), name: a[2], to: location, account: a[1] == "-" ? nil : a[1])
+            return ["decision": Self.decision(d)]
+        case "open":
+            let a = try arguments(c, 3...3, "LOCATION ACCOUNT|- NAME")
+            guard let location = Self.openLocation(a[0]) else { throw UsageError(message: "\(a[0]) is not an open location (\(OpenLocation.allCases.map(\.name).joined(separator: ", ")))") }
+            let (d, bytes, owner) = try await app.locations.open(a[2], from: location, account: a[1] == "-" ? nil : a[1])
+            return ["decision": Self.decision(d), "readable": .bool(bytes != nil), "sha256": bytes.map { .string(Self.sha256($0)) } ?? .null,
+                    "owner": JSONValue(owner)]
+        case "wait":
+            let a = try arguments(c, 1...2, "KIND [SECONDS]")
+            let kinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance"]
+            guard kinds.contains(a[0]) else { throw UsageError(message: "\(a[0]) is not an event kind (\(kinds.joined(separator: ", ")))") }
+            let seconds = a.count > 1 ? Double(a[1]) : 5
+            guard let seconds, seconds >= 0, seconds <= 3600 else { throw UsageError(message: "SECONDS is a number from 0 to 3600") }
+            guard var fields = await queue.take(a[0], seconds: seconds) else { throw UsageError(message: "timeout") }
+            fields["event"] = .string(a[0])
+            return fields
+        case "events":
+            _ = try arguments(c, 0...0, "")
+            return ["events": .array(queue.takeAll().map { item in
+                var f = item.fields
+                f["event"] = .string(item.kind)
+                return .object(f)
+            })]
+        case "protect":
+            let a = try arguments(c, 2...2, "ACCOUNT TEXT")
+            let data = try await app.dataProtection.protect(Array(a[1].utf8), for: a[0])
+            return ["data": .string(Data(data).base64EncodedString()), "protected": .bool(data != Array(a[1].utf8))]
+        case "unprotect":
+            let a = try arguments(c, 1...1, "BASE64")
+            guard let data = Data(base64Encoded: a[0]) else { throw UsageError(message: "not base64") }
+            let owner = app.dataProtection.owner(of: Array(data))
+            let plain = try await app.dataProtection.unprotect(Array(data))
+            return ["text": .string(String(decoding: plain, as: UTF8.self)), "owner": JSONValue(owner)]
+        case "enroll":
+            let a = try arguments(c, 1...1, "ACCOUNT")
+            return Self.notice(try await app.enrollment.registerAndEnroll(a[0]))
+        case "login-enroll":
+            return Self.notice(try await app.enrollment.loginAndEnroll())
+        case "unenroll":
+            let a = try arguments(c, 2...2, "ACCOUNT wipe|keep")
+            guard a[1] == "wipe" || a[1] == "keep" else { throw UsageError(message: "usage: unenroll ACCOUNT wipe|keep") }
+            let notice = try await app.enrollment.deregisterAndUnenroll(a[0], wipe: a[1] == "wipe")
+            return notice.map(Self.notice) ?? ["wipe": .string(a[0])]
+        case "app-config":
+            let a = try arguments(c, 1...1, "ACCOUNT")
+            let config = try await app.appConfig.appConfig(for: a[0])
+            return ["config": .array(config.fullData.map { .object($0.mapValues { .string($0) }) })]
+        case "token":
+            let a = try arguments(c, 1...1, "ACCOUNT")
+            let (outcome, detail) = try await app.compliance.acquireToken(for: a[0])
+            switch outcome {
+            case .granted: return ["token": "granted", "homeAccountId": .null, "detail": .string(detail)]
+            case let .protectionPolicyRequired(home): return ["token": "protectionPolicyRequired", "homeAccountId": JSONValue(home), "detail": .string(detail)]
+            case .refused: return ["token": "refused", "homeAccountId": .null, "detail": .string(detail)]
+            }
+        case "remediate":
+            let a = try arguments(c, 2...2, "ACCOUNT silent|interactive")
+            guard a[1] == "silent" || a[1] == "interactive" else { throw UsageError(message: "usage: remediate ACCOUNT silent|interactive") }
+            let (acceptance, detail) = try await app.compliance.remediateCompliance(for: a[0], silent: a[1] == "silent")
+            return ["accepted": .string("\(acceptance)"), "detail": .string(detail)]
+        default:
+            throw UsageError(message: "unknown command \(c.name)")
+        }
+    }
+
+    /// The effective identity and whether its policy is managed, seen inside a scope for
+    /// `account` from the scope itself, an `async let`, a task group's child, an unstructured
+    /// `Task {}` and a `Task.detached` (SEMANTICS §1: inherited at creation, except detached).
+    func scopes(_ account: String) async -> [String: JSONValue] {
+        let pm = app.policyManager
+        @Sendable func seen() -> JSONValue {
+            ["identity": Self.identity(pm.effectiveIdentity), "scoped": JSONValue(pm.scopedIdentity), "managed": .bool(pm.policy.isManaged)]
+        }
+        return await IdentityScope.withAccount(account) {
+            async let child = seen()
+            let group = await withTaskGroup(of: JSONValue.self) { g in
+                g.addTask { seen() }
+                return await g.next() ?? .null
+            }
+            let unstructured = await Task { seen() }.value
+            let detached = await Task.detached { seen() }.value
+            // Inside the scope after the awaits, and a nested scope that clears it.
+            let after = seen()
+            let cleared = IdentityScope.withAccount(nil) { seen() }
+            return ["scope": after, "asyncLet": await child, "taskGroup": group, "task": unstructured, "detached": detached,
+                    "nestedNil": cleared, "outside": .null]
+        }.merging(["outside": seen()]) { _, b in b }
+    }
+
+    /// A target or source that is still starting is not known to the broker yet: try again
+    /// for a few seconds, as a user would.
+    func retryingStart<T>(_ body: () async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            do { return try await body() } catch let e as MAMKitError where e.code == .refused(.unknownTarget) && attempt < 50 {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+
+    // MARK: Forms
+
+    static func identity(_ identity: Identity?) -> JSONValue {
+        switch identity {
+        case nil: return .null
+        case .personal?: return ""
+        case let .account(a)?: return .string(a.upn ?? a.name)
+        }
+    }
+
+    static func decision(_ d: SharingDecision) -> JSONValue {
+        ["outcome": .string(d.outcome.rawValue), "allowed": .bool(d.allowed), "rule": .string(d.rule), "message": .string(d.message),
+         "detail": .string(d.detail), "tag": .string(d.tag.rawValue)]
+    }
+
+    static func notice(_ n: EnrollmentNotice) -> [String: JSONValue] {
+        ["kind": .string("\(n.kind)"), "account": .string(n.account), "status": .number(Double(n.code)),
+         "statusName": JSONValue(n.status.map { "\($0)" }), "succeeded": .bool(n.didSucceed)]
+    }
+
+    static func policy(_ p: AppPolicy) -> JSONValue {
+        let account = p.identity?.account.map { $0.upn ?? $0.name }
+        var save: [String: JSONValue] = [:]
+        for (l, ok) in p.saveToLocations(account: account) { save[l.name] = .bool(ok) }
+        var open: [String: JSONValue] = [:]
+        for (l, ok) in p.openFromLocations(account: account) { open[l.name] = .bool(ok) }
+        return [
+            "identity": identity(p.identity), "isManaged": .bool(p.isManaged), "isPINRequired": .bool(p.isPINRequired),
+            "isFileEncryptionRequired": .bool(p.isFileEncryptionRequired), "notificationPolicy": .string(p.notificationPolicy.rawValue),
+            "isAppSharingAllowed": .bool(p.isAppSharingAllowed), "isSpotlightIndexingAllowed": .bool(p.isSpotlightIndexingAllowed),
+            "areSiriIntentsAllowed": .bool(p.areSiriIntentsAllowed), "isManagedBrowserRequired": .bool(p.isManagedBrowserRequired),
+            "isContactSyncAllowed": .bool(p.isContactSyncAllowed), "isPrintingAllowed": .bool(p.isPrintingAllowed),
+            "isBackupAllowed": .bool(p.isBackupAllowed), "saveTo": .object(save), "openFrom": .object(open),
+        ]
+    }
+
+    static func saveLocation(_ name: String) -> SaveLocation? {
+        SaveLocation.allCases.first { $0.name == name } ?? SaveLocation(name: name)
+    }
+
+    static func openLocation(_ name: String) -> OpenLocation? {
+        OpenLocation.allCases.first { $0.name == name } ?? OpenLocation(name: name)
+    }
+
+    static func sha256(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import MAMScript
+import Testing
+
+/// Scoped identities (SEMANTICS §1) in a real app process: inherited by child tasks when they
+/// are created, not by detached tasks, and what the broker decides under them.
+@Suite("MAMKit: identity scopes", .serialized, .timeLimit(.minutes(2)))
+struct IdentityScopeTests {
+    @Test func childTasksInheritTheScopeAndDetachedTasksDoNot() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail")
+        let seen = try mail.send("scopes", "adele@contoso.com")
+        mail.finish()
+        for child in ["scope", "asyncLet", "taskGroup", "task"] {
+            #expect(seen[child]?["identity"]?.string == "adele@contoso.com", "\(child): \(seen)")
+            #expect(seen[child]?["managed"]?.bool == true, "\(child)")
+        }
+        // Detached: no scope; Mail (multi-identity) has no UI identity set: unmanaged.
+        #expect(seen["detached"]?["scoped"]?.isNull == true && seen["detached"]?["identity"]?.isNull == true, "\(seen)")
+        #expect(seen["detached"]?["managed"]?.bool == false)
+        #expect(seen["nestedNil"]?["identity"]?.isNull == true)
+        #expect(seen["outside"]?["identity"]?.isNull == true && seen["outside"]?["managed"]?.bool == false)
+    }
+
+    @Test func anActionInAScopeIsDecidedUnderTheScopedIdentityAndTheUIIdentityComesBack() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail")
+        #expect(try mail.send("identity", "personal")["result"]?.string == "success")
+        #expect(try mail.send("in", "adele@contoso.com", "policy")["managed"]?.bool == true)
+        #expect(try mail.send("policy")["managed"]?.bool == false)
+        // Copied under adele's scope: org data, kept from Notes.
+        #expect(try mail.send("in", "adele@contoso.com", "copy", "scoped org data")["ok"]?.bool == true)
+        let first = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(first?.outcome == "blocked")
+        // Copied outside it: the personal identity again.
+        #expect(try mail.send("copy", "personal data")["ok"]?.bool == true)
+        let second = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(second?.outcome == "allowed" && second?["text"]?.string == "personal data")
+        // A UI switch to another account than the scope's is not allowed.
+        #expect(try mail.send("in", "adele@contoso.com", "identity", "ben@contoso.com")["result"]?.string == "notAllowed")
+        mail.finish()
+    }
+}
