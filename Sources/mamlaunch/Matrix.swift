@@ -155,7 +155,15 @@ struct MatrixSetup {
         if let random {
             let users = try Self.tenant(tenant, root: root).users.map(\.upn)
             let pool: [PolicyRef] = policies.isEmpty ? samplePolicies : policies.map { $0 == "tenant" ? .tenant : .file($0) }
-            let scripted = pairs.filter { p in BuiltIn.scriptedApps.contains { $0.lowercased() == p.name.lowercased() } }
+            // Random cells pick among the scripted sample apps that are built (for a live run).
+            let scripted = pairs.filter { p in
+                BuiltIn.scriptedApps.contains { $0.lowercased() == p.name.lowercased() }
+                    && FileManager.default.isExecutableFile(atPath: (Catalog.toolDirectory as NSString).appendingPathComponent(p.manifest.executable ?? p.name))
+            }
+            let left = BuiltIn.scriptedApps.filter { name in !scripted.contains { $0.name.lowercased() == name.lowercased() } }
+            if !left.isEmpty {
+                FileHandle.standardError.write(Data("matrix: random cells leave out \(left.joined(separator: ", ")): not built beside mamlaunch\n".utf8))
+            }
             experiment = RandomCells.experiment(count: random, seed: seed, apps: scripted, users: users, policies: pool)
             if !policies.isEmpty { base = cwd }
         } else if let builtIn = BuiltIn.experiment(named: name) {
