@@ -112,13 +112,21 @@ struct Run: ParsableCommand {
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containersRoot, brokerDescriptor: appEnd, limits: resourceLimits,
                                          allowWeaker: allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
-        // From a terminal, the app gets a pseudo-terminal of the launcher's, never the user's own.
-        let terminal = isatty(0) == 1 || isatty(1) == 1 || isatty(2) == 1 ? try TerminalRelay() : nil
-        if let terminal {
-            config.standardInput = terminal.appSide
-            config.standardOutput = terminal.appSide
-            config.standardError = terminal.appSide
+        if self.manifest != nil {
+            config.appFolder = AppFolder.locate(executable: executable, arguments: &config.arguments,
+                                                currentDirectory: FileManager.default.currentDirectoryPath)
         }
+        // Where the launcher's standard input, output or error is a terminal, the app gets a
+        // pseudo-terminal of the launcher's instead, never the user's own; a pipe or a file it
+        // gets as it is, so scripts and tests can drive it. Either way it has a session of its own.
+        let terminals = (0...2).map { isatty(Int32($0)) == 1 }
+        let terminal = terminals.contains(true) ? try TerminalRelay() : nil
+        if let terminal {
+            if terminals[0] { config.standardInput = terminal.appSide }
+            if terminals[1] { config.standardOutput = terminal.appSide }
+            if terminals[2] { config.standardError = terminal.appSide }
+        }
+        if !terminals[0] && fcntl(0, F_GETFD) >= 0 { config.standardInput = 0 }
         let app: SandboxedApp
         do {
             app = try Sandbox.launch(config, report: report)
@@ -127,7 +135,7 @@ struct Run: ParsableCommand {
         }
         if let terminal {
             close(terminal.appSide)
-            terminal.start()
+            terminal.start(input: terminals[0] ? 0 : nil, output: terminals[1] ? 1 : 2)
         }
         if let appEnd { close(appEnd) }
         if !app.weakened.isEmpty {
