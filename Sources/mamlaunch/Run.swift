@@ -12,10 +12,13 @@ struct Run: ParsableCommand {
         abstract: "Run one app in its sandbox, connected to the broker.",
         discussion: """
             APP is a folder name under Apps/ (its executable is the one built beside mamlaunch), or, \
-            with --manifest, the path of your own app's executable. The app gets its own container \
-            folder (its working directory and the only place it may write), its standard input and \
-            output, and one broker connection on descriptor 3 (MAMLAB_BROKER_FD). The broker learns \
-            the app's bundle id and pid from mamlaunch, never from the app.
+            with --manifest, the path of your own app's executable: a binary, a #! script, or an \
+            interpreter followed by its script (-- /usr/bin/python3 app.py); your app may read its \
+            own folder (docs/SANDBOX.md, "Running your own app"). The app gets its own container \
+            folder (its working directory and the only place it may write), one broker connection \
+            on descriptor 3 (MAMLAB_BROKER_FD), and mamlaunch's standard input, output and error: \
+            pipes and files as they are, a terminal as a pseudo-terminal of mamlaunch's. The broker \
+            learns the app's bundle id and pid from mamlaunch, never from the app.
 
             The broker is the one listening at --broker SOCKET, else a mambroker started for this run with --tenant (default: Policies/contoso/tenant.json); --no-broker runs the app with no channel at all. Each \
             sandbox violation is printed on standard error with the app, pid, system call or path \
