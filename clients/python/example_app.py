@@ -13,6 +13,7 @@ share TARGET TYPE NAME CONTENT, wait url|document [SECONDS], bye.
 
 import hashlib
 import json
+import os
 import sys
 
 # The sandbox grants the app's folder read-only: there is nowhere to cache compiled modules.
@@ -102,7 +103,10 @@ def run_command(broker, name, args):
         _, message, fd = event
         if message.kind == "urlDelivery":
             return {"url": message.url, "sender": message.senderAccount, "identity": None}
-        content = mamwire.read_document(fd)
+        try:
+            content = mamwire.read_document(fd)
+        finally:
+            os.close(fd)
         return {"type": message.contentType, "name": message.name,
                 "owner": message.owner, "encrypted": message.encrypted, "readable": not message.encrypted,
                 "sha256": hashlib.sha256(content).hexdigest(), "identity": None, "via": "open-in"}

@@ -151,7 +151,10 @@ def encode(frame_id, message):
     for field, kind in fields:
         if field not in message.fields:
             raise WireError("fieldOutOfRange", f"{message.kind} needs field {field}")
-        _put(payload, field, kind, message.fields[field])
+        try:
+            _put(payload, field, kind, message.fields[field])
+        except (struct.error, TypeError, AttributeError) as error:
+            raise WireError("fieldOutOfRange", f"field {field} of {message.kind}: {error}") from None
     if extra := set(message.fields) - {f for f, _ in fields}:
         raise WireError("trailingBytes", f"{message.kind} has no field {sorted(extra)[0]}")
     if not 0 <= frame_id <= 0xFFFF_FFFF:
