@@ -6,8 +6,8 @@ export MAMLAB_ROOT
 
 # System packages: libseccomp for the app sandbox, pkg-config to find it, plistutil as a
 # second reader of the plists mamconfigurator writes, libsystemd's sd-bus for bench-broker's
-# D-Bus peer (built with everything else).
-MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev libsystemd-dev)
+# D-Bus peer (built with everything else), python3 for the Python client (clients/python) and its tests.
+MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev libsystemd-dev python3)
 
 mamlab_find_swift() {
     if ! command -v swift >/dev/null 2>&1; then
