@@ -1,0 +1,167 @@
+import Crypto
+import Foundation
+
+/// Protect and unprotect buffers and strings for an owner, as the SDK's data-protection manager
+/// does (docs/PROTECTION.md, "Protected data").
+///
+/// A managed owner's data is encrypted under the account's key: a header naming the owner, then
+/// AES-256-GCM in 64 KiB chunks, each bound to the whole header, its index and whether it is the
+/// last, so changing the owner, a byte, the order or the length is detected. An unmanaged
+/// owner's data is only tagged: the same header naming the owner, then the plaintext, as the
+/// real SDK does (it adds an identity header and does not encrypt). Which one applies is the
+/// caller's policy decision: `protect` encrypts, `tag` does not.
+public enum DataProtection {
+    /// Plaintext bytes per chunk.
+    public static let chunkSize = 65_536
+    static let tagSize = 16
+
+    /// Encrypts `data` for `owner` under the account's key.
+    public static func protect(_ data: some ContiguousBytes, for owner: DataOwner, key: ProtectionKey) throws(DataProtectionError) -> [UInt8] {
+        guard !owner.isNobody else { throw .invalidOwner("data with no owner is tagged, not encrypted: there is no account key for it") }
+        // One random 96-bit base per protect, drawn the way AES.GCM draws its own nonces.
+        let base = Array(AES.GCM.Nonce())
+        let head = ProtectedDataHeader(mode: .encrypted, owner: owner, keyCheck: key.check, nonceBase: base).encoded()
+        return try withBytes(data) { (plain: UnsafeRawBufferPointer) throws(DataProtectionError) -> [UInt8] in
+            let chunks = max(1, (plain.count + chunkSize - 1) / chunkSize)
+            let total = head.count + plain.count + chunks * tagSize
+            var failure: DataProtectionError?
+            let out = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                let raw = UnsafeMutableRawBufferPointer(buffer)
+                head.withUnsafeBytes { raw.copyMemory(from: $0) }
+                var at = head.count
+                var additional = head + [0, 0, 0, 0, 0]
+                for i in 0..<chunks {
+                    let start = i * chunkSize
+                    let piece = UnsafeRawBufferPointer(rebasing: plain[start..<min(plain.count, start + chunkSize)])
+                    setChunk(i, last: i == chunks - 1, in: &additional)
+                    do {
+                        let box = try AES.GCM.seal(piece, using: key.key, nonce: chunkNonce(base, i), authenticating: additional)
+                        at += copy(box.ciphertext, into: raw, at: at)
+                        at += copy(box.tag, into: raw, at: at)
+                    } catch {
+                        failure = .encryptionFailed("chunk \(i): \(error)")
+                        break
+                    }
+                }
+                count = failure == nil ? total : 0
+            }
+            if let failure { throw failure }
+            return out
+        }
+    }
+
+    /// Encrypts `data` for `owner` under `key` (a 256-bit account key).
+    public static func protect(_ data: some ContiguousBytes, for owner: DataOwner, key: SymmetricKey) throws(DataProtectionError) -> [UInt8] {
+        try protect(data, for: owner, key: ProtectionKey(key))
+    }
+
+    /// Tags `data` as `owner`'s without encrypting it: what protect does for an unmanaged owner.
+    public static func tag(_ data: some ContiguousBytes, for owner: DataOwner) -> [UInt8] {
+        var out = ProtectedDataHeader(mode: .tagged, owner: owner).encoded()
+        data.withUnsafeBytes { out.append(contentsOf: $0) }
+        return out
+    }
+
+    /// The owner of protected data and whether it is encrypted, read from the header without
+    /// decrypting; nil for data that `protect` and `tag` did not make.
+    public static func protectionInfo(of data: some ContiguousBytes) throws(DataProtectionError) -> DataProtectionInfo? {
+        try withBytes(data) { (raw: UnsafeRawBufferPointer) throws(DataProtectionError) -> DataProtectionInfo? in
+            guard ProtectedDataHeader.hasMagic(raw) else { return nil }
+            let header = try ProtectedDataHeader.parse(raw).header
+            return DataProtectionInfo(owner: header.owner, isEncrypted: header.mode == .encrypted)
+        }
+    }
+
+    /// The plaintext of protected or tagged data. Data that `protect` and `tag` did not make comes
+    /// back unchanged. Encrypted data needs its owner's key (see `protectionInfo(of:)`); a nil key
+    /// is enough for tagged and never-protected data.
+    public static func unprotect(_ data: some ContiguousBytes, key: ProtectionKey?) throws(DataProtectionError) -> [UInt8] {
+        try withBytes(data) { (raw: UnsafeRawBufferPointer) throws(DataProtectionError) -> [UInt8] in
+            guard ProtectedDataHeader.hasMagic(raw) else { return Array(raw) }
+            let (header, length) = try ProtectedDataHeader.parse(raw)
+            let body = UnsafeRawBufferPointer(rebasing: raw[length...])
+            guard header.mode == .encrypted else { return Array(body) }
+            guard let key else { throw .keyRequired(owner: header.owner) }
+            guard key.matches(header.keyCheck) else { throw .wrongKey(owner: header.owner) }
+            return try open(body, header: UnsafeRawBufferPointer(rebasing: raw[0..<length]), base: header.nonceBase, key: key.key)
+        }
+    }
+
+    /// `unprotect` with a 256-bit account key.
+    public static func unprotect(_ data: some ContiguousBytes, key: SymmetricKey) throws(DataProtectionError) -> [UInt8] {
+        try unprotect(data, key: ProtectionKey(key))
+    }
+
+    static func open(_ body: UnsafeRawBufferPointer, header: UnsafeRawBufferPointer, base: [UInt8], key: SymmetricKey) throws(DataProtectionError) -> [UInt8] {
+        let record = chunkSize + tagSize
+        let chunks = max(1, (body.count + record - 1) / record)
+        let lastLength = body.count - (chunks - 1) * record
+        guard lastLength >= tagSize else {
+            throw .truncated("the last chunk (\(chunks - 1)) is \(lastLength) bytes, shorter than its \(tagSize)-byte tag")
+        }
+        let total = body.count - chunks * tagSize
+        var failure: DataProtectionError?
+        var additional = Array(header) + [0, 0, 0, 0, 0]
+        let out = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            var at = 0
+            for i in 0..<chunks {
+                let piece = UnsafeRawBufferPointer(rebasing: body[i * record..<min(body.count, (i + 1) * record)])
+                setChunk(i, last: i == chunks - 1, in: &additional)
+                do {
+                    let box = try AES.GCM.SealedBox(nonce: chunkNonce(base, i), ciphertext: piece.dropLast(tagSize), tag: piece.suffix(tagSize))
+                    at += copy(try AES.GCM.open(box, using: key, authenticating: additional), into: raw, at: at)
+                } catch {
+                    // The key check already matched, so the key is right: the bytes changed, or
+                    // chunks were dropped (the new last one was sealed as not last).
+                    failure = .tampered("chunk \(i) of \(chunks) does not authenticate: the data was changed or cut short")
+                    break
+                }
+            }
+            count = failure == nil ? total : 0
+        }
+        if let failure { throw failure }
+        return out
+    }
+
+    /// Chunk i's nonce: the random base with i (u32 big-endian) XORed into its last four bytes,
+    /// so no two chunks of one protect share a nonce and protects share one only if their random
+    /// bases collide (docs/PROTECTION.md, "Nonces").
+    static func chunkNonce(_ base: [UInt8], _ i: Int) throws -> AES.GCM.Nonce {
+        var n = base
+        n[8] ^= UInt8(truncatingIfNeeded: i >> 24)
+        n[9] ^= UInt8(truncatingIfNeeded: i >> 16)
+        n[10] ^= UInt8(truncatingIfNeeded: i >> 8)
+        n[11] ^= UInt8(truncatingIfNeeded: i)
+        return try AES.GCM.Nonce(data: n)
+    }
+
+    /// Chunk i's additional data is the header followed by i (u32 big-endian) and 1 for the last
+    /// chunk, 0 for the others; `additional` already holds the header and five spare bytes.
+    static func setChunk(_ i: Int, last: Bool, in additional: inout [UInt8]) {
+        let n = additional.count
+        additional[n - 5] = UInt8(truncatingIfNeeded: i >> 24)
+        additional[n - 4] = UInt8(truncatingIfNeeded: i >> 16)
+        additional[n - 3] = UInt8(truncatingIfNeeded: i >> 8)
+        additional[n - 2] = UInt8(truncatingIfNeeded: i)
+        additional[n - 1] = last ? 1 : 0
+    }
+
+    /// `withUnsafeBytes` keeps the body's error type; `rethrows` does not.
+    static func withBytes<R>(_ data: some ContiguousBytes, _ body: (UnsafeRawBufferPointer) throws(DataProtectionError) -> R) throws(DataProtectionError) -> R {
+        var result: Result<R, DataProtectionError>?
+        data.withUnsafeBytes { raw in result = Result { () throws(DataProtectionError) -> R in try body(raw) } }
+        return try result!.get()
+    }
+
+    static func copy(_ data: Data, into raw: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        data.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[offset..<offset + $0.count]).copyMemory(from: $0) }
+        return data.count
+    }
+}
+
+/// Who owns protected data, and whether it is encrypted or only tagged.
+public struct DataProtectionInfo: Sendable, Equatable {
+    public var owner: DataOwner
+    public var isEncrypted: Bool
+}
