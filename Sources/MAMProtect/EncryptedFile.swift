@@ -20,7 +20,7 @@ public final class EncryptedFile {
     public let owner: DataOwner
     public let isWritable: Bool
     /// The plaintext size.
-    public private(set) var size: Int
+    public internal(set) var size: Int
     /// Where `read(count:)` and `write(_:)` start.
     public var position = 0
 
