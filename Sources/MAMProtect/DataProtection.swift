@@ -87,6 +87,21 @@ public enum DataProtection {
         }
     }
 
+    /// The plaintext of protected or tagged data, with the key of the owner it names: `keyFor`
+    /// answers the key of a managed account and nil for an unmanaged one. This is the variant
+    /// the kit uses, and the stricter one: tagged data that names an account with a key is
+    /// refused, because the SDK encrypts a managed account's data; tagged bytes naming one were
+    /// forged or had their mode byte changed from encrypted to tagged.
+    public static func unprotect(_ data: some ContiguousBytes, keyFor: (DataOwner) -> ProtectionKey?) throws(DataProtectionError) -> [UInt8] {
+        let info = try protectionInfo(of: data)
+        guard let info else { return try unprotect(data, key: nil) }
+        let key = keyFor(info.owner)
+        if !info.isEncrypted && key != nil {
+            throw .tampered("the data is tagged, not encrypted, yet names \(info.owner), an account with a key: forged, or its mode byte was changed")
+        }
+        return try unprotect(data, key: key)
+    }
+
     /// `unprotect` with a 256-bit account key.
     public static func unprotect(_ data: some ContiguousBytes, key: SymmetricKey) throws(DataProtectionError) -> [UInt8] {
         try unprotect(data, key: ProtectionKey(key))
@@ -164,4 +179,9 @@ public enum DataProtection {
 public struct DataProtectionInfo: Sendable, Equatable {
     public var owner: DataOwner
     public var isEncrypted: Bool
+
+    public init(owner: DataOwner, isEncrypted: Bool) {
+        self.owner = owner
+        self.isEncrypted = isEncrypted
+    }
 }
