@@ -52,7 +52,7 @@ let package = Package(
         // account's files (docs/PROTECTION.md). Keys come in as parameters: no lookup, no network.
         .target(name: "CMAMProtect"),
         .target(name: "MAMProtect", dependencies: ["CMAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
-        .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell
         // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
         // manifests and an app starter; it finds nothing on disk by itself.
