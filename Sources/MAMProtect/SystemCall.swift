@@ -24,8 +24,14 @@ enum SystemCall {
         while true {
             let fd = openat(directory, path, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode)
             if fd >= 0 { return fd }
-            if errno == EINTR { continue }
-            throw failure("open", path)
+            let e = errno
+            if e == EINTR { continue }
+            // O_DIRECTORY reports a link as "not a directory"; name it for what it is.
+            var st = Glibc.stat()
+            if e == ENOTDIR && fstatat(directory, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_mode & S_IFMT == S_IFLNK {
+                throw .symbolicLink(path: path)
+            }
+            throw failure("open", path, e)
         }
     }
 
