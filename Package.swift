@@ -52,6 +52,11 @@ let package = Package(
         // account's files (docs/PROTECTION.md). Keys come in as parameters: no lookup, no network.
         .target(name: "CMAMProtect"),
         .target(name: "MAMProtect", dependencies: ["CMAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
+        // Benchmarks/protect: protect and unprotect against bare AES-256-GCM, release build.
+        .executableTarget(name: "mamprotectbench", dependencies: [
+            "MAMProtect", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell
         // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
