@@ -18,24 +18,27 @@ public enum DataProtection {
     /// Encrypts `data` for `owner` under the account's key.
     public static func protect(_ data: some ContiguousBytes, for owner: DataOwner, key: ProtectionKey) throws(DataProtectionError) -> [UInt8] {
         guard !owner.isNobody else { throw .invalidOwner("data with no owner is tagged, not encrypted: there is no account key for it") }
-        // One random 96-bit base per protect, drawn the way AES.GCM draws its own nonces.
-        let base = Array(AES.GCM.Nonce())
-        let head = ProtectedDataHeader(mode: .encrypted, owner: owner, keyCheck: key.check, nonceBase: base).encoded()
+        // One random 96-bit base per protect, drawn the way AES.GCM draws its own nonces; it
+        // is chunk 0's nonce as it is.
+        let first = AES.GCM.Nonce()
+        let base = Array(first)
+        // The header with five spare bytes: chunk i's additional data once they are set.
+        var additional = ProtectedDataHeader(mode: .encrypted, owner: owner, keyCheck: key.check, nonceBase: base).encoded(spare: 5)
+        let headerLength = additional.count - 5
         return try withBytes(data) { (plain: UnsafeRawBufferPointer) throws(DataProtectionError) -> [UInt8] in
             let chunks = max(1, (plain.count + chunkSize - 1) / chunkSize)
-            let total = head.count + plain.count + chunks * tagSize
+            let total = headerLength + plain.count + chunks * tagSize
             var failure: DataProtectionError?
             let out = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
                 let raw = UnsafeMutableRawBufferPointer(buffer)
-                head.withUnsafeBytes { raw.copyMemory(from: $0) }
-                var at = head.count
-                var additional = head + [0, 0, 0, 0, 0]
+                additional.withUnsafeBytes { raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<headerLength])) }
+                var at = headerLength
                 for i in 0..<chunks {
                     let start = i * chunkSize
                     let piece = UnsafeRawBufferPointer(rebasing: plain[start..<min(plain.count, start + chunkSize)])
                     setChunk(i, last: i == chunks - 1, in: &additional)
                     do {
-                        let box = try AES.GCM.seal(piece, using: key.key, nonce: chunkNonce(base, i), authenticating: additional)
+                        let box = try AES.GCM.seal(piece, using: key.key, nonce: i == 0 ? first : chunkNonce(base, i), authenticating: additional)
                         at += copy(box.ciphertext, into: raw, at: at)
                         at += copy(box.tag, into: raw, at: at)
                     } catch {
@@ -78,12 +81,18 @@ public enum DataProtection {
     public static func unprotect(_ data: some ContiguousBytes, key: ProtectionKey?) throws(DataProtectionError) -> [UInt8] {
         try withBytes(data) { (raw: UnsafeRawBufferPointer) throws(DataProtectionError) -> [UInt8] in
             guard ProtectedDataHeader.hasMagic(raw) else { return Array(raw) }
-            let (header, length) = try ProtectedDataHeader.parse(raw)
-            let body = UnsafeRawBufferPointer(rebasing: raw[length...])
-            guard header.mode == .encrypted else { return Array(body) }
-            guard let key else { throw .keyRequired(owner: header.owner) }
-            guard key.matches(header.keyCheck) else { throw .wrongKey(owner: header.owner) }
-            return try open(body, header: UnsafeRawBufferPointer(rebasing: raw[0..<length]), base: header.nonceBase, key: key.key)
+            // The owner is decoded only when it is needed (tagged data, errors): an encrypted
+            // header that authenticates is byte for byte what protect wrote.
+            let layout = try ProtectedDataHeader.layout(raw)
+            let body = UnsafeRawBufferPointer(rebasing: raw[layout.length...])
+            guard layout.mode == .encrypted else {
+                _ = try ProtectedDataHeader.parse(raw)
+                return Array(body)
+            }
+            let check = UnsafeRawBufferPointer(rebasing: raw[layout.keyCheck..<layout.keyCheck + ProtectionKey.checkSize])
+            guard let key else { throw .keyRequired(owner: try ProtectedDataHeader.parse(raw).header.owner) }
+            guard key.matches(check) else { throw .wrongKey(owner: try ProtectedDataHeader.parse(raw).header.owner) }
+            return try open(body, header: UnsafeRawBufferPointer(rebasing: raw[0..<layout.length]), key: key.key)
         }
     }
 
@@ -107,24 +116,39 @@ public enum DataProtection {
         try unprotect(data, key: ProtectionKey(key))
     }
 
-    static func open(_ body: UnsafeRawBufferPointer, header: UnsafeRawBufferPointer, base: [UInt8], key: SymmetricKey) throws(DataProtectionError) -> [UInt8] {
+    /// Opens the chunks of `body` under `key`; `header` ends with the nonce base, so chunk 0's
+    /// nonce, ciphertext and tag lie side by side and are handed to AES.GCM as one piece.
+    static func open(_ body: UnsafeRawBufferPointer, header: UnsafeRawBufferPointer, key: SymmetricKey) throws(DataProtectionError) -> [UInt8] {
         let record = chunkSize + tagSize
         let chunks = max(1, (body.count + record - 1) / record)
         let lastLength = body.count - (chunks - 1) * record
         guard lastLength >= tagSize else {
             throw .truncated("the last chunk (\(chunks - 1)) is \(lastLength) bytes, shorter than its \(tagSize)-byte tag")
         }
+        let base = Array(header.suffix(ProtectedDataHeader.nonceSize))
         let total = body.count - chunks * tagSize
         var failure: DataProtectionError?
-        var additional = Array(header) + [0, 0, 0, 0, 0]
+        var additional = [UInt8](unsafeUninitializedCapacity: header.count + 5) { buffer, count in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: header)
+            count = header.count + 5
+        }
         let out = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
             let raw = UnsafeMutableRawBufferPointer(buffer)
             var at = 0
             for i in 0..<chunks {
-                let piece = UnsafeRawBufferPointer(rebasing: body[i * record..<min(body.count, (i + 1) * record)])
+                let end = min(body.count, (i + 1) * record)
                 setChunk(i, last: i == chunks - 1, in: &additional)
                 do {
-                    let box = try AES.GCM.SealedBox(nonce: chunkNonce(base, i), ciphertext: piece.dropLast(tagSize), tag: piece.suffix(tagSize))
+                    let box: AES.GCM.SealedBox
+                    if i == 0 {
+                        let combined = UnsafeRawBufferPointer(start: body.baseAddress! - ProtectedDataHeader.nonceSize, count: end + ProtectedDataHeader.nonceSize)
+                        box = try AES.GCM.SealedBox(combined: combined)
+                    } else {
+                        // Whole buffer pointers, not slices: a slice is copied byte by byte.
+                        box = try AES.GCM.SealedBox(nonce: chunkNonce(base, i),
+                                                    ciphertext: UnsafeRawBufferPointer(rebasing: body[i * record..<end - tagSize]),
+                                                    tag: UnsafeRawBufferPointer(rebasing: body[(end - tagSize)..<end]))
+                    }
                     at += copy(try AES.GCM.open(box, using: key, authenticating: additional), into: raw, at: at)
                 } catch {
                     // The key check already matched, so the key is right: the bytes changed, or

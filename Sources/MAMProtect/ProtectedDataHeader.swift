@@ -24,25 +24,23 @@ struct ProtectedDataHeader: Equatable {
     var keyCheck: [UInt8] = []
     var nonceBase: [UInt8] = []
 
-    /// The header's bytes, exactly as they are bound into every chunk's additional data.
-    func encoded() -> [UInt8] {
-        let oid = Array(owner.objectID.utf8), upn = Array(owner.upn.utf8)
+    /// The header's bytes, exactly as they are bound into every chunk's additional data,
+    /// followed by `spare` zero bytes.
+    func encoded(spare: Int = 0) -> [UInt8] {
+        let oid = owner.objectID.utf8, upn = owner.upn.utf8
         var out = Self.magic
-        out.reserveCapacity(11 + oid.count + upn.count + 28)
+        out.reserveCapacity(11 + oid.count + upn.count + 28 + spare)
         out += [Self.version, mode.rawValue, UInt8(oid.count), UInt8(upn.count & 0xff), UInt8(upn.count >> 8)]
         out += oid
         out += upn
         if mode == .encrypted { out += keyCheck; out += nonceBase }
+        out += repeatElement(0, count: spare)
         return out
     }
 
-    static func hasMagic(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytes.count >= magic.count && zip(magic, bytes).allSatisfy { $0 == $1 }
-    }
-
-    /// Parses the header at the start of `bytes` (which begin with the magic) and returns it with
-    /// its length. Every field is checked before it is used.
-    static func parse(_ b: UnsafeRawBufferPointer) throws(DataProtectionError) -> (header: ProtectedDataHeader, length: Int) {
+    /// Where the fields of the header at the start of `b` lie, checking only the fixed part and
+    /// the lengths (`parse` also decodes the owner).
+    static func layout(_ b: UnsafeRawBufferPointer) throws(DataProtectionError) -> (mode: Mode, length: Int, keyCheck: Int) {
         guard b.count >= 11 else { throw .truncated("the data ends at byte \(b.count), inside its 11-byte fixed header") }
         guard b[6] == version else { throw .malformedHeader("byte 6: version \(b[6]); this side reads \(version)") }
         guard let mode = Mode(rawValue: b[7]) else { throw .malformedHeader("byte 7: mode \(b[7]); this side reads 0 (tagged) or 1 (AES-256-GCM)") }
@@ -56,6 +54,18 @@ struct ProtectedDataHeader: Equatable {
         let fixed = 11 + a + n
         let length = fixed + (mode == .encrypted ? ProtectionKey.checkSize + nonceSize : 0)
         guard b.count >= length else { throw .truncated("the data ends at byte \(b.count), inside its \(length)-byte header") }
+        return (mode, length, fixed)
+    }
+
+    static func hasMagic(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.count >= magic.count && zip(magic, bytes).allSatisfy { $0 == $1 }
+    }
+
+    /// Parses the header at the start of `bytes` (which begin with the magic) and returns it with
+    /// its length. Every field is checked before it is used.
+    static func parse(_ b: UnsafeRawBufferPointer) throws(DataProtectionError) -> (header: ProtectedDataHeader, length: Int) {
+        let (mode, length, fixed) = try layout(b)
+        let a = Int(b[8])
         let objectID = try DataOwner.field(b[11..<11 + a], named: "object id", limit: DataOwner.maximumObjectIDLength)
         let upn = try DataOwner.field(b[11 + a..<fixed], named: "UPN", limit: DataOwner.maximumUPNLength)
         var header = ProtectedDataHeader(mode: mode, owner: DataOwner(uncheckedUPN: upn, objectID: objectID))
