@@ -17,40 +17,29 @@ public enum DataProtection {
 
     /// Encrypts `data` for `owner` under the account's key.
     public static func protect(_ data: some ContiguousBytes, for owner: DataOwner, key: ProtectionKey) throws(DataProtectionError) -> [UInt8] {
-        guard !owner.isNobody else { throw .invalidOwner("data with no owner is tagged, not encrypted: there is no account key for it") }
-        // One random 96-bit base per protect, drawn the way AES.GCM draws its own nonces; it
-        // is chunk 0's nonce as it is.
-        let first = AES.GCM.Nonce()
-        let base = Array(first)
-        // The header with five spare bytes: chunk i's additional data once they are set.
-        var additional = ProtectedDataHeader(mode: .encrypted, owner: owner, keyCheck: key.check, nonceBase: base).encoded(spare: 5)
+        try AccountProtection(owner: owner, key: key).protect(data)
+    }
+
+    static func seal(_ plain: UnsafeRawBufferPointer, additional: [UInt8], first: AES.GCM.Nonce, key: SymmetricKey) -> Result<[UInt8], DataProtectionError> {
         let headerLength = additional.count - 5
-        return try data.withUnsafeBytes { (plain: UnsafeRawBufferPointer) -> Result<[UInt8], DataProtectionError> in
-            let chunks = max(1, (plain.count + chunkSize - 1) / chunkSize)
-            let total = headerLength + plain.count + chunks * tagSize
-            var failure: DataProtectionError?
-            let out = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-                let raw = UnsafeMutableRawBufferPointer(buffer)
-                additional.withUnsafeBytes { raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<headerLength])) }
-                var at = headerLength
-                for i in 0..<chunks {
-                    let start = i * chunkSize
-                    let piece = UnsafeRawBufferPointer(rebasing: plain[start..<min(plain.count, start + chunkSize)])
-                    setChunk(i, last: i == chunks - 1, in: &additional)
-                    do {
-                        let box = try AES.GCM.seal(piece, using: key.key, nonce: i == 0 ? first : chunkNonce(base, i), authenticating: additional)
-                        at += copy(box.ciphertext, into: raw, at: at)
-                        at += copy(box.tag, into: raw, at: at)
-                    } catch {
-                        failure = .encryptionFailed("chunk \(i): \(error)")
-                        break
-                    }
-                }
-                count = failure == nil ? total : 0
+        let chunks = max(1, (plain.count + chunkSize - 1) / chunkSize)
+        var additional = additional
+        var out = Array(additional[0..<headerLength])
+        out.reserveCapacity(headerLength + plain.count + chunks * tagSize)
+        for i in 0..<chunks {
+            let start = i * chunkSize
+            let piece = UnsafeRawBufferPointer(rebasing: plain[start..<min(plain.count, start + chunkSize)])
+            setChunk(i, last: i == chunks - 1, in: &additional)
+            do {
+                let nonce = i == 0 ? first : try chunkNonce(Array(additional[headerLength - ProtectedDataHeader.nonceSize..<headerLength]), i)
+                let box = try AES.GCM.seal(piece, using: key, nonce: nonce, authenticating: additional)
+                box.ciphertext.withUnsafeBytes { out.append(contentsOf: $0) }
+                box.tag.withUnsafeBytes { out.append(contentsOf: $0) }
+            } catch {
+                return .failure(.encryptionFailed("chunk \(i): \(error)"))
             }
-            if let failure { return .failure(failure) }
-            return .success(out)
-        }.get()
+        }
+        return .success(out)
     }
 
     /// Encrypts `data` for `owner` under `key` (a 256-bit account key).

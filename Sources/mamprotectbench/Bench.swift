@@ -53,6 +53,7 @@ struct ProtectBench: ParsableCommand {
         let symmetric = SymmetricKey(size: .bits256)
         let key = try ProtectionKey(symmetric)
         let owner = try DataOwner(upn: "alice@contoso.com", objectID: "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f")
+        let account = try AccountProtection(owner: owner, key: key)
         var sink = 0
         print("size       operation   peer (bare AES-GCM)   MAMLab                ratio (p10-p90)")
         for size in sizes {
@@ -63,7 +64,7 @@ struct ProtectBench: ParsableCommand {
             let protected = try DataProtection.protect(plain, for: owner, key: key)
             let seal = try compare(rounds: rounds, perBlock: perBlock,
                                    peer: { sink &+= Int(try AES.GCM.seal(plain, using: symmetric).combined!.last!) },
-                                   ours: { sink &+= Int(try DataProtection.protect(plain, for: owner, key: key).last!) })
+                                   ours: { sink &+= Int(try account.protect(plain).last!) })
             report(size, "protect", seal)
             let open = try compare(rounds: rounds, perBlock: perBlock,
                                    peer: { sink &+= Int(try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: symmetric).first ?? 0) },
