@@ -19,6 +19,19 @@ struct DataProtectionTests {
         #expect(try DataProtection.unprotect(Data(sealed), key: key) == plain)
     }
 
+    @Test func anAccountsProtectionIsTheSameFormat() throws {
+        let account = try AccountProtection(owner: alice, key: key)
+        for size in [0, 1, 65_536, 65_537] {
+            let plain = Fixture.bytes(size)
+            let sealed = try account.protect(plain)
+            #expect(try DataProtection.unprotect(sealed, key: key) == plain)
+            #expect(try account.unprotect(sealed) == plain)
+            #expect(try DataProtection.protectionInfo(of: sealed) == DataProtectionInfo(owner: alice, isEncrypted: true))
+            #expect(try account.unprotect(DataProtection.protect(plain, for: alice, key: key)) == plain)
+        }
+        #expect(throws: DataProtectionError.self) { try AccountProtection(owner: .nobody, key: key) }
+    }
+
     @Test func theOwnerIsReadWithoutTheKey() throws {
         let sealed = try DataProtection.protect(Array("quarterly numbers".utf8), for: alice, key: key)
         #expect(try DataProtection.protectionInfo(of: sealed) == DataProtectionInfo(owner: alice, isEncrypted: true))
