@@ -124,41 +124,31 @@ public enum DataProtection {
         guard lastLength >= tagSize else {
             throw .truncated("the last chunk (\(chunks - 1)) is \(lastLength) bytes, shorter than its \(tagSize)-byte tag")
         }
-        let base = Array(header.suffix(ProtectedDataHeader.nonceSize))
-        let total = body.count - chunks * tagSize
-        var failure: DataProtectionError?
-        var additional = [UInt8](unsafeUninitializedCapacity: header.count + 5) { buffer, count in
-            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: header)
-            count = header.count + 5
-        }
-        let out = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-            let raw = UnsafeMutableRawBufferPointer(buffer)
-            var at = 0
-            for i in 0..<chunks {
-                let end = min(body.count, (i + 1) * record)
-                setChunk(i, last: i == chunks - 1, in: &additional)
-                do {
-                    let box: AES.GCM.SealedBox
-                    if i == 0 {
-                        let combined = UnsafeRawBufferPointer(start: body.baseAddress! - ProtectedDataHeader.nonceSize, count: end + ProtectedDataHeader.nonceSize)
-                        box = try AES.GCM.SealedBox(combined: combined)
-                    } else {
-                        // Whole buffer pointers, not slices: a slice is copied byte by byte.
-                        box = try AES.GCM.SealedBox(nonce: chunkNonce(base, i),
-                                                    ciphertext: UnsafeRawBufferPointer(rebasing: body[i * record..<end - tagSize]),
-                                                    tag: UnsafeRawBufferPointer(rebasing: body[(end - tagSize)..<end]))
-                    }
-                    at += copy(try AES.GCM.open(box, using: key, authenticating: additional), into: raw, at: at)
-                } catch {
-                    // The key check already matched, so the key is right: the bytes changed, or
-                    // chunks were dropped (the new last one was sealed as not last).
-                    failure = .tampered("chunk \(i) of \(chunks) does not authenticate: the data was changed or cut short")
-                    break
+        var additional = Array(header)
+        additional += [0, 0, 0, 0, 0]
+        var out: [UInt8] = []
+        out.reserveCapacity(body.count - chunks * tagSize)
+        for i in 0..<chunks {
+            let end = min(body.count, (i + 1) * record)
+            setChunk(i, last: i == chunks - 1, in: &additional)
+            do {
+                let box: AES.GCM.SealedBox
+                if i == 0 {
+                    let combined = UnsafeRawBufferPointer(start: body.baseAddress! - ProtectedDataHeader.nonceSize, count: end + ProtectedDataHeader.nonceSize)
+                    box = try AES.GCM.SealedBox(combined: combined)
+                } else {
+                    // Whole buffer pointers, not slices: a slice is copied byte by byte.
+                    box = try AES.GCM.SealedBox(nonce: chunkNonce(Array(header.suffix(ProtectedDataHeader.nonceSize)), i),
+                                                ciphertext: UnsafeRawBufferPointer(rebasing: body[i * record..<end - tagSize]),
+                                                tag: UnsafeRawBufferPointer(rebasing: body[(end - tagSize)..<end]))
                 }
+                try AES.GCM.open(box, using: key, authenticating: additional).withUnsafeBytes { out.append(contentsOf: $0) }
+            } catch {
+                // The key check already matched, so the key is right: the bytes changed, or
+                // chunks were dropped (the new last one was sealed as not last).
+                throw .tampered("chunk \(i) of \(chunks) does not authenticate: the data was changed or cut short")
             }
-            count = failure == nil ? total : 0
         }
-        if let failure { throw failure }
         return out
     }
 
@@ -185,10 +175,6 @@ public enum DataProtection {
         additional[n - 1] = last ? 1 : 0
     }
 
-    static func copy(_ data: Data, into raw: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
-        data.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: raw[offset..<offset + $0.count]).copyMemory(from: $0) }
-        return data.count
-    }
 }
 
 /// Who owns protected data, and whether it is encrypted or only tagged.
