@@ -81,7 +81,7 @@ public enum FileEncryption {
     /// file under its owner's key, or a document from an `encrypted` Open-in under the key of the
     /// account it names. The owner attribute stays with the plaintext (a decrypted file is still
     /// the account's, and a wipe still removes it); an Open-in document gets its key id as owner
-    /// only if it had none. A plain file is left as it is.
+    /// only if it had none. A plain file is left as it is, and no copy is made.
     public static func decryptFile(at path: String, key: ProtectionKey, to destination: String? = nil) throws(FileProtectionError) {
         guard let format = try encryptionFormat(ofFileAt: path) else { return }
         let source = try SystemCall.open(path, O_RDONLY)

@@ -204,6 +204,10 @@ struct EncryptedFileTests {
         try FileEncryption.decryptFile(at: path, key: key, to: scratch.file("copy"))
         #expect(scratch.read("copy") == plain)
         #expect(try FileEncryption.isFileEncrypted(at: path))
+        // A plain file is left as it is.
+        let plainPath = scratch.write("plain", plain)
+        try FileEncryption.decryptFile(at: plainPath, key: key)
+        #expect(scratch.read("plain") == plain)
     }
 
     @Test func encryptingForNobodyIsAnUnmanagedIdentity() throws {
