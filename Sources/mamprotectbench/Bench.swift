@@ -22,11 +22,11 @@ struct ProtectBench: ParsableCommand {
             For each buffer size, blocks of the peer (AES.GCM.seal or open from swift-crypto, the \
             bytes and nothing else) and of MAMLab (AccountProtection.protect or \
             DataProtection.unprotect: owner header, key check, 64 KiB chunks bound to the header) \
-            take turns, the order swapping every round, so \
-            both see the same machine. Each round gives one ratio (ours / peer, adjacent blocks); \
-            the table shows the median time per operation of each and the median ratio with its \
-            10th-90th percentile spread. Target: a ratio of at most 1.2. glibc's mmap and trim thresholds are fixed first, so a \
-            16 MiB output does not page-fault anew on every call. Build it in release: \
+            take turns, the order swapping every round, so both see the same machine. Each round \
+            gives one ratio (ours / peer, adjacent blocks); the table shows the median time per \
+            operation of each and the median ratio with its 10th-90th percentile spread. Target: \
+            a ratio of at most 1.2. glibc's mmap and trim thresholds are fixed first, so a 16 MiB \
+            output does not page-fault anew on every call. Build it in release: \
             swift build -c release --product mamprotectbench (or run Benchmarks/protect)
             """
     )
