@@ -48,7 +48,16 @@ let package = Package(
         // lines out. Foundation only, so the matrix and the SDK-less Notes app can use it.
         .target(name: "MAMScript"),
         .testTarget(name: "MAMScriptTests", dependencies: ["MAMScript"]),
-        .target(name: "MAMProtect", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Encrypted documents, protected data, file owners, encrypted files, wipe of an
+        // account's files (docs/PROTECTION.md). Keys come in as parameters: no lookup, no network.
+        .target(name: "CMAMProtect"),
+        .target(name: "MAMProtect", dependencies: ["CMAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
+        // Benchmarks/protect: protect and unprotect against bare AES-256-GCM, release build.
+        .executableTarget(name: "mamprotectbench", dependencies: [
+            "MAMProtect", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell
         // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
         // manifests and an app starter; it finds nothing on disk by itself.
