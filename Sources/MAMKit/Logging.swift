@@ -10,6 +10,8 @@ public struct ScrubbingLogHandler: LogHandler {
     public var logLevel: Logger.Level
     let label: String
     let scrub: [String]
+    /// The values this handler replaces, longest first.
+    public var scrubbedValues: [String] { scrub }
     let write: @Sendable (String) -> Void
 
     public init(label: String, verbose: Bool, scrub: [String],
