@@ -110,6 +110,29 @@ struct DataFlowTests {
         #expect(keys.contains("allowed"))
     }
 
+    @Test func anAdminWipeReachesTheAppAndItsProtectedDataCanNoLongerBeRead() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let docs = try b.launch("Docs")
+        // Enrolled with the service (a wipe reaches the service's enrollments).
+        #expect(try docs.send("enroll", "adele@contoso.com")["succeeded"]?.bool == true)
+        let data = try #require(try docs.send("protect", "adele@contoso.com", "board minutes")["data"]?.string)
+        #expect(try docs.send("unprotect", data)["text"]?.string == "board minutes")
+        let wipe = Process()
+        wipe.executableURL = URL(fileURLWithPath: KitBroker.bin + "/mamlaunch")
+        wipe.arguments = ["wipe", "--user", "adele@contoso.com", "--broker", b.launcherSocket]
+        try wipe.run()
+        wipe.waitUntilExit()
+        #expect(wipe.terminationStatus == 0)
+        let event = try docs.send("wait", "wipe")
+        #expect(event["account"]?.string == "adele@contoso.com" && event["completed"]?.bool == true, "\(event)")
+        // The account is gone from the app, its key from the kit and from the broker.
+        #expect(try docs.send("policy")["managed"]?.bool == false)
+        let after = try docs.send("unprotect", data)
+        #expect(after["text"] == nil && after["code"]?.string == "applicationNotManaged", "\(after)")
+        docs.finish()
+    }
+
     @Test func enrollmentNoticesReachTheAppAsEvents() throws {
         let b = try KitBroker()
         defer { b.stop() }
