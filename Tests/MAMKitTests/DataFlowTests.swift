@@ -133,6 +133,21 @@ struct DataFlowTests {
         docs.finish()
     }
 
+    // Seed 003, "MAM-CA always applied": no token until the app is compliant for the account.
+    @Test func theComplianceManagerRemediatesAndTheTokenFollows() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let oid = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+        let mail = try b.launch("Mail")
+        let first = try mail.send("token", "ben@contoso.com")
+        #expect(first["token"]?.string == "protectionPolicyRequired" && first["homeAccountId"]?.string?.hasPrefix(oid + ".") == true, "\(first)")
+        #expect(try mail.send("remediate", oid, "silent")["accepted"]?.string == "started")
+        let status = try mail.send("wait", "compliance", "10")
+        #expect(status["status"]?.string == "compliant" && status["code"]?.number == 0, "\(status)")
+        #expect(try mail.send("token", "ben@contoso.com")["token"]?.string == "granted")
+        mail.finish()
+    }
+
     @Test func enrollmentNoticesReachTheAppAsEvents() throws {
         let b = try KitBroker()
         defer { b.stop() }
