@@ -24,6 +24,10 @@ public final class MAMApp: Sendable {
     public var compliance: ComplianceManager { ComplianceManager(kit: kit) }
     public var appConfig: AppConfigManager { AppConfigManager(kit: kit) }
     public var dataProtection: DataProtection { DataProtection(kit: kit) }
+    public var fileProtection: FileProtection { FileProtection(kit: kit) }
+
+    /// The implementation file protection uses (MAMProtect's, once linked in).
+    public func setFileProtector(_ protector: any FileProtector) { kit.state.withLock { $0.fileProtector = protector } }
 
     /// Everything that arrives unasked, in order. One consumer.
     public var events: AsyncStream<MAMEvent> { kit.events }
@@ -208,7 +212,18 @@ extension Kit {
     /// account's key and leaves its identity.
     func wipe(_ account: String) async -> Bool {
         let wiped = resolve(account)
-        let done = await state.current.policyDelegate?.wipeData(for: account) ?? true
+        var done = await state.current.policyDelegate?.wipeData(for: account) ?? true
+        // The account's files in the app's container go as well.
+        if case let .account(a) = wiped {
+            do {
+                let removed = try fileProtector.removeFiles(ownedBy: FileProtection.owner(.account(a)),
+                                                            under: FileManager.default.currentDirectoryPath)
+                if !removed.isEmpty { logger.notice("wiped files", metadata: ["count": "\(removed.count)"]) }
+            } catch {
+                done = false
+                logger.warning("the account's files could not all be removed", metadata: ["error": "\(error)"])
+            }
+        }
         state.withLock { s in
             s.keys = [:]
             if s.ui == wiped { s.ui = nil }
