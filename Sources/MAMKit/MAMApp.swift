@@ -90,6 +90,12 @@ public final class MAMApp: Sendable {
             let (result, _) = await app.policyManager.setUIIdentity(shown)
             kit.logger.info("UI identity restored", metadata: ["identity": "\(shown)", "result": "\(result)"])
         }
+        // A multi-identity app with no identity set is unmanaged (its launch state). The broker
+        // has no such state: it would act under the run's account. The nearest it has is the
+        // personal identity, also unmanaged, so that is what it is told until the app shows one.
+        if let snap = snapshot, snap.app.isMultiIdentity, kit.state.current.ui == nil, snap.identity != .personal {
+            _ = try? await kit.setBrokerIdentity(.personal)
+        }
         return app
     }
 
