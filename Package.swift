@@ -104,10 +104,13 @@ let package = Package(
         .executableTarget(name: "Docs", dependencies: ["MAMKitScripting"], path: "Apps/Docs", exclude: ["Info.plist", "Docs.entitlements"]),
         .executableTarget(name: "Chat", dependencies: ["MAMKitScripting"], path: "Apps/Chat", exclude: ["Info.plist"]),
         .executableTarget(name: "Edge", dependencies: ["MAMKitScripting"], path: "Apps/Edge", exclude: ["Info.plist", "Edge.entitlements"]),
+        // Apps/Notes: no SDK; the same scripted commands over raw MAMWire.
+        .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto")],
+                          path: "Apps/Notes", exclude: ["Info.plist"]),
         .executableTarget(name: "Dialer", dependencies: ["MAMKitScripting"], path: "Apps/Dialer", exclude: ["Info.plist", "Dialer.entitlements"]),
         // The cost of a policy query through MAMKit against the engine call it wraps.
         .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
-        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire"]),
+        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
