@@ -54,7 +54,16 @@ let package = Package(
         .target(name: "MAMMatrix", dependencies: ["MAMPolicy", "MAMScript"]),
         .testTarget(name: "MAMMatrixTests", dependencies: ["MAMMatrix", "MAMPolicy", "MAMCatalog", "MAMScript"]),
         .testTarget(name: "MAMScriptTests", dependencies: ["MAMScript"]),
-        .target(name: "MAMProtect", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        // Encrypted documents, protected data, file owners, encrypted files, wipe of an
+        // account's files (docs/PROTECTION.md). Keys come in as parameters: no lookup, no network.
+        .target(name: "CMAMProtect"),
+        .target(name: "MAMProtect", dependencies: ["CMAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
+        // Benchmarks/protect: protect and unprotect against bare AES-256-GCM, release build.
+        .executableTarget(name: "mamprotectbench", dependencies: [
+            "MAMProtect", .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
         // The broker as a library: a core with no I/O (messages in, effects out) and the shell
         // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
         // manifests and an app starter; it finds nothing on disk by itself.
@@ -101,10 +110,13 @@ let package = Package(
         .executableTarget(name: "Docs", dependencies: ["MAMKitScripting"], path: "Apps/Docs", exclude: ["Info.plist", "Docs.entitlements"]),
         .executableTarget(name: "Chat", dependencies: ["MAMKitScripting"], path: "Apps/Chat", exclude: ["Info.plist"]),
         .executableTarget(name: "Edge", dependencies: ["MAMKitScripting"], path: "Apps/Edge", exclude: ["Info.plist", "Edge.entitlements"]),
+        // Apps/Notes: no SDK; the same scripted commands over raw MAMWire.
+        .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto")],
+                          path: "Apps/Notes", exclude: ["Info.plist"]),
         .executableTarget(name: "Dialer", dependencies: ["MAMKitScripting"], path: "Apps/Dialer", exclude: ["Info.plist", "Dialer.entitlements"]),
         // The cost of a policy query through MAMKit against the engine call it wraps.
         .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
-        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire"]),
+        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),

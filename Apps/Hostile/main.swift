@@ -24,7 +24,7 @@ if flags.contains("--exit") {
 }
 
 if flags.contains("--read-stdin") {
-    // What the launcher lets through as standard input (nothing, in scripted mode).
+    // What the launcher lets through as standard input (its own pipe or file; never a terminal).
     let input = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
     let data = try! JSONSerialization.data(withJSONObject: ["stdin": input], options: [.sortedKeys])
     print(String(decoding: data, as: UTF8.self))

@@ -10,6 +10,8 @@ public struct ScrubbingLogHandler: LogHandler {
     public var logLevel: Logger.Level
     let label: String
     let scrub: [String]
+    /// The values this handler replaces, longest first.
+    public var scrubbedValues: [String] { scrub }
     let write: @Sendable (String) -> Void
 
     public init(label: String, verbose: Bool, scrub: [String],
@@ -41,7 +43,9 @@ public struct ScrubbingLogHandler: LogHandler {
     public static func forManifest(_ app: AppManifest, label: String = "mamkit") -> ScrubbingLogHandler {
         var values: [String] = []
         if case let .array(items)? = app.mamSettings?["ValuesToScrubFromLogging"]?.value {
-            for item in items { if case let .string(s) = item.value { values.append(s) } }
+            // The manifest is the app author's: at most 256 values of at most 1,024 bytes each,
+            // so scrubbing a line stays cheap whatever the list holds.
+            for item in items.prefix(256) { if case let .string(s) = item.value, s.utf8.count <= 1024 { values.append(s) } }
         }
         return ScrubbingLogHandler(label: label, verbose: app.sdkFlag("VerboseLoggingEnabled"), scrub: values)
     }

@@ -24,6 +24,10 @@ public final class MAMApp: Sendable {
     public var compliance: ComplianceManager { ComplianceManager(kit: kit) }
     public var appConfig: AppConfigManager { AppConfigManager(kit: kit) }
     public var dataProtection: DataProtection { DataProtection(kit: kit) }
+    public var fileProtection: FileProtection { FileProtection(kit: kit) }
+
+    /// The implementation file protection uses (MAMProtect's, once linked in).
+    public func setFileProtector(_ protector: any FileProtector) { kit.state.withLock { $0.fileProtector = protector } }
 
     /// Everything that arrives unasked, in order. One consumer.
     public var events: AsyncStream<MAMEvent> { kit.events }
@@ -85,6 +89,12 @@ public final class MAMApp: Sendable {
         if snapshot != nil, let shown = kit.screen.load() {
             let (result, _) = await app.policyManager.setUIIdentity(shown)
             kit.logger.info("UI identity restored", metadata: ["identity": "\(shown)", "result": "\(result)"])
+        }
+        // A multi-identity app with no identity set is unmanaged (its launch state). The broker
+        // has no such state: it would act under the run's account. The nearest it has is the
+        // personal identity, also unmanaged, so that is what it is told until the app shows one.
+        if let snap = snapshot, snap.app.isMultiIdentity, kit.state.current.ui == nil, snap.identity != .personal {
+            _ = try? await kit.setBrokerIdentity(.personal)
         }
         return app
     }
@@ -208,7 +218,18 @@ extension Kit {
     /// account's key and leaves its identity.
     func wipe(_ account: String) async -> Bool {
         let wiped = resolve(account)
-        let done = await state.current.policyDelegate?.wipeData(for: account) ?? true
+        var done = await state.current.policyDelegate?.wipeData(for: account) ?? true
+        // The account's files in the app's container go as well.
+        if case let .account(a) = wiped {
+            do {
+                let removed = try fileProtector.removeFiles(ownedBy: FileProtection.owner(.account(a)),
+                                                            under: FileManager.default.currentDirectoryPath)
+                if !removed.isEmpty { logger.notice("wiped files", metadata: ["count": "\(removed.count)"]) }
+            } catch {
+                done = false
+                logger.warning("the account's files could not all be removed", metadata: ["error": "\(error)"])
+            }
+        }
         state.withLock { s in
             s.keys = [:]
             if s.ui == wiped { s.ui = nil }

@@ -29,9 +29,16 @@ public struct PolicyManager: Sendable {
             return (.success, nil)
         }
         let wanted = kit.resolve(account)
-        let previous = kit.state.current.ui
         await kit.lane.acquire()
-        defer { Task { await kit.lane.release() } }
+        let outcome = await switchUI(to: wanted, named: account)
+        await kit.lane.release()
+        return outcome
+    }
+
+    /// The switch itself, on the kit's lane: the broker's decision, then conditional launch.
+    private func switchUI(to wanted: Identity, named account: String) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+        // What the broker had before: restored when the user cancels.
+        let previous = kit.state.current.broker
         let decision: SharingDecision
         do {
             decision = try await kit.setBrokerIdentity(wanted)

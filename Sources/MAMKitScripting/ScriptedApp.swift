@@ -21,6 +21,7 @@ public enum ScriptedApp {
             return 1
         }
         let executor = Executor(app: app, output: output)
+        app.policyManager.setDelegate(executor.delegate)
         let events = Task { await executor.collectEvents() }
         var number = 0
         for await line in lines {
@@ -102,10 +103,30 @@ final class EventQueue: @unchecked Sendable {
     }
 }
 
+/// The policy delegate of a scripted app: it answers as the script says (`delegate …`), so a
+/// test can play the user who cancels conditional launch or refuses an identity switch.
+final class ScriptedDelegate: PolicyDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var conditionalLaunchPasses = true
+    private var switchAnswer = SwitchIdentityResult.success
+
+    func set(conditionalLaunch passes: Bool) { lock.lock(); conditionalLaunchPasses = passes; lock.unlock() }
+    func set(switchAnswer answer: SwitchIdentityResult) { lock.lock(); switchAnswer = answer; lock.unlock() }
+
+    func conditionalLaunch(for account: String, requirements: ConditionalLaunchRequirements) async -> Bool {
+        lock.withLock { conditionalLaunchPasses }
+    }
+
+    func identitySwitchRequired(for account: String, reason: IdentitySwitchReason) async -> SwitchIdentityResult {
+        lock.withLock { switchAnswer }
+    }
+}
+
 struct Executor: Sendable {
     let app: MAMApp
     let output: ScriptOutput
     let queue = EventQueue()
+    let delegate = ScriptedDelegate()
 
     // MARK: Events
 
@@ -178,6 +199,17 @@ struct Executor: Sendable {
             var fields: [String: JSONValue] = ["result": .string(result.name), "identity": Self.identity(pm.effectiveIdentity)]
             if let decision { fields["decision"] = Self.decision(decision) }
             return fields
+        case "delegate":
+            // `delegate conditional-launch pass|cancel`, `delegate switch allow|refuse`.
+            let a = try arguments(c, 2...2, "conditional-launch pass|cancel | switch allow|refuse")
+            switch (a[0], a[1]) {
+            case ("conditional-launch", "pass"): delegate.set(conditionalLaunch: true)
+            case ("conditional-launch", "cancel"): delegate.set(conditionalLaunch: false)
+            case ("switch", "allow"): delegate.set(switchAnswer: .success)
+            case ("switch", "refuse"): delegate.set(switchAnswer: .failed)
+            default: throw UsageError(message: "usage: delegate conditional-launch pass|cancel | switch allow|refuse")
+            }
+            return ["ok": true]
         case "in":
             // `in ACCOUNT COMMAND ...`: the command under a scoped identity.
             guard c.arguments.count >= 2 else { throw UsageError(message: "usage: in ACCOUNT|personal COMMAND [ARGUMENTS]") }

@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 
-/// The byte format of a document the broker delivers with an `encrypted` outcome, and of data
-/// MAMKit protects (docs/PROTOCOL.md, "Encrypted documents"): AES-256-GCM in chunks, so a large
+/// The byte format of a document the broker delivers with an `encrypted` outcome
+/// (docs/PROTOCOL.md, "Encrypted documents"; what MAMKit protects itself is in
+/// docs/PROTECTION.md): AES-256-GCM in chunks, so a large
 /// document is sealed and opened piece by piece and no chunk can be dropped, reordered or
 /// moved to another document unnoticed.
 ///

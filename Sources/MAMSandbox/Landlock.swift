@@ -54,19 +54,24 @@ public struct LandlockPolicy: Sendable {
         return abi > 0 ? Int(abi) : nil
     }
 
-    /// What an app needs to run and nothing else: its executable, the Swift runtime and system
-    /// libraries (read and execute), a few read-only system files, and its container (read-write).
+    /// What an app needs to run and nothing else: its executable (and a script's interpreter, that
+    /// one file), the Swift runtime and system libraries (read and execute; an interpreter's own
+    /// modules live there too), a few read-only system files, the app's own folder (read-only), and
+    /// its container (read-write).
     ///
     /// Every rule is built from a resolved path: Landlock grants whatever a path leads to, so a
     /// symbolic link planted beside the executable (`libzz.so -> /`) must never become a rule.
     /// The root directory itself is never granted.
-    public static func forApp(executable: String, container: String, abi: Int, extraReadOnly: [String] = []) -> LandlockPolicy {
+    public static func forApp(executable: String, container: String, abi: Int, interpreter: String? = nil, appFolder: String? = nil,
+                              extraReadOnly: [String] = []) -> LandlockPolicy {
         var rules: [(String, UInt64)] = []
         func grant(_ path: String, _ access: UInt64) {
             guard let real = realPath(path), real != "/" else { return }
             rules.append((real, access))
         }
         grant(executable, readExecute)
+        if let interpreter { grant(interpreter, readExecute) }
+        if let appFolder { grant(appFolder, read) }
         grant(container, readWrite)
         for dir in libraryDirectories(for: executable) { grant(dir, readExecute) }
         for path in ["/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/proc", "/sys/devices/system/cpu",

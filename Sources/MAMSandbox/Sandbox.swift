@@ -20,7 +20,8 @@ public struct LaunchConfiguration: Sendable {
     public var containersRoot: String
     /// The launcher's end of nothing: this is the app's end of the broker connection.
     public var brokerDescriptor: Int32?
-    /// The app's standard input: `/dev/null` when nil (never the launcher's own).
+    /// The app's standard input: `/dev/null` when nil (the launcher passes its own only when it
+    /// is not a terminal).
     public var standardInput: Int32?
     /// Standard output and error: the launcher's own when nil.
     public var standardOutput: Int32?
@@ -32,6 +33,9 @@ public struct LaunchConfiguration: Sendable {
     public var extraReadOnly: [String]
     /// Folders the app must not even see (the broker's device folder): empty in its mount namespace.
     public var hidden: [String]
+    /// The folder of the app's own files (its executable's, or its script's), readable and never
+    /// writable; nil grants only the executable itself.
+    public var appFolder: String?
 
     public var container: String { (containersRoot as NSString).appendingPathComponent(bundleID) }
 
@@ -181,6 +185,11 @@ public enum Sandbox {
         guard FileManager.default.isExecutableFile(atPath: config.executable) else {
             throw LaunchError("\(config.executable): not an executable file")
         }
+        // A script runs under the interpreter on its #! line, in the same exec.
+        let interpreter: String?
+        do { interpreter = try Shebang.interpreter(of: config.executable) } catch {
+            throw LaunchError("cannot launch \(config.bundleID): \(error.description)")
+        }
         let isolate = support.isolates
         let program = support.seccompNotify && support.seccompFilter ? try SeccompProgram.shared() : nil
         if program == nil { weakened.append("no seccomp filter") }
@@ -220,13 +229,24 @@ public enum Sandbox {
                 hidden.removeAll { LandlockPolicy.beneath($0, real) }
                 hidden.append(real)
             }
-            let exe = LandlockPolicy.realPath(config.executable) ?? config.executable
-            if let cover = hidden.first(where: { LandlockPolicy.beneath(exe, $0) }) {
-                throw LaunchError("cannot launch \(config.executable): it lies in \(cover), which apps may not see")
+            for file in [config.executable] + (interpreter.map { [$0] } ?? []) {
+                let real = LandlockPolicy.realPath(file) ?? file
+                if let cover = hidden.first(where: { LandlockPolicy.beneath(real, $0) }) {
+                    throw LaunchError("cannot launch \(file): it lies in \(cover), which apps may not see")
+                }
             }
         }
+        var appFolder: String?
+        if let folder = config.appFolder {
+            guard let real = LandlockPolicy.realPath(folder) else { throw LaunchError("cannot launch \(config.bundleID): \(folder): cannot resolve") }
+            if let problem = AppFolder.problem(real, hidden: hidden + [root]) {
+                throw LaunchError("cannot launch \(config.bundleID): \(problem)")
+            }
+            appFolder = real
+        }
         let landlock = support.landlockABI.map {
-            LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, extraReadOnly: config.extraReadOnly)
+            LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, interpreter: interpreter,
+                                  appFolder: appFolder, extraReadOnly: config.extraReadOnly)
         }
         let tmpfs = isolate ? config.limits.disk.map { "size=\($0),nr_inodes=65536,mode=0700,uid=\(uid),gid=\(uid)" } : nil
 
@@ -252,7 +272,7 @@ public enum Sandbox {
         limit(mam_rlimit_nofile, config.limits.openFiles)
         limit(mam_rlimit_fsize, config.limits.fileSize)
         limit(mam_rlimit_core, config.limits.coreDumps)
-        // Never the launcher's own standard input: it may be the user's terminal.
+        // /dev/null unless the caller gave an input: the launcher's own may be the user's terminal.
         let devNull = config.standardInput == nil ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1
         defer { if devNull >= 0 { close(devNull) } }
 
@@ -324,7 +344,7 @@ public enum Sandbox {
         var supervisor: Supervisor?
         if result.notify_fd >= 0, let program {
             supervisor = Supervisor(fd: result.notify_fd, appPID: result.pid, bundleID: config.bundleID,
-                                    container: container, names: program.numbers, ownPIDNamespace: isolate, report: report)
+                                    executable: config.executable, container: container, names: program.numbers, ownPIDNamespace: isolate, report: report)
             supervisor?.serveFirst()
             supervisor?.start()
         }

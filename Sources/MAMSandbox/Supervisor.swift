@@ -10,6 +10,8 @@ final class Supervisor: @unchecked Sendable {
     private let fd: Int32
     private let appPID: Int32
     private let bundleID: String
+    /// The one exec the app's process makes, the launcher's: of this path.
+    private let executable: String
     private let container: String
     private let names: [Int32: String]
     /// The app has a PID namespace of its own: every pid it can name is one of its own processes.
@@ -20,12 +22,13 @@ final class Supervisor: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
 
-    init(fd: Int32, appPID: Int32, bundleID: String, container: String, names: [Int32: String], ownPIDNamespace: Bool,
+    init(fd: Int32, appPID: Int32, bundleID: String, executable: String, container: String, names: [Int32: String], ownPIDNamespace: Bool,
          report: @escaping @Sendable (Violation) -> Void) {
         self.ownPIDNamespace = ownPIDNamespace
         self.fd = fd
         self.appPID = appPID
         self.bundleID = bundleID
+        self.executable = executable
         self.container = (container as NSString).standardizingPath
         self.names = names
         self.report = report
@@ -78,8 +81,11 @@ final class Supervisor: @unchecked Sendable {
         switch name {
         case "execve", "execveat":
             let path = string(pid, argument(n, name == "execve" ? 0 : 1))
-            if execAllowed && pid == appPID {
-                execAllowed = false
+            // The first exec is the launcher's own, of the app's executable; for a script the
+            // kernel starts its #! interpreter inside that same call. Nothing else ever execs.
+            let first = execAllowed
+            execAllowed = false
+            if first && pid == appPID && path == executable {
                 _ = mam_notify_continue(fd, n.id)
             } else {
                 _ = mam_notify_deny(fd, n.id, EPERM)

@@ -31,9 +31,28 @@ public final class TerminalRelay: @unchecked Sendable {
         tcsetattr(appSide, TCSANOW, &t)
     }
 
-    /// Starts copying: `input` to the app, the app's output to `output`. Call once the app runs
-    /// and the launcher has closed its copy of `appSide`.
-    public func start(input: Int32 = 0, output out: Int32 = 1) {
+    /// Starts copying: `input` to the app (nil: the app's input is not this terminal), the app's
+    /// output to `output`. Call once the app runs and the launcher has closed its copy of `appSide`.
+    public func start(input: Int32? = 0, output out: Int32 = 1) {
+        if let input { feed(from: input) }
+        let primary = self.primary
+        let done = self.done
+        let relay = Thread {
+            var sanitizer = OutputSanitizer()
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = read(primary, &buffer, buffer.count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }  // EIO: every holder of the app's side has closed it
+                _ = writeAll(out, sanitizer.clean(buffer[0..<n]))
+            }
+            done.signal()
+        }
+        output = relay
+        relay.start()
+    }
+
+    private func feed(from input: Int32) {
         let primary = self.primary
         let feeder = Thread {
             var buffer = [UInt8](repeating: 0, count: 4096)
@@ -50,20 +69,6 @@ public final class TerminalRelay: @unchecked Sendable {
             }
         }
         feeder.start()
-        let done = self.done
-        let relay = Thread {
-            var sanitizer = OutputSanitizer()
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let n = read(primary, &buffer, buffer.count)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }  // EIO: every holder of the app's side has closed it
-                _ = writeAll(out, sanitizer.clean(buffer[0..<n]))
-            }
-            done.signal()
-        }
-        output = relay
-        relay.start()
     }
 
     /// Waits until the app's side is closed by everything that held it and the output is copied.

@@ -22,7 +22,7 @@ struct Doctor: ParsableCommand {
         row("seccomp filters", s.seccompFilter ? "available (clone namespace flags, clone3, seccomp and PR_SET_PDEATHSIG refused)" : "unavailable")
         row("seccomp notify", s.seccompNotify ? "available" : "unavailable")
         row("libseccomp", s.libseccompVersion)
-        row("terminal", "own session; stdin /dev/null, or a launcher pseudo-terminal with sanitised output")
+        row("terminal", "own session; pipes pass through, a terminal becomes a launcher pseudo-terminal with sanitised output")
         let root = s.privileged
         func namespace(_ ns: String, _ what: String) -> String {
             guard root else { return "unavailable (needs root)" }

@@ -12,10 +12,13 @@ struct Run: ParsableCommand {
         abstract: "Run one app in its sandbox, connected to the broker.",
         discussion: """
             APP is a folder name under Apps/ (its executable is the one built beside mamlaunch), or, \
-            with --manifest, the path of your own app's executable. The app gets its own container \
-            folder (its working directory and the only place it may write), its standard input and \
-            output, and one broker connection on descriptor 3 (MAMLAB_BROKER_FD). The broker learns \
-            the app's bundle id and pid from mamlaunch, never from the app.
+            with --manifest, the path of your own app's executable: a binary, a #! script, or an \
+            interpreter followed by its script (-- /usr/bin/python3 app.py); your app may read its \
+            own folder (docs/SANDBOX.md, "Running your own app"). The app gets its own container \
+            folder (its working directory and the only place it may write), one broker connection \
+            on descriptor 3 (MAMLAB_BROKER_FD), and mamlaunch's standard input, output and error: \
+            pipes and files as they are, a terminal as a pseudo-terminal of mamlaunch's. The broker \
+            learns the app's bundle id and pid from mamlaunch, never from the app.
 
             The broker is the one listening at --broker SOCKET, else a mambroker started for this run with --tenant (default: Policies/contoso/tenant.json); --no-broker runs the app with no channel at all. Each \
             sandbox violation is printed on standard error with the app, pid, system call or path \
@@ -106,22 +109,28 @@ struct Run: ParsableCommand {
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containersRoot, brokerDescriptor: nil, limits: resourceLimits,
                                          allowWeaker: allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
-        // From a terminal, the app gets a pseudo-terminal of the launcher's, never the user's own.
-        let terminal = isatty(0) == 1 || isatty(1) == 1 || isatty(2) == 1 ? try TerminalRelay() : nil
-        if let terminal {
-            config.standardInput = terminal.appSide
-            config.standardOutput = terminal.appSide
-            config.standardError = terminal.appSide
-        } else {
-            // Pipes (a test, the matrix) pass through: the app reads its script from them.
-            config.standardInput = 0
+        if self.manifest != nil {
+            config.appFolder = AppFolder.locate(executable: executable, arguments: &config.arguments,
+                                                currentDirectory: FileManager.default.currentDirectoryPath)
         }
+        // Where the launcher's standard input, output or error is a terminal, the app gets a
+        // pseudo-terminal of the launcher's instead, never the user's own; a pipe or a file it
+        // gets as it is, so scripts and tests can drive it. Either way it has a session of its own.
+        let terminals = (0...2).map { isatty(Int32($0)) == 1 }
+        let terminal = terminals.contains(true) ? try TerminalRelay() : nil
+        if let terminal {
+            if terminals[0] { config.standardInput = terminal.appSide }
+            if terminals[1] { config.standardOutput = terminal.appSide }
+            if terminals[2] { config.standardError = terminal.appSide }
+        }
+        if !terminals[0] && fcntl(0, F_GETFD) >= 0 { config.standardInput = 0 }
         // The broker may ask for a restart (an app that declined to restart itself after its
         // first policy); a bounded number, so a broken app cannot loop forever.
         var restarts = 0
         var status: Int32
         while true {
-            let app = try launchOnce(config, control: controlFD, report: report, terminal: terminal, first: restarts == 0)
+            let app = try launchOnce(config, control: controlFD, report: report,
+                                     startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? 0 : nil, output: terminals[1] ? 1 : 2) } } : nil)
             let watch = controlFD >= 0 ? RestartWatch(control: controlFD, pid: app.pid) : nil
             status = app.wait()
             guard let watch, watch.stop(), restarts < Self.maximumRestarts else { break }
@@ -141,7 +150,7 @@ struct Run: ParsableCommand {
     /// Starts the app once: a new connection to the broker (its end handed over with `adopt`),
     /// then the sandbox.
     private func launchOnce(_ base: LaunchConfiguration, control: Int32, report: @escaping @Sendable (Violation) -> Void,
-                            terminal: TerminalRelay?, first: Bool) throws -> SandboxedApp {
+                            startRelay: (() -> Void)?) throws -> SandboxedApp {
         var config = base
         var brokerEnd: Int32 = -1
         if control >= 0 {
@@ -160,7 +169,7 @@ struct Run: ParsableCommand {
         } catch {
             throw World.Failure(description: "\(error)")
         }
-        if first, let terminal { terminal.start() }
+        startRelay?()
         if !app.weakened.isEmpty {
             FileHandle.standardError.write(Data("mamlaunch: warning: \(config.bundleID) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n".utf8))
         }

@@ -31,6 +31,10 @@ struct PolicySnapshotCoreTests {
             #expect(engine.saveTo(location, account: broker.enrolled, owner: local) == engine.saveTo(location, account: broker.enrolled, owner: broker))
         }
         #expect(PolicyView(local) == PolicyView(broker))
+        // Identities compare case-insensitively, and a user's UPN is its object id.
+        #expect(snap.identity(named: "ADELE@contoso.com") == snap.identity(named: "5F1C7A2E-3B4D-4E6F-8A9B-0C1D2E3F4A5B"))
+        #expect(snap.identity(named: "personal") == .personal && snap.identity(named: "") == .personal)
+        #expect(snap.identity(named: "someone@elsewhere.com") != snap.identity(named: "adele@contoso.com"))
         // Another account is unmanaged here; several with one managed get the lock-down policy.
         let ben = try #require(CoreLab.sampleTenant.knownAccount(named: "ben@contoso.com"))
         #expect(!snap.party(.account(ben)).isManaged)

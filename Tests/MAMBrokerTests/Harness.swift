@@ -21,11 +21,15 @@ final class BrokerHarness: @unchecked Sendable {
     let log: String
 
     let extraArguments: [String]
+    /// The installed apps' folder (default: the project's Apps).
+    let apps: String
 
-    init(tenant: String = BrokerHarness.root + "/Policies/contoso/tenant.json", device: String? = nil, extraArguments: [String] = []) throws {
+    init(tenant: String = BrokerHarness.root + "/Policies/contoso/tenant.json", device: String? = nil, extraArguments: [String] = [],
+         apps: String = BrokerHarness.root + "/Apps") throws {
         self.device = device ?? "/tmp/mamlab-broker-\(UUID().uuidString.prefix(8))"
         self.tenant = tenant
         self.extraArguments = extraArguments
+        self.apps = apps
         log = self.device + ".log"
         try start()
     }
@@ -34,7 +38,7 @@ final class BrokerHarness: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.bin + "/mambroker")
-        p.arguments = ["--tenant", tenant, "--device", device, "--apps", Self.root + "/Apps"] + extraArguments
+        p.arguments = ["--tenant", tenant, "--device", device, "--apps", apps] + extraArguments
         let out = Pipe()
         p.standardOutput = out
         _ = FileManager.default.createFile(atPath: log, contents: nil)
@@ -95,6 +99,20 @@ final class BrokerHarness: @unchecked Sendable {
 
     func run(_ app: String, _ steps: [String]) throws -> [[String: Any]] {
         try launch(app, steps).finish()
+    }
+
+    /// Installed apps where Mail (and its `contosomail` scheme) can never come up: its manifest
+    /// names an executable nobody built, so a URL for it waits for a launch that never says hello.
+    static func appsWithMailThatCannotStart() throws -> String {
+        let root = "/tmp/mamlab-ghost-\(UUID().uuidString.prefix(8))"
+        let fm = FileManager.default
+        for app in ["Mail", "Notes", "Docs"] { try fm.createDirectory(atPath: "\(root)/Apps/\(app)", withIntermediateDirectories: true) }
+        try fm.createDirectory(atPath: root + "/Policies", withIntermediateDirectories: true)
+        let mail = try String(contentsOfFile: Self.root + "/Apps/Mail/Info.plist", encoding: .utf8)
+            .replacingOccurrences(of: "<string>Mail</string>", with: "<string>NeverBuilt</string>")
+        try mail.write(toFile: root + "/Apps/Mail/Info.plist", atomically: true, encoding: .utf8)
+        for app in ["Notes", "Docs"] { try fm.copyItem(atPath: "\(Self.root)/Apps/\(app)/Info.plist", toPath: "\(root)/Apps/\(app)/Info.plist") }
+        return root + "/Apps"
     }
 }
 

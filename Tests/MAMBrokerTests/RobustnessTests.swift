@@ -192,15 +192,10 @@ struct VirtualClockTests {
     }
 
     @Test func timeMovesOnlyWhenToldAndWhatWasDueHappensThen() throws {
-        // The installed apps, with Mail's program missing: a URL to it waits for a start that
-        // never says hello.
-        let root = "/tmp/mamlab-noprogram-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: root + "/Apps/Mail", withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let plist = try String(contentsOfFile: BrokerHarness.root + "/Apps/Mail/Info.plist", encoding: .utf8)
-            .replacingOccurrences(of: "<string>Mail</string>", with: "<string>NotBuilt</string>")
-        try plist.write(toFile: root + "/Apps/Mail/Info.plist", atomically: true, encoding: .utf8)
-        let b = try BrokerHarness(extraArguments: ["--clock", "virtual", "--apps", root + "/Apps"])
+        // Mail is built now; this broker's Mail is one that cannot start.
+        let apps = try BrokerHarness.appsWithMailThatCannotStart()
+        defer { try? FileManager.default.removeItem(atPath: (apps as NSString).deletingLastPathComponent) }
+        let b = try BrokerHarness(extraArguments: ["--clock", "virtual"], apps: apps)
         defer { b.stop() }
         let launcher = try WireSocket.connect(b.launcherSocket)
         defer { launcher.close() }

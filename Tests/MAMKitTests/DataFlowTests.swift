@@ -6,6 +6,20 @@ import Testing
 /// broker's decision.
 @Suite("MAMKit: data between apps", .serialized, .timeLimit(.minutes(2)))
 struct DataFlowTests {
+    static func sha256(_ text: String) -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        let input = Pipe(), output = Pipe()
+        p.standardInput = input
+        p.standardOutput = output
+        try? p.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try? input.fileHandleForWriting.close()
+        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return String(out.prefix(64))
+    }
+
     @Test func aURLArrivesUnwrappedWithTheSendersIdentity() throws {
         let b = try KitBroker()
         defer { b.stop() }
@@ -37,7 +51,7 @@ struct DataFlowTests {
         let got = try mail.send("wait", "document")
         #expect(got["owner"]?.string == "adele@contoso.com" && got["readable"]?.bool == true && got["via"]?.string == "open-in", "\(got)")
         #expect(got["identity"]?.string == "adele@contoso.com")
-        #expect(got["sha256"]?.string == "e8bd5e1e4c96e2b2f7a4bf6e1d6ec7c34c3bb1d7a1a8c2d3f4e5b6a7c8d9e0f1" || got["sha256"]?.string?.count == 64)
+        #expect(got["sha256"]?.string == "\(DataFlowTests.sha256("report"))")
         #expect(try mail.send("hello")["identity"]?.string == "adele@contoso.com")
         // Back to personal, by the app.
         #expect(try mail.send("identity", "personal")["result"]?.string == "success")
@@ -96,6 +110,44 @@ struct DataFlowTests {
         #expect(keys.contains("allowed"))
     }
 
+    @Test func anAdminWipeReachesTheAppAndItsProtectedDataCanNoLongerBeRead() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let docs = try b.launch("Docs")
+        // Enrolled with the service (a wipe reaches the service's enrollments).
+        #expect(try docs.send("enroll", "adele@contoso.com")["succeeded"]?.bool == true)
+        let data = try #require(try docs.send("protect", "adele@contoso.com", "board minutes")["data"]?.string)
+        #expect(try docs.send("unprotect", data)["text"]?.string == "board minutes")
+        let wipe = Process()
+        wipe.executableURL = URL(fileURLWithPath: KitBroker.bin + "/mamlaunch")
+        wipe.arguments = ["wipe", "--user", "adele@contoso.com", "--broker", b.launcherSocket]
+        try wipe.run()
+        wipe.waitUntilExit()
+        #expect(wipe.terminationStatus == 0)
+        let event = try docs.send("wait", "wipe")
+        #expect(event["account"]?.string == "adele@contoso.com" && event["completed"]?.bool == true, "\(event)")
+        // The account is gone from the app, its key from the kit and from the broker.
+        #expect(try docs.send("policy")["managed"]?.bool == false)
+        let after = try docs.send("unprotect", data)
+        #expect(after["text"] == nil && after["code"]?.string == "applicationNotManaged", "\(after)")
+        docs.finish()
+    }
+
+    // Seed 003, "MAM-CA always applied": no token until the app is compliant for the account.
+    @Test func theComplianceManagerRemediatesAndTheTokenFollows() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let oid = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+        let mail = try b.launch("Mail")
+        let first = try mail.send("token", "ben@contoso.com")
+        #expect(first["token"]?.string == "protectionPolicyRequired" && first["homeAccountId"]?.string?.hasPrefix(oid + ".") == true, "\(first)")
+        #expect(try mail.send("remediate", oid, "silent")["accepted"]?.string == "started")
+        let status = try mail.send("wait", "compliance", "10")
+        #expect(status["status"]?.string == "compliant" && status["code"]?.number == 0, "\(status)")
+        #expect(try mail.send("token", "ben@contoso.com")["token"]?.string == "granted")
+        mail.finish()
+    }
+
     @Test func enrollmentNoticesReachTheAppAsEvents() throws {
         let b = try KitBroker()
         defer { b.stop() }
@@ -114,5 +166,36 @@ struct DataFlowTests {
         let chat = try b.launch("Chat")
         #expect(try chat.send("enroll", "ben@contoso.com")["code"]?.string == "notAllowed")
         chat.finish()
+    }
+}
+
+/// Notes has no SDK: the same scripted commands over raw MAMWire, and the broker's decisions
+/// for an unmanaged app.
+@Suite("Notes: the scripted mode without the SDK", .serialized, .timeLimit(.minutes(2)))
+struct NotesScriptTests {
+    @Test func orgDataReachesNotesOnlyAsCiphertextAndNeverByPaste() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let notes = try b.launch("Notes")
+        let hello = try notes.send("hello")
+        #expect(hello["app"]?.string == "com.example.notes" && hello["sdk"]?.bool == false && hello["identity"]?.isNull == true)
+        let mail = try b.launch("Mail")
+        #expect(try mail.send("identity", "adele@contoso.com")["result"]?.string == "success")
+        let shared = try mail.send("share", "com.example.notes", "com.adobe.pdf", "q3.pdf", "Q3 numbers")
+        #expect(shared.outcome == "encrypted", "\(shared)")
+        let got = try notes.send("wait", "document")
+        #expect(got["encrypted"]?.bool == true && got["readable"]?.bool == false, "\(got)")
+        #expect(got["type"]?.string == "com.microsoft.intune.mam.com.adobe.pdf")
+        // What arrived is not the plaintext (SHA-256 of "Q3 numbers").
+        #expect(got["sha256"]?.string?.count == 64)
+        #expect(got["sha256"]?.string != DataFlowTests.sha256("Q3 numbers"))
+        #expect(try mail.send("copy", "Q3 forecast")["ok"]?.bool == true)
+        let paste = try notes.send("paste")
+        #expect(paste.outcome == "blocked" && paste["text"]?.string != "Q3 forecast", "\(paste)")
+        // No SDK: no identity to switch to, no protection.
+        #expect(try notes.send("identity", "adele@contoso.com")["result"]?.string == "notAllowed")
+        #expect(try notes.send("protect", "adele@contoso.com", "x")["error"] != nil)
+        mail.finish()
+        notes.finish()
     }
 }

@@ -43,3 +43,22 @@ struct IdentityScopeTests {
         mail.finish()
     }
 }
+
+@Suite("MAMKit: the launch state", .serialized, .timeLimit(.minutes(2)))
+struct LaunchStateTests {
+    @Test func whatAMultiIdentityAppDoesBeforeItShowsAnIdentityIsNotOrgData() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", user: "adele@contoso.com")
+        #expect(try mail.send("hello")["identity"]?.isNull == true)
+        #expect(try mail.send("copy", "before any identity")["ok"]?.bool == true)
+        let paste = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(paste?.outcome == "allowed" && paste?["text"]?.string == "before any identity", "\(String(describing: paste))")
+        // Once it shows adele, her data is kept in.
+        #expect(try mail.send("identity", "adele@contoso.com")["result"]?.string == "success")
+        #expect(try mail.send("copy", "adele's data")["ok"]?.bool == true)
+        let blocked = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(blocked?.outcome == "blocked")
+        mail.finish()
+    }
+}

@@ -96,3 +96,44 @@ struct LifecycleTests {
         docs.finish()
     }
 }
+
+/// The UI identity switch's results as the user and the broker make them.
+@Suite("MAMKit: switching the UI identity", .serialized, .timeLimit(.minutes(2)))
+struct IdentitySwitchTests {
+    @Test func eachResultOfASwitch() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail")
+        // The broker refuses an account Mail has not signed in: notAllowed, with its decision.
+        let refused = try mail.send("identity", "ben@contoso.com")
+        #expect(refused["result"]?.string == "notAllowed" && refused.outcome == "blocked" && refused.rule == "1.identity", "\(refused)")
+        // The user cancels conditional launch (adele's policy asks for an access check):
+        // cancelled, and the identity stays as it was.
+        #expect(try mail.send("identity", "personal")["result"]?.string == "success")
+        #expect(try mail.send("delegate", "conditional-launch", "cancel")["ok"]?.bool == true)
+        let cancelled = try mail.send("identity", "adele@contoso.com")
+        #expect(cancelled["result"]?.string == "cancelled" && cancelled["identity"]?.string == "", "\(cancelled)")
+        #expect(try mail.send("policy")["managed"]?.bool == false)
+        // And the broker went back with it: a copy now is personal data.
+        #expect(try mail.send("copy", "personal note")["ok"]?.bool == true)
+        let paste = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(paste?.outcome == "allowed")
+        #expect(try mail.send("delegate", "conditional-launch", "pass")["ok"]?.bool == true)
+        #expect(try mail.send("identity", "adele@contoso.com")["result"]?.string == "success")
+        mail.finish()
+    }
+
+    @Test func aRefusedSwitchKeepsTheIdentityWhenADocumentArrives() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail")
+        #expect(try mail.send("identity", "personal")["result"]?.string == "success")
+        #expect(try mail.send("delegate", "switch", "refuse")["ok"]?.bool == true)
+        let docs = try b.launch("Docs")
+        #expect(try docs.send("share", "com.contoso.mail", "com.adobe.pdf", "r.pdf", "report").outcome == "switched")
+        let got = try mail.send("wait", "document")
+        #expect(got["identity"]?.string == "" && got["owner"]?.string == "adele@contoso.com", "\(got)")
+        docs.finish()
+        mail.finish()
+    }
+}

@@ -14,6 +14,42 @@ struct UserTerminal {
         primary = p
         secondary = FileHandle(fileDescriptor: s, closeOnDealloc: true)
     }
+
+    /// Runs `tool` with this terminal as its standard input and output (standard error a pipe),
+    /// as a user's shell would; returns what reached the terminal's screen.
+    func run(_ tool: String, _ args: [String]) throws -> (status: Int32, out: String, err: String) {
+        var t = termios()
+        tcgetattr(secondary.fileDescriptor, &t)
+        t.c_oflag &= ~tcflag_t(OPOST)  // the screen gets "\n" as written
+        tcsetattr(secondary.fileDescriptor, TCSANOW, &t)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = args
+        p.standardInput = secondary
+        p.standardOutput = secondary
+        let e = Pipe()
+        p.standardError = e
+        try p.run()
+        let primary = self.primary
+        nonisolated(unsafe) var screen = Data()
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                var fds = pollfd(fd: primary, events: Int16(POLLIN), revents: 0)
+                // Once the launcher is gone and the screen drained, stop (the test holds the
+                // terminal open, so no hang-up comes).
+                if poll(&fds, 1, 200) == 0 { if !p.isRunning { return } else { continue } }
+                let n = read(primary, &buffer, buffer.count)
+                if n <= 0 { return }
+                screen.append(contentsOf: buffer[0..<n])
+            }
+        }
+        reader.start()
+        let err = e.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        while !reader.isFinished { usleep(1000) }
+        return (p.terminationStatus, String(decoding: screen, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
 }
 
 @Suite("Sandbox: terminal, lifetime, containers and grants", .serialized, .timeLimit(.minutes(2)))
@@ -29,9 +65,10 @@ struct IsolationTests {
         // shell (setsid -c): an app sharing the launcher's session could type into it.
         let launch = ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--"] + Scene.light
         let setsid = "/usr/bin/setsid"
+        // Its standard input and output are that terminal: the app gets the launcher's pseudo-terminal.
         let r = FileManager.default.isExecutableFile(atPath: setsid)
-            ? try Built.run(setsid, ["-c", Built.directory.appendingPathComponent("mamlaunch").path] + launch, input: terminal.secondary)
-            : try Built.run("mamlaunch", launch, input: terminal.secondary)
+            ? try terminal.run(setsid, ["-c", Built.directory.appendingPathComponent("mamlaunch").path] + launch)
+            : try terminal.run(Built.directory.appendingPathComponent("mamlaunch").path, launch)
         #expect(r.status == 0, "\(r.err)")
         let tiocsti = results(r.out)["tiocsti_terminal"]
         #expect(tiocsti?["result"] as? String == "blocked", "\(r.out)")
@@ -52,16 +89,20 @@ struct IsolationTests {
         }
     }
 
-    @Test func scriptedAppsReadNothingFromTheLaunchersInput() throws {
-        // A pipe with a command in it as the launcher's standard input: the app reads /dev/null.
+    @Test func scriptedAppsReadThePipeTheLauncherIsGiven() throws {
+        // A pipe as the launcher's standard input is meant for the app (a script driving it): it
+        // passes through. Only a terminal is kept from the app (the test above).
         let input = Pipe()
-        input.fileHandleForWriting.write(Data("rm -rf /\n".utf8))
+        input.fileHandleForWriting.write(Data("paste\n".utf8))
         try input.fileHandleForWriting.close()
         let scene = try Scene()
         defer { scene.remove() }
         let r = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--", "--read-stdin"] + Scene.light,
                               input: input.fileHandleForReading)
-        #expect(lines(r.out).contains { $0["stdin"] as? String == "" }, "\(r.out)")
+        #expect(lines(r.out).contains { $0["stdin"] as? String == "paste\n" }, "\(r.out)")
+        // /dev/null as the launcher's input: the app reads nothing.
+        let none = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--", "--read-stdin"] + Scene.light)
+        #expect(lines(none.out).contains { $0["stdin"] as? String == "" }, "\(none.out)")
     }
 
     @Test func theRelayRewritesControlCharacters() {
