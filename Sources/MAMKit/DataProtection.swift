@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MAMPolicy
 import MAMProtect
@@ -46,17 +47,21 @@ public struct DataProtection: Sendable {
         public var description: String { "\(status) (\(status.rawValue)): \(detail)" }
     }
 
-    /// `protect(_:accountId:)`: encrypted under the account's key when the account is managed
-    /// here; unchanged otherwise.
+    /// `protect(_:accountId:)`: sealed under the account's key when the account is managed
+    /// here; for any other account only tagged with its identity (a header, then the bytes as
+    /// they are), as the SDK does for an account no policy manages (docs/PROTECTION.md).
     public func protect(_ data: [UInt8], for account: String) async throws -> [UInt8] {
         guard !data.isEmpty else { throw Failure(status: .emptyData, detail: "nothing to protect") }
         let identity = kit.resolve(account)
-        guard case let .account(acct) = identity, kit.policy(for: identity).isManaged else { return data }
-        let key = try await kit.key(for: acct)
+        guard case let .account(acct) = identity else { return data }
+        let owner: DataOwner
+        do { owner = try Kit.owner(acct) } catch { throw Failure(status: .invalidArguments, detail: "\(error)") }
+        guard kit.policy(for: identity).isManaged else { return MAMProtect.DataProtection.tag(data, for: owner) }
+        let key = try await kit.protectionKey(for: acct)
         do {
-            return try kit.protector.protect(data, keyID: Kit.keyID(acct), key: key)
+            return try MAMProtect.DataProtection.protect(data, for: owner, key: key)
         } catch {
-            throw Failure(status: .failedToEncryptData, detail: "\(error)")
+            throw Failure(status: Status(rawValue: error.code.rawValue) ?? .failedToEncryptData, detail: "\(error)")
         }
     }
 
@@ -65,15 +70,29 @@ public struct DataProtection: Sendable {
         Data(try await protect(Array(text.utf8), for: account)).base64EncodedString()
     }
 
-    /// `unprotect(_:)`: the plaintext; data the kit did not protect comes back unchanged.
+    /// `unprotect(_:)`: the plaintext. Data that was never protected comes back unchanged;
+    /// tagged data loses its header; sealed data opens only under the key of the account this
+    /// app is managed under, and tampering or another account's data is an error.
     public func unprotect(_ data: [UInt8]) async throws -> [UInt8] {
-        guard let keyID = kit.protector.keyID(of: data) else { return data }
-        guard let owner = kit.account(forKeyID: keyID) else {
-            throw Failure(status: .applicationNotManaged, detail: "the data belongs to an account this app is not managed under")
-        }
-        let key = try await kit.key(for: owner)
-        do { return try kit.protector.unprotect(data, key: key) } catch {
+        let info: DataProtectionInfo?
+        do { info = try MAMProtect.DataProtection.protectionInfo(of: data) } catch {
             throw Failure(status: .failedToDecryptData, detail: "\(error)")
+        }
+        guard let info else { return data }
+        var key: ProtectionKey?
+        let enrolled = kit.managedAccount
+        if let enrolled, let mine = try? Kit.owner(enrolled), mine.isSameAccount(as: info.owner) {
+            key = try await kit.protectionKey(for: enrolled)
+        } else if info.isEncrypted {
+            throw Failure(status: .applicationNotManaged, detail: "the data belongs to \(info.owner), an account this app is not managed under")
+        }
+        do {
+            // keyFor: tagged data naming an account that has a key is refused (a flipped mode byte).
+            return try MAMProtect.DataProtection.unprotect(data, keyFor: { owner in
+                key.flatMap { _ in info.owner.isSameAccount(as: owner) ? key : nil }
+            })
+        } catch {
+            throw Failure(status: Status(rawValue: error.code.rawValue) ?? .failedToDecryptData, detail: "\(error)")
         }
     }
 
@@ -83,11 +102,17 @@ public struct DataProtection: Sendable {
         return String(decoding: try await unprotect(Array(data)), as: UTF8.self)
     }
 
-    /// `protectionInfo(_:)`: the owner of protected data (its UPN when the kit knows the
-    /// account); nil for data the kit did not protect.
+    /// `protectionInfo(_:)`: who owns the data and whether it is sealed (managed owner) or only
+    /// tagged (unmanaged owner); nil for data that was never protected.
+    public func protectionInfo(of data: [UInt8]) -> (owner: String, isEncrypted: Bool)? {
+        guard let info = try? MAMProtect.DataProtection.protectionInfo(of: data) else { return nil }
+        return (info.owner.upn.isEmpty ? info.owner.objectID : info.owner.upn, info.isEncrypted)
+    }
+
+    /// The owner of protected or tagged data (its UPN); nil for data that was never protected.
     public func owner(of data: [UInt8]) -> String? {
-        guard let keyID = kit.protector.keyID(of: data) else { return nil }
-        return kit.account(forKeyID: keyID).map { $0.upn ?? $0.name } ?? keyID
+        guard let info = try? MAMProtect.DataProtection.protectionInfo(of: data) else { return nil }
+        return info.owner.upn.isEmpty ? info.owner.objectID : info.owner.upn
     }
 }
 
@@ -104,6 +129,24 @@ extension Kit {
     func account(forKeyID keyID: String) -> Account? {
         guard let s = snapshot, let e = s.enrolled, s.policy != nil, Self.keyID(e) == keyID.lowercased() else { return nil }
         return e
+    }
+
+    /// The owner MAMProtect writes into a header for an account.
+    static func owner(_ account: Account) throws -> DataOwner {
+        try DataOwner(upn: account.upn ?? account.name, objectID: account.oid ?? "")
+    }
+
+    /// The managed account this app is enrolled with and managed under, if any.
+    var managedAccount: Account? {
+        guard let s = snapshot, let e = s.enrolled, s.policy != nil else { return nil }
+        return e
+    }
+
+    func protectionKey(for account: Account) async throws -> ProtectionKey {
+        let bytes = try await key(for: account)
+        do { return try ProtectionKey(SymmetricKey(data: bytes)) } catch {
+            throw DataProtection.Failure(status: .invalidArguments, detail: "\(error)")
+        }
     }
 
     /// The account's key: from the kit's cache, else from the broker (`keyRequest`).

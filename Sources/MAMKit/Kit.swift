@@ -22,7 +22,7 @@ final class Kit: Sendable {
         var complianceDelegate: (any ComplianceDelegate)?
         var appConfigDelegate: (any AppConfigDelegate)?
         var urlHandler: (@Sendable (URLDelivery) async -> Void)?
-        var fileProtector: any FileProtector = NoFileProtector()
+        var fileProtector: any FileProtector = ProtectFiles()
         /// Policy objects and resolved names for the current snapshot: a query is then a lookup
         /// and the engine's answer, not a party built anew. Emptied with every new snapshot.
         var policies: [Identity?: AppPolicy] = [:]

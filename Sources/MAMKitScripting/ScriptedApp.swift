@@ -109,9 +109,15 @@ final class ScriptedDelegate: PolicyDelegate, @unchecked Sendable {
     private let lock = NSLock()
     private var conditionalLaunchPasses = true
     private var switchAnswer = SwitchIdentityResult.success
+    private var wipes = true
 
     func set(conditionalLaunch passes: Bool) { lock.lock(); conditionalLaunchPasses = passes; lock.unlock() }
     func set(switchAnswer answer: SwitchIdentityResult) { lock.lock(); switchAnswer = answer; lock.unlock() }
+    func set(wipes: Bool) { lock.lock(); self.wipes = wipes; lock.unlock() }
+
+    /// The app's own wipe: this scripted app keeps nothing of its own beyond files, so it only
+    /// says whether it claims to have wiped; the kit removes the account's files either way.
+    func wipeData(for account: String) async -> Bool { lock.withLock { wipes } }
 
     func conditionalLaunch(for account: String, requirements: ConditionalLaunchRequirements) async -> Bool {
         lock.withLock { conditionalLaunchPasses }
@@ -200,14 +206,17 @@ struct Executor: Sendable {
             if let decision { fields["decision"] = Self.decision(decision) }
             return fields
         case "delegate":
-            // `delegate conditional-launch pass|cancel`, `delegate switch allow|refuse`.
-            let a = try arguments(c, 2...2, "conditional-launch pass|cancel | switch allow|refuse")
+            // `delegate conditional-launch pass|cancel`, `delegate switch allow|refuse`,
+            // `delegate wipe done|decline`.
+            let a = try arguments(c, 2...2, "conditional-launch pass|cancel | switch allow|refuse | wipe done|decline")
             switch (a[0], a[1]) {
             case ("conditional-launch", "pass"): delegate.set(conditionalLaunch: true)
             case ("conditional-launch", "cancel"): delegate.set(conditionalLaunch: false)
             case ("switch", "allow"): delegate.set(switchAnswer: .success)
             case ("switch", "refuse"): delegate.set(switchAnswer: .failed)
-            default: throw UsageError(message: "usage: delegate conditional-launch pass|cancel | switch allow|refuse")
+            case ("wipe", "done"): delegate.set(wipes: true)
+            case ("wipe", "decline"): delegate.set(wipes: false)
+            default: throw UsageError(message: "usage: delegate conditional-launch pass|cancel | switch allow|refuse | wipe done|decline")
             }
             return ["ok": true]
         case "in":
@@ -286,10 +295,34 @@ struct Executor: Sendable {
                 f["event"] = .string(item.kind)
                 return .object(f)
             })]
+        case "write-file":
+            // A file in the app's container, owned by ACCOUNT (- for the current identity),
+            // encrypted when that account's policy requires it.
+            let a = try arguments(c, 3...3, "NAME ACCOUNT|- TEXT")
+            let path = try Self.containerFile(a[0])
+            guard FileManager.default.createFile(atPath: path, contents: Data(a[2].utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw UsageError(message: "\(a[0]) could not be written")
+            }
+            try await app.fileProtection.protect(path, for: a[1] == "-" ? nil : (a[1].lowercased() == "personal" ? "" : a[1]))
+            return ["owner": JSONValue(try app.fileProtection.owner(of: path)), "encrypted": .bool(try app.fileProtection.isFileEncrypted(path))]
+        case "read-file":
+            let a = try arguments(c, 1...1, "NAME")
+            let path = try Self.containerFile(a[0])
+            guard FileManager.default.fileExists(atPath: path) else { return ["exists": false] }
+            let encrypted = try app.fileProtection.isFileEncrypted(path)
+            let bytes = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
+            return ["exists": true, "owner": JSONValue(try app.fileProtection.owner(of: path)), "encrypted": .bool(encrypted),
+                    "text": encrypted ? .null : .string(String(decoding: bytes, as: UTF8.self)), "sha256": .string(Self.sha256(bytes))]
+        case "files":
+            _ = try arguments(c, 0...0, "")
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath)) ?? []
+            return ["files": .array(names.filter { !$0.hasPrefix(".") }.sorted().map { .string($0) })]
         case "protect":
             let a = try arguments(c, 2...2, "ACCOUNT TEXT")
             let data = try await app.dataProtection.protect(Array(a[1].utf8), for: a[0])
-            return ["data": .string(Data(data).base64EncodedString()), "protected": .bool(data != Array(a[1].utf8))]
+            let info = app.dataProtection.protectionInfo(of: data)
+            return ["data": .string(Data(data).base64EncodedString()), "protected": .bool(info != nil),
+                    "encrypted": .bool(info?.isEncrypted ?? false), "owner": JSONValue(info?.owner)]
         case "unprotect":
             let a = try arguments(c, 1...1, "BASE64")
             guard let data = Data(base64Encoded: a[0]) else { throw UsageError(message: "not base64") }
@@ -398,6 +431,14 @@ struct Executor: Sendable {
             "isContactSyncAllowed": .bool(p.isContactSyncAllowed), "isPrintingAllowed": .bool(p.isPrintingAllowed),
             "isBackupAllowed": .bool(p.isBackupAllowed), "saveTo": .object(save), "openFrom": .object(open),
         ]
+    }
+
+    /// A plain file name in the container (the working directory): no folders, no dot names.
+    static func containerFile(_ name: String) throws -> String {
+        guard !name.isEmpty, name.utf8.count <= 255, !name.hasPrefix("."), !name.contains("/"), !name.contains("\0") else {
+            throw UsageError(message: "a file name is one plain name in the container (no '/', not starting with '.')")
+        }
+        return FileManager.default.currentDirectoryPath + "/" + name
     }
 
     static func saveLocation(_ name: String) -> SaveLocation? {

@@ -98,8 +98,18 @@ struct DataFlowTests {
         #expect(!(Data(base64Encoded: data).map { String(decoding: $0, as: UTF8.self).contains("salary") } ?? true))
         let back = try docs.send("unprotect", data)
         #expect(back["text"]?.string == "salary review" && back["owner"]?.string == "adele@contoso.com", "\(back)")
-        // Ben's data is not protected here (he is not managed in Docs): it stays as it was.
-        #expect(try docs.send("protect", "ben@contoso.com", "hello")["protected"]?.bool == false)
+        #expect(protected["encrypted"]?.bool == true && protected["owner"]?.string == "adele@contoso.com")
+        // Ben is not managed in Docs: his data is only tagged with his identity, readable as it is.
+        let tagged = try docs.send("protect", "ben@contoso.com", "hello")
+        #expect(tagged["protected"]?.bool == true && tagged["encrypted"]?.bool == false && tagged["owner"]?.string == "ben@contoso.com", "\(tagged)")
+        let taggedBytes = try #require(tagged["data"]?.string.flatMap { Data(base64Encoded: $0) })
+        #expect(String(decoding: taggedBytes, as: UTF8.self).hasSuffix("hello"))
+        #expect(try docs.send("unprotect", tagged["data"]!.string!)["text"]?.string == "hello")
+        // Tampering with adele's sealed data is detected, not returned.
+        var flipped = Array(Data(base64Encoded: data)!)
+        flipped[flipped.count - 5] ^= 0x40
+        let tampered = try docs.send("unprotect", Data(flipped).base64EncodedString())
+        #expect(tampered["text"] == nil && tampered["code"]?.string == "failedToDecryptData", "\(tampered)")
         docs.finish()
         // Chat is not managed under adele: it gets no key and cannot read her data.
         let chat = try b.launch("Chat")
@@ -118,6 +128,13 @@ struct DataFlowTests {
         #expect(try docs.send("enroll", "adele@contoso.com")["succeeded"]?.bool == true)
         let data = try #require(try docs.send("protect", "adele@contoso.com", "board minutes")["data"]?.string)
         #expect(try docs.send("unprotect", data)["text"]?.string == "board minutes")
+        // Her files and a personal one; the app claims it did not wipe (issue 12: the SDK side
+        // then deletes every file the account owns in the container).
+        let hers = try docs.send("write-file", "minutes.txt", "adele@contoso.com", "board minutes")
+        #expect(hers["owner"]?.string == "adele@contoso.com", "\(hers)")
+        #expect(try docs.send("write-file", "plan.txt", "adele@contoso.com", "q3 plan")["owner"]?.string == "adele@contoso.com")
+        #expect(try docs.send("write-file", "diary.txt", "personal", "my own")["owner"] == .null)
+        #expect(try docs.send("delegate", "wipe", "decline")["ok"]?.bool == true)
         let wipe = Process()
         wipe.executableURL = URL(fileURLWithPath: KitBroker.bin + "/mamlaunch")
         wipe.arguments = ["wipe", "--user", "adele@contoso.com", "--broker", b.launcherSocket]
@@ -125,7 +142,10 @@ struct DataFlowTests {
         wipe.waitUntilExit()
         #expect(wipe.terminationStatus == 0)
         let event = try docs.send("wait", "wipe")
-        #expect(event["account"]?.string == "adele@contoso.com" && event["completed"]?.bool == true, "\(event)")
+        #expect(event["account"]?.string == "adele@contoso.com" && event["completed"]?.bool == false, "\(event)")
+        let left = try docs.send("files")["files"]?.array?.compactMap(\.string) ?? []
+        #expect(left.contains("diary.txt") && !left.contains("minutes.txt") && !left.contains("plan.txt"), "\(left)")
+        #expect(try docs.send("read-file", "diary.txt")["text"]?.string == "my own")
         // The account is gone from the app, its key from the kit and from the broker.
         #expect(try docs.send("policy")["managed"]?.bool == false)
         let after = try docs.send("unprotect", data)
