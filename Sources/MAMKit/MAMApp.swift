@@ -159,8 +159,11 @@ extension Kit {
     /// (never from the URL), and for a multi-identity app a switch to the sender's account
     /// when the delegate allows it.
     func receiveURL(_ delivered: String, sender: String?) async {
-        let url = URLText.unwrap(delivered)?.url ?? delivered
-        if let sender, snapshot?.app.isMultiIdentity == true, state.current.ui != resolve(sender) {
+        let unwrapped = URLText.unwrap(delivered)
+        let url = unwrapped?.url ?? delivered
+        // Only a twin carries the sender's identity into the app (SEMANTICS 4.4: under Send =
+        // policy-managed apps); a URL sent plainly is no org data and switches nothing.
+        if unwrapped != nil, let sender, snapshot?.app.isMultiIdentity == true, state.current.ui != resolve(sender) {
             await switchForArrival(to: sender, reason: .openURL)
         }
         let delivery = URLDelivery(delivered: delivered, url: url, sender: sender, identity: state.current.ui ?? state.current.process)
@@ -169,6 +172,19 @@ extension Kit {
             await IdentityScope.$activitySender.withValue(sender) { await handler(delivery) }
         }
         eventSink.yield(.url(delivery))
+    }
+
+    /// The identity a document arrives under when the engine says the app must switch for it
+    /// (SEMANTICS 4.2.1: org data of the enrolled account reaching another identity; 4.2.5: a
+    /// refused push to a multi-identity app with a personal account); nil when it stays.
+    /// Asked of the engine on the app's own party, never decided here.
+    func arrivalIdentity(_ snap: PolicySnapshot, owner: String?, via: ReceivedDocument.Via) -> Identity? {
+        let party = snap.party(state.current.ui)
+        let account = owner.map(snap.account(named:))
+        // Data with an owner left a managed sender (the broker names an owner for org data only).
+        let d = engine.receive(by: party, owner: account, fromManagedSender: account != nil, mode: via == .import ? .import : .push)
+        guard d.outcome == .switched else { return nil }
+        return d.receivingIdentity
     }
 
     /// Asks the delegate, then switches the UI identity (the broker with it).
@@ -186,11 +202,9 @@ extension Kit {
         let bytes = Documents.take(descriptor)
         var plaintext: [UInt8]? = encrypted ? nil : bytes
         if encrypted { plaintext = await openCiphertext(bytes) }
-        if via == .openIn, snapshot?.app.isMultiIdentity == true {
-            let target = owner ?? ""
-            if state.current.ui.map({ $0 != resolve(target) }) ?? true {
-                await switchForArrival(to: target, reason: .documentImport)
-            }
+        if let snap = snapshot, snap.app.isMultiIdentity, let arrival = arrivalIdentity(snap, owner: owner, via: via),
+           state.current.ui != arrival {
+            await switchForArrival(to: arrival.account.map { $0.upn ?? $0.name } ?? "", reason: .documentImport)
         }
         logger.info("document received", metadata: ["type": "\(type)", "name": "\(name)", "owner": "\(owner ?? "none")",
                                                     "encrypted": "\(encrypted)", "readable": "\(plaintext != nil)"])

@@ -278,7 +278,7 @@ struct Executor: Sendable {
             guard let location = Self.openLocation(a[0]) else { throw UsageError(message: "\(a[0]) is not an open location (\(OpenLocation.allCases.map(\.name).joined(separator: ", ")))") }
             let (d, bytes, owner) = try await app.locations.open(a[2], from: location, account: a[1] == "-" ? nil : a[1])
             return ["decision": Self.decision(d), "readable": .bool(bytes != nil), "sha256": bytes.map { .string(Self.sha256($0)) } ?? .null,
-                    "owner": JSONValue(owner)]
+                    "owner": JSONValue(owner), "identity": Self.identity(pm.effectiveIdentity)]
         case "wait":
             let a = try arguments(c, 1...2, "KIND [SECONDS]")
             let kinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance"]

@@ -25,6 +25,13 @@ public struct Locations: Sendable {
         }
         guard case let .decision(d)? = replies.first?.frame.message else { throw MAMKitError(.unexpectedReply, "openFrom") }
         guard replies.count > 1, case let .file(_, owner) = replies[1].frame.message else { return (SharingDecision(d), nil, nil) }
-        return (SharingDecision(d), Documents.take(replies[1].descriptor), owner)
+        let bytes = Documents.take(replies[1].descriptor)
+        // The file is shown under its owner's identity when the engine says the app switches
+        // for it (org data of the enrolled account opened while another identity shows).
+        if let snap = kit.snapshot, snap.app.isMultiIdentity, let arrival = kit.arrivalIdentity(snap, owner: owner, via: .import),
+           kit.state.current.ui != arrival {
+            await kit.switchForArrival(to: arrival.account.map { $0.upn ?? $0.name } ?? "", reason: .documentImport)
+        }
+        return (SharingDecision(d), bytes, owner)
     }
 }
