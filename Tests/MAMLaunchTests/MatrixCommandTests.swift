@@ -103,6 +103,27 @@ struct MatrixCommandTests {
         #expect(!r.stdout.contains("open-in → Docs  FAIL") && r.stderr.contains("2 failed"))
     }
 
+    @Test("the default experiment passes live: every channel, every sample policy, managed, personal and unmanaged parties")
+    func defaultExperimentLive() throws {
+        let r = try CommandRunner.run(["matrix", "--format", "json"])
+        let cells = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(r.status == 0, "\(r.stdout.suffix(3000)) \(r.stderr.suffix(2000))")
+        #expect(cells.count > 500)
+        #expect(cells.allSatisfy { $0["agree"] as? Bool == true && $0["leaked"] as? Bool == false })
+        // Send = none: an Open-in document still arrives, and no app can read it, not even a
+        // managed app of the same account (SEMANTICS 4.1.3; once a leak the matrix caught).
+        let sealed = cells.filter {
+            $0["policy"] as? String == "locked-down" && $0["channel"] as? String == "open-in"
+                && (($0["source"] as? [String: Any])?["account"] as? String) == "adele@contoso.com"
+                && (($0["target"] as? [String: Any])?["account"] as? String) == "adele@contoso.com"
+        }
+        #expect(!sealed.isEmpty)
+        for c in sealed {
+            let arrival = (c["live"] as? [String: Any])?["arrival"] as? [String: Any]
+            #expect(arrival?["encrypted"] as? Bool == true && arrival?["readable"] as? Bool == false, "\(c)")
+        }
+    }
+
     @Test("random cells live: org data never arrives readable where the policy forbids it")
     func randomCellsKeepTheLeakInvariant() throws {
         let r = try CommandRunner.run(["matrix", "--random", "60", "--seed", "11", "--format", "json"])
