@@ -16,6 +16,7 @@ struct Mail: Sendable {
         let mail = Mail(app: app, console: console)
         // Before anything can arrive: who decides identity switches (Accounts.swift).
         app.policyManager.setDelegate(SwitchWhenAsked(console: console))
+        app.compliance.setDelegate(ComplianceWatcher(console: console))
         SampleSession.watch(app, console) { await mail.received($0) }
         mail.addCommands()
         console.say(SampleSession.status(app))
@@ -38,5 +39,6 @@ struct Mail: Sendable {
         console.add("import", "APP", "Attach a document imported from APP.") { try await importAttachment(from: $0.exactly(1)[0]) }
         console.add("link", "URL", "Open a link from a mail (web, mailto, tel...).") { try await openLink($0.exactly(1)[0]) }
         console.add("call", "NUMBER", "Call a phone number found in a mail.") { try await call($0.exactly(1)[0]) }
+        console.add("sync", "ACCOUNT", "Fetch mail: a token, with app protection when required.") { try await syncMail($0.exactly(1)[0]) }
     }
 }
