@@ -31,14 +31,7 @@ struct Chat: Sendable {
 
     func addCommands() {
         console.add("say", "TEXT", "Add a message to the conversation.") { a in
-            let line = try a.exactly(1)[0] + "\n"
-            let handle = FileHandle(forWritingAtPath: Self.conversationFile) ?? {
-                FileManager.default.createFile(atPath: Self.conversationFile, contents: nil)
-                return FileHandle(forWritingAtPath: Self.conversationFile)!
-            }()
-            handle.seekToEndOfFile()
-            handle.write(Data(line.utf8))
-            try handle.close()
+            try append(a.exactly(1)[0])
             console.say("(\(conversation.count) messages)")
         }
         console.add("show", "", "The conversation.") { _ in
@@ -56,6 +49,11 @@ struct Chat: Sendable {
         console.add("policy", "", "Print the current policy.") { _ in console.say(Explain.policy(app.policyManager.policy)) }
         console.add("config", "", "The app configuration the admin set.") { _ in await showConfiguration() }
         console.add("whoami", "", "Who Chat acts as.") { _ in console.say(SampleSession.status(app)) }
+    }
+
+    func append(_ message: String) throws {
+        let text = (conversation + [message]).joined(separator: "\n") + "\n"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: Self.conversationFile), options: .atomic)
     }
 
     var conversation: [String] {

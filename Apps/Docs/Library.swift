@@ -33,7 +33,8 @@ extension Docs {
     /// Stores bytes owned by `owner`: protected (encrypted, owner inside) when the owner is managed.
     func write(_ name: String, _ bytes: [UInt8], owner: String?) async throws {
         // protect(_:for:) returns the bytes unchanged when the owner is not managed here.
-        let stored = try await owner.map { try await app.dataProtection.protect(bytes, for: $0) } ?? bytes
+        var stored = bytes
+        if let owner { stored = try await app.dataProtection.protect(bytes, for: owner) }
         try library.store(name, stored)
         console.say("Wrote \(name), owned by \(owner ?? "nobody (personal)")\(stored == bytes ? "" : ", encrypted").")
     }
