@@ -7,7 +7,10 @@ import MAMSampleSupport
 extension Mail {
     /// The user picks an account in the account switcher.
     func switchAccount(_ choice: String) async throws {
-        let account = choice == "work" ? (app.policyManager.primaryAccount ?? "") : choice == "personal" ? "" : choice
+        // "work" is the managed account (managedAccountIds); "personal" the empty identity.
+        let work = app.policyManager.managedAccounts.first
+        if choice == "work" && work == nil { return console.say("No work account is signed in: `account adele@contoso.com` signs one in.") }
+        let account = choice == "work" ? work ?? "" : choice == "personal" ? "" : choice
         // The one call that matters: the SDK asks the broker whether Mail may show this
         // account, then runs conditional launch (PIN, sign-in) for a managed one.
         let (result, decision) = await app.policyManager.setUIIdentity(account)

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MAMKit
 import MAMKitScripting
 import MAMPolicy
@@ -13,6 +14,13 @@ public enum SampleSession {
 
     /// Starts the SDK (`MAMApp.start`), then signs in and shows `account` (or `--user`'s).
     public static func start(_ console: Console, account: String? = requestedAccount) async throws -> MAMApp {
+        // The SDK logs to standard error, which is the user's screen here: keep its log in the
+        // container instead, where `mamkit.log` can be read after the session.
+        let log = open("mamkit.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        if log >= 0 {
+            dup2(log, 2)
+            close(log)
+        }
         let app = try await MAMApp.start()
         let pm = app.policyManager
         if let account {
@@ -35,7 +43,9 @@ public enum SampleSession {
     public static func status(_ app: MAMApp) -> String {
         let pm = app.policyManager
         let policy = pm.policy
-        let accounts = pm.signedInAccounts
+        // Each account once, however the SDK lists it.
+        var accounts: [String] = []
+        for a in pm.signedInAccounts where !accounts.contains(where: { pm.isIdentity($0, equalTo: a) }) { accounts.append(a) }
         return """
         App \(app.bundleID)\(app.integratesSDK ? "" : " (no SDK)"); acting as \(Explain.identity(pm.effectiveIdentity)), \
         \(policy.isManaged ? "managed by policy" : "not managed").

@@ -188,6 +188,14 @@ final class TerminalSession: @unchecked Sendable {
         }
     }
 
+    @discardableResult
+    /// Types a command and returns the screen from there up to `last`, the end of what it
+    /// should print. (Not up to the next prompt: a notice that arrives meanwhile shows its own.)
+    func command(_ line: String, until last: String) throws -> String {
+        type(line)
+        return try waitFor(last)
+    }
+
     /// Types `quit`, waits for the goodbye and the launcher's exit; returns its status.
     func quit() throws -> Int32 {
         type("quit")

@@ -12,15 +12,15 @@ struct ManifestTests {
         let folder = Built.root + "/Apps/" + app
         let r = try Built.run("mamconfigurator", ["-i", folder + "/Info.plist", "-e", folder + "/\(app).entitlements", "--check"])
         #expect(r.status == 0, "mamconfigurator would change Apps/\(app): \(r.out)\(r.err)")
-        #expect(!r.out.contains("warning") && !r.err.contains("warning"), "\(r.out)\(r.err)")
+        #expect(!r.out.contains("warning:") && !r.err.contains("warning:"), "\(r.out)\(r.err)")
     }
 
     @Test(arguments: apps)
     func checkFindsNothingToSay(_ app: String) throws {
         let r = try Built.run("mamlaunch", ["check", Built.root + "/Apps/\(app)/Info.plist"])
         #expect(r.status == 0, "\(r.out)\(r.err)")
-        #expect(!(r.out + r.err).lowercased().contains("warning"), "\(r.out)\(r.err)")
-        #expect(!(r.out + r.err).lowercased().contains("error:"), "\(r.out)\(r.err)")
+        #expect(r.out.contains("checked 1 file: 0 errors, 0 warnings"), "\(r.out)\(r.err)")
+        #expect(!r.out.contains("warning:") && !r.err.contains("warning:"), "\(r.out)\(r.err)")
     }
 
     @Test func theModeFollowsTheArgumentsAndTheTerminal() {

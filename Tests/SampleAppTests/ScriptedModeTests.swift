@@ -33,8 +33,14 @@ struct ScriptedModeTests {
         #expect(call["decision"]?["allowed"]?.bool == true, "\(call)")
         mail.finish()
         // The Dialer was not running: the broker started it (no arguments, no terminal: it
-        // serves) and delivered the URL, which its audit shows.
-        let delivered = broker.audit().filter { ($0["channel"] as? String) == "url" }
-        #expect(!delivered.isEmpty, "\(broker.audit())")
+        // serves) and delivered the URL, which the Dialer reported in its log.
+        let log = broker.device + "/logs/com.contoso.dialer.log"
+        var text = ""
+        for _ in 0..<200 {
+            text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if text.contains(#""event":"url""#) { break }
+            usleep(50_000)
+        }
+        #expect(text.contains(#""event":"url""#) && text.contains("5550100"), "\(text)")
     }
 }
