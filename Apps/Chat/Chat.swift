@@ -12,13 +12,13 @@ struct Chat: Sendable {
     static func interactive() async -> Int32 {
         let console = Console(title: "Chat — a single-identity managed app.", prompt: "chat> ")
         let app: MAMApp
-        do { app = try await SampleSession.start(console) } catch {
+        do { app = try await SampleSession.start(console, delegate: ChatDelegate(console: console)) } catch {
             console.say("Chat could not start the MAM SDK: \(error)")
             return 1
         }
         let chat = Chat(app: app, console: console)
-        // Set before anything can arrive (Delegates.swift, Configuration.swift).
-        app.policyManager.setDelegate(ChatDelegate(console: console))
+        // The policy delegate (Delegates.swift) went in with the SDK, before the sign-in; the
+        // config delegate (Configuration.swift) before anything else can arrive.
         app.appConfig.setDelegate(ConfigWatcher(chat: chat))
         SampleSession.watch(app, console) { await chat.received($0) }
         chat.addCommands()

@@ -3,7 +3,9 @@ import MAMKit
 import MAMSampleSupport
 
 // Story: what the SDK asks of the app. A selective wipe deletes the account's data (here the
-// conversation); a restart is needed when a first policy arrives, and Chat leaves it to the SDK.
+// conversation); a first policy asks for a restart, which Chat does itself, in place: it applies
+// the new policy (the SDK has it already) and shows it. Answering false would leave the restart
+// to the SDK side (the launcher would stop and start Chat).
 
 struct ChatDelegate: PolicyDelegate {
     let console: Console
@@ -17,9 +19,8 @@ struct ChatDelegate: PolicyDelegate {
     }
 
     func restartApplication() async -> Bool {
-        // false: Chat does not restart itself; the SDK side (the launcher) restarts it.
-        console.say("A new policy needs a restart; Chat lets the SDK restart it.")
-        return false
+        console.say("A first policy arrived; Chat applies it without restarting.")
+        return true
     }
 }
 

@@ -13,8 +13,8 @@ extension Chat {
         guard let location = SaveLocation.allCases.first(where: { $0.name == arguments[0] }) else {
             throw UsageError("locations: " + SaveLocation.allCases.map(\.name).joined(separator: ", "))
         }
-        // The account the location is signed in with; by default the one Chat runs under.
-        let account = arguments.count == 2 ? arguments[1] : app.policyManager.primaryAccount
+        // The account signed in at the location (OneDrive, SharePoint); by default Chat's own.
+        let account = arguments.count == 2 ? arguments[1] : location.takesAccount ? app.policyManager.primaryAccount : nil
         let policy = app.policyManager.policy
 
         // 1. Ask. This is the SDK's isSaveToAllowed(for:withAccountId:), with its reason.

@@ -12,7 +12,7 @@ struct Dialer: Sendable {
     static func interactive() async -> Int32 {
         let console = Console(title: "Dialer — takes tel: and telprompt: links.", prompt: "dialer> ")
         let app: MAMApp
-        do { app = try await SampleSession.start(console) } catch {
+        do { app = try await SampleSession.start(console, delegate: AppliesPolicyInPlace(console: console)) } catch {
             console.say("Dialer could not start the MAM SDK: \(error)")
             return 1
         }

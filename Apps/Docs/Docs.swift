@@ -10,7 +10,7 @@ struct Docs: Sendable {
     static func interactive() async -> Int32 {
         let console = Console(title: "Contoso Docs — a managed document app.", prompt: "docs> ")
         let app: MAMApp
-        do { app = try await SampleSession.start(console) } catch {
+        do { app = try await SampleSession.start(console, delegate: AppliesPolicyInPlace(console: console)) } catch {
             console.say("Docs could not start the MAM SDK: \(error)")
             return 1
         }

@@ -13,7 +13,9 @@ extension Docs {
             throw UsageError("save locations: " + SaveLocation.allCases.map(\.name).joined(separator: ", "))
         }
         let (bytes, _) = try await contents(a[0])
-        let decision = try await app.locations.save(bytes, name: a[0], to: location, account: a.count == 3 ? a[2] : app.policyManager.primaryAccount)
+        // The account signed in at the location, for those that have one; by default Docs' own.
+        let account = a.count == 3 ? a[2] : location.takesAccount ? app.policyManager.primaryAccount : nil
+        let decision = try await app.locations.save(bytes, name: a[0], to: location, account: account)
         console.say(Explain.decision(decision, "save \(a[0]) to \(location.name)"))
     }
 
@@ -22,7 +24,8 @@ extension Docs {
         guard let location = OpenLocation.allCases.first(where: { $0.name == a[1] }) else {
             throw UsageError("open locations: " + OpenLocation.allCases.map(\.name).joined(separator: ", "))
         }
-        let (decision, bytes, owner) = try await app.locations.open(a[0], from: location, account: a.count == 3 ? a[2] : app.policyManager.primaryAccount)
+        let account = a.count == 3 ? a[2] : location.takesAccount ? app.policyManager.primaryAccount : nil
+        let (decision, bytes, owner) = try await app.locations.open(a[0], from: location, account: account)
         console.say(Explain.decision(decision, "open \(a[0]) from \(location.name)"))
         // The file keeps the owner the broker recorded for it.
         if let bytes { try await write(a[0], bytes, owner: owner) }

@@ -13,7 +13,7 @@ struct Browser: Sendable {
     static func interactive() async -> Int32 {
         let console = Console(title: "Edge — the managed browser.", prompt: "edge> ")
         let app: MAMApp
-        do { app = try await SampleSession.start(console) } catch {
+        do { app = try await SampleSession.start(console, delegate: AppliesPolicyInPlace(console: console)) } catch {
             console.say("Edge could not start the MAM SDK: \(error)")
             return 1
         }

@@ -23,13 +23,20 @@ extension Mail {
     }
 }
 
-/// The SDK asks for a switch when data for another account arrives (a link or a document from
-/// a managed app). Mail agrees and says so; an app with unsent work might answer `.cancelled`.
+/// Mail's policy delegate, given to the SDK at start (before the sign-in). The SDK asks for a
+/// switch when data for another account arrives (a link or a document from a managed app): Mail
+/// agrees and says so; an app with unsent work might answer `.cancelled`.
 struct SwitchWhenAsked: PolicyDelegate {
     let console: Console
 
     func identitySwitchRequired(for account: String, reason: IdentitySwitchReason) async -> SwitchIdentityResult {
         console.say("Switching to \(account.isEmpty ? "personal" : account) to show what arrived (\(reason)).")
         return .success
+    }
+
+    /// A first policy arrived: Mail applies it at once instead of being restarted.
+    func restartApplication() async -> Bool {
+        console.say("A first policy arrived; Mail applies it without restarting.")
+        return true
     }
 }

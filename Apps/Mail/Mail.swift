@@ -9,13 +9,11 @@ struct Mail: Sendable {
     static func interactive() async -> Int32 {
         let console = Console(title: "Contoso Mail — a multi-identity managed app.", prompt: "mail> ")
         let app: MAMApp
-        do { app = try await SampleSession.start(console) } catch {
+        do { app = try await SampleSession.start(console, delegate: SwitchWhenAsked(console: console)) } catch {
             console.say("Mail could not start the MAM SDK: \(error)")
             return 1
         }
         let mail = Mail(app: app, console: console)
-        // Before anything can arrive: who decides identity switches (Accounts.swift).
-        app.policyManager.setDelegate(SwitchWhenAsked(console: console))
         app.compliance.setDelegate(ComplianceWatcher(console: console))
         SampleSession.watch(app, console) { await mail.received($0) }
         mail.addCommands()

@@ -12,8 +12,10 @@ public enum SampleSession {
         ProcessInfo.processInfo.environment["MAMLAB_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// Starts the SDK (`MAMApp.start`), then signs in and shows `account` (or `--user`'s).
-    public static func start(_ console: Console, account: String? = requestedAccount) async throws -> MAMApp {
+    /// Starts the SDK (`MAMApp.start`), installs the app's policy delegate, then signs in and
+    /// shows `account` (or `--user`'s). The delegate goes in before the sign-in: enrolling
+    /// brings a first policy, and with it the SDK's restart request.
+    public static func start(_ console: Console, delegate: any PolicyDelegate, account: String? = requestedAccount) async throws -> MAMApp {
         // The SDK logs to standard error, which is the user's screen here: keep its log in the
         // container instead, where `mamkit.log` can be read after the session.
         let log = open("mamkit.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
@@ -23,6 +25,7 @@ public enum SampleSession {
         }
         let app = try await MAMApp.start()
         let pm = app.policyManager
+        pm.setDelegate(delegate)
         if let account {
             // A user who signs in: enroll the account (the SDK's registerAndEnroll), then put it
             // on screen; the broker decides whether this app may act under it.
@@ -61,6 +64,18 @@ public enum SampleSession {
         case .serve: return await ScriptedApp.run(serveAfterInput: true)
         case .interactive: return await interactive()
         }
+    }
+}
+
+/// The policy delegate of the sample apps that need no more: a first policy applies at once,
+/// so the app answers the SDK's restart request by restarting itself, in place.
+public struct AppliesPolicyInPlace: PolicyDelegate {
+    let console: Console
+    public init(console: Console) { self.console = console }
+
+    public func restartApplication() async -> Bool {
+        console.say("A first policy arrived; the app applies it without restarting.")
+        return true
     }
 }
 

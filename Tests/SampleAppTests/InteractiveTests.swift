@@ -45,3 +45,54 @@ struct InteractiveTests {
         #expect(try session.quit() == 0)
     }
 }
+
+@Suite("Sample apps: interactive mode, the others", .serialized, .timeLimit(.minutes(2)))
+struct MoreInteractiveTests {
+    @Test func docsKeepsOwnersAndSavesWhereThePolicyAllows() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let session = try TerminalSession(broker, "docs", user: "adele@contoso.com")
+        try session.waitFor("docs> ")
+        try session.command("write plan.txt \"Q3 plan\"", until: "Wrote plan.txt, owned by adele@contoso.com, encrypted.")
+        try session.command("list", until: "plan.txt  owner: adele@contoso.com")
+        try session.command("read plan.txt", until: "Q3 plan")
+        let dropbox = try session.command("save plan.txt dropbox", until: "Rule: ")
+        #expect(dropbox.contains("Blocked: save plan.txt to dropbox."), "\(dropbox)")
+        let onedrive = try session.command("save plan.txt oneDriveForBusiness", until: "Rule: ")
+        #expect(onedrive.contains("Allowed: save plan.txt to oneDriveForBusiness."), "\(onedrive)")
+        try session.command("read ../etc", until: "a file name, without /")
+        #expect(try session.quit() == 0)
+    }
+
+    @Test func edgeTakesTheWebLinksAPolicySendsToTheManagedBrowser() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let edge = try TerminalSession(broker, "edge", user: "ben@contoso.com")
+        try edge.waitFor("edge> ")
+        // Ben's policy (locked-down) requires the managed browser and blocks phone calls.
+        let mail = try TerminalSession(broker, "mail", user: "ben@contoso.com")
+        try mail.waitFor("mail> ")
+        let link = try mail.command("link https://intranet.contoso.com/q3", until: "Rule: ")
+        #expect(link.contains("Redirected: open https://intranet.contoso.com/q3 went as microsoft-edge-https://intranet.contoso.com/q3"), "\(link)")
+        try edge.waitFor("Loading https://intranet.contoso.com/q3 for ben@contoso.com")
+        let call = try mail.command("call 5550100", until: "Rule: ")
+        #expect(call.contains("Blocked: open tel:5550100.") && call.contains("Why: "), "\(call)")
+        #expect(try mail.quit() == 0)
+        #expect(try edge.quit() == 0)
+    }
+
+    @Test func theDialerTakesAPhoneNumberFromMail() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let dialer = try TerminalSession(broker, "dialer")
+        try dialer.waitFor("dialer> ")
+        try dialer.command("dial 5550100", until: "Calling 5550100 ...")
+        let mail = try TerminalSession(broker, "mail", user: "adele@contoso.com")
+        try mail.waitFor("mail> ")
+        let call = try mail.command("call \"555 0100\"", until: "Rule: ")
+        #expect(call.contains("open tel:5550100"), "\(call)")
+        try dialer.waitFor("Calling 5550100 (from adele@contoso.com)")
+        #expect(try mail.quit() == 0)
+        #expect(try dialer.quit() == 0)
+    }
+}
