@@ -48,6 +48,7 @@ struct Chat: Sendable {
         }
         console.add("policy", "", "Print the current policy.") { _ in console.say(Explain.policy(app.policyManager.policy)) }
         console.add("config", "", "The app configuration the admin set.") { _ in await showConfiguration() }
+        console.add("signout", "", "Sign out, and remove the account's data (a selective wipe).") { _ in await signOut() }
         console.add("whoami", "", "Who Chat acts as.") { _ in console.say(SampleSession.status(app)) }
     }
 

@@ -25,6 +25,18 @@ struct ChatDelegate: PolicyDelegate {
 }
 
 extension Chat {
+    /// The user signs out: the SDK unenrolls the account and, with `wipe`, asks the delegate
+    /// above to delete its data.
+    func signOut() async {
+        guard let account = app.policyManager.primaryAccount else { return console.say("Nobody is signed in.") }
+        do {
+            _ = try await app.enrollment.deregisterAndUnenroll(account, wipe: true)
+            console.say("Signed out \(account).")
+        } catch {
+            console.say(Explain.failure(error, "sign out \(account)"))
+        }
+    }
+
     /// Events Chat reacts to itself: a new policy prints what changed for the user.
     func received(_ event: MAMEvent) async -> Bool {
         guard case .policyChanged = event else { return false }

@@ -42,6 +42,9 @@ struct InteractiveTests {
         #expect(save.contains("Sharing blocked") && save.contains("Blocked: save the conversation to dropbox."), "\(save)")
         try session.command("nonsense", until: "Unknown command \"nonsense\"")
         try session.command("save", until: "usage: save LOCATION [ACCOUNT]")
+        // Signing out wipes the account's data: the wipe delegate deletes the conversation.
+        try session.command("signout", until: "Wiping ben@contoso.com's data: the conversation is deleted.")
+        try session.command("show", until: "(no messages yet)")
         #expect(try session.quit() == 0)
     }
 }
