@@ -67,6 +67,25 @@ struct MoreInteractiveTests {
         #expect(try session.quit() == 0)
     }
 
+    @Test func mailSwitchesToTheAccountADocumentBelongsTo() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let mail = try TerminalSession(broker, "mail", user: "adele@contoso.com")
+        try mail.waitFor("mail> ")
+        try mail.command("account personal", until: "Now showing the personal account.")
+        let docs = try TerminalSession(broker, "docs", user: "adele@contoso.com")
+        try docs.waitFor("docs> ")
+        try docs.command("write plan.txt \"Q3 plan\"", until: "encrypted.")
+        let sent = try docs.command("send com.contoso.mail plan.txt", until: "Rule: ")
+        #expect(sent.contains("send plan.txt to com.contoso.mail"), "\(sent)")
+        // Adele's document arrives while the personal account is on screen: the SDK asks Mail
+        // to switch, Mail agrees, and shows it as hers.
+        try mail.waitFor("Switching to adele@contoso.com to show what arrived")
+        try mail.waitFor("Mail shows it as adele@contoso.com.")
+        #expect(try docs.quit() == 0)
+        #expect(try mail.quit() == 0)
+    }
+
     @Test func edgeTakesTheWebLinksAPolicySendsToTheManagedBrowser() throws {
         let broker = try Broker()
         defer { broker.stop() }
