@@ -22,6 +22,7 @@ public final class Console: @unchecked Sendable {
     private var commands: [Command] = []
     /// Whether the prompt is on screen now (an event then prints on a line of its own first).
     private var prompting = false
+    private var greeted = false
 
     /// `title` is the first line a person sees; `prompt` what precedes their input ("mail> ").
     public init(title: String, prompt: String) {
@@ -55,9 +56,15 @@ public final class Console: @unchecked Sendable {
         }
     }
 
+    /// The title and how to get help: the first thing on screen, once.
+    public func greet() {
+        guard lock.withLock({ () -> Bool in defer { greeted = true }; return !greeted }) else { return }
+        say("\(title)\nType `help` for the commands, `quit` to leave.")
+    }
+
     /// Runs until `quit` or the end of input.
     public func run(lines: AsyncStream<String>) async {
-        say("\(title)\nType `help` for the commands, `quit` to leave.")
+        greet()
         showPrompt()
         for await line in lines {
             lock.withLock { prompting = false }
@@ -73,7 +80,7 @@ public final class Console: @unchecked Sendable {
                 do { try await command.action(Array(words.dropFirst())) } catch let e as UsageError {
                     say("usage: \(command.name) \(command.usage)" + (e.hint.isEmpty ? "" : "\n  \(e.hint)"))
                 } catch {
-                    say(Explain.failure(error, command.summary.lowercased()))
+                    say(Explain.failure(error, command.name))
                 }
             } else {
                 say("Unknown command \"\(name)\". Type `help` for the commands.")

@@ -23,6 +23,7 @@ public enum SampleSession {
             dup2(log, 2)
             close(log)
         }
+        console.greet()
         let app = try await MAMApp.start()
         let pm = app.policyManager
         pm.setDelegate(delegate)
@@ -103,7 +104,7 @@ extension SampleSession {
                 + (text.map { ":\n  \($0)" } ?? ", encrypted: this app cannot read it.")
         case let .enrollment(n):
             return "The MAM service: \(n.kind) for \(n.account), status \(n.code)\(n.status.map { " (\($0))" } ?? "")."
-        case let .restart(account): return "The MAM service asks for a restart (a first policy for \(account))."
+        case .restart: return nil  // the policy delegate's restartApplication has said what it does
         case let .wipe(account, completed): return "\(account)'s data was wiped\(completed ? "" : " (incompletely)")."
         case let .appConfigChanged(account): return "New app configuration for \(account)."
         case let .compliance(c): return "Compliance for \(c.account): \(c.status). \(c.title) \(c.message)"
