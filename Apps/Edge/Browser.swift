@@ -37,7 +37,7 @@ struct Browser: Sendable {
     func received(_ event: MAMEvent) async -> Bool {
         guard case let .url(u) = event else { return false }
         // Load u.url (the twin unwrapped); u.delivered is what the broker sent.
-        let page = u.url.replacingOccurrences(of: "microsoft-edge-", with: "")
+        let page = u.url.hasPrefix("microsoft-edge-") ? String(u.url.dropFirst("microsoft-edge-".count)) : u.url
         console.say("Loading \(page) for \(u.sender ?? "an unmanaged app")" + (u.delivered == page ? "" : " (arrived as \(u.delivered))"))
         return true
     }
