@@ -106,14 +106,20 @@ let package = Package(
         ]),
         // The scripted mode over MAMKit (docs/SCRIPTING.md), which the SDK sample apps run.
         .target(name: "MAMKitScripting", dependencies: ["MAMKit", "MAMScript", "MAMPolicy", .product(name: "Crypto", package: "swift-crypto")]),
-        .executableTarget(name: "Mail", dependencies: ["MAMKitScripting"], path: "Apps/Mail", exclude: ["Info.plist", "Mail.entitlements"]),
-        .executableTarget(name: "Docs", dependencies: ["MAMKitScripting"], path: "Apps/Docs", exclude: ["Info.plist", "Docs.entitlements"]),
-        .executableTarget(name: "Chat", dependencies: ["MAMKitScripting"], path: "Apps/Chat", exclude: ["Info.plist"]),
-        .executableTarget(name: "Edge", dependencies: ["MAMKitScripting"], path: "Apps/Edge", exclude: ["Info.plist", "Edge.entitlements"]),
+        // What the sample apps share: the mode choice, the interactive prompt, decisions in plain words.
+        .target(name: "MAMSampleSupport", dependencies: ["MAMKit", "MAMKitScripting", "MAMPolicy"]),
+        // The sample apps (Apps/*/README.md): each file a short story of the integration.
+        .executableTarget(name: "Mail", dependencies: ["MAMSampleSupport", "MAMKit"], path: "Apps/Mail", exclude: ["Info.plist", "Mail.entitlements", "README.md"]),
+        .executableTarget(name: "Docs", dependencies: ["MAMSampleSupport", "MAMKit", "MAMPolicy"], path: "Apps/Docs", exclude: ["Info.plist", "Docs.entitlements", "README.md"]),
+        .executableTarget(name: "Chat", dependencies: ["MAMSampleSupport", "MAMKit", "MAMPolicy"], path: "Apps/Chat", exclude: ["Info.plist", "Chat.entitlements", "README.md"]),
+        .executableTarget(name: "Edge", dependencies: ["MAMSampleSupport", "MAMKit"], path: "Apps/Edge", exclude: ["Info.plist", "Edge.entitlements", "README.md"]),
+        .executableTarget(name: "Dialer", dependencies: ["MAMSampleSupport", "MAMKit"], path: "Apps/Dialer", exclude: ["Info.plist", "Dialer.entitlements", "README.md"]),
+        // The sample apps driven as a person and an experiment would: scripted through the broker,
+        // interactive through a pseudo-terminal; their manifests configured and checked.
+        .testTarget(name: "SampleAppTests", dependencies: ["CMAMSandbox", "MAMSampleSupport"]),
         // Apps/Notes: no SDK; the same scripted commands over raw MAMWire.
         .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto")],
                           path: "Apps/Notes", exclude: ["Info.plist"]),
-        .executableTarget(name: "Dialer", dependencies: ["MAMKitScripting"], path: "Apps/Dialer", exclude: ["Info.plist", "Dialer.entitlements"]),
         // The cost of a policy query through MAMKit against the engine call it wraps.
         .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
         .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire", .product(name: "Logging", package: "swift-log")]),

@@ -1,12 +1,12 @@
-// Chat: an SDK sample app. `--script` runs the scripted mode (docs/SCRIPTING.md); with no
-// arguments the broker started it to take a URL or a document: it serves the broker until the
-// broker closes (its stdin is /dev/null then). The interactive mode is issue 14's.
+// Chat: the single-identity managed sample (the counterpart of the vendor's sample chat app).
+// One account, the one the app is enrolled with; its policy applies to everything.
+//
+//   mamlaunch run chat --user adele@contoso.com     a prompt you type into
+//   Chat --script                                   what tests and experiments drive
+//
+// The stories: SaveConversation.swift (asking before saving, the sharing-blocked message),
+// Delegates.swift (wipe and restart), Configuration.swift (app config and policy changes).
 import Foundation
-import MAMKitScripting
+import MAMSampleSupport
 
-let arguments = CommandLine.arguments.dropFirst()
-guard arguments.isEmpty || arguments == ["--script"] else {
-    FileHandle.standardError.write(Data("usage: Chat [--script]\n".utf8))
-    exit(2)
-}
-exit(await ScriptedApp.run(serveAfterInput: arguments.isEmpty))
+exit(await SampleSession.main(app: "Chat") { await Chat.interactive() })

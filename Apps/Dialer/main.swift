@@ -1,12 +1,9 @@
-// Dialer: an SDK sample app. `--script` runs the scripted mode (docs/SCRIPTING.md); with no
-// arguments the broker started it to take a URL or a document: it serves the broker until the
-// broker closes (its stdin is /dev/null then). The interactive mode is issue 14's.
+// Dialer: handles tel: and telprompt: (and their -intunemam twins), so that managed apps can
+// hand it phone numbers. See Dialer.swift.
+//
+//   mamlaunch run dialer                            a prompt you type into
+//   Dialer --script                                 what tests and experiments drive
 import Foundation
-import MAMKitScripting
+import MAMSampleSupport
 
-let arguments = CommandLine.arguments.dropFirst()
-guard arguments.isEmpty || arguments == ["--script"] else {
-    FileHandle.standardError.write(Data("usage: Dialer [--script]\n".utf8))
-    exit(2)
-}
-exit(await ScriptedApp.run(serveAfterInput: arguments.isEmpty))
+exit(await SampleSession.main(app: "Dialer") { await Dialer.interactive() })

@@ -1,12 +1,13 @@
-// Docs: an SDK sample app. `--script` runs the scripted mode (docs/SCRIPTING.md); with no
-// arguments the broker started it to take a URL or a document: it serves the broker until the
-// broker closes (its stdin is /dev/null then). The interactive mode is issue 14's.
+// Contoso Docs: the document app. It declares the document types it opens, each with its MAM
+// twin (Info.plist), so managed apps can send it files (Open-in); it keeps each file with its
+// owner, encrypted when the owner is managed, and saves to and opens from storage locations.
+//
+//   mamlaunch run docs --user adele@contoso.com     a prompt you type into
+//   Docs --script                                   what tests and experiments drive
+//
+// The stories: Library.swift (files with owners, protected), Locations.swift (save to, open
+// from), Sharing.swift (Open-in out, documents in).
 import Foundation
-import MAMKitScripting
+import MAMSampleSupport
 
-let arguments = CommandLine.arguments.dropFirst()
-guard arguments.isEmpty || arguments == ["--script"] else {
-    FileHandle.standardError.write(Data("usage: Docs [--script]\n".utf8))
-    exit(2)
-}
-exit(await ScriptedApp.run(serveAfterInput: arguments.isEmpty))
+exit(await SampleSession.main(app: "Docs") { await Docs.interactive() })

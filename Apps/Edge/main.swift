@@ -1,12 +1,10 @@
-// Edge: an SDK sample app. `--script` runs the scripted mode (docs/SCRIPTING.md); with no
-// arguments the broker started it to take a URL or a document: it serves the broker until the
-// broker closes (its stdin is /dev/null then). The interactive mode is issue 14's.
+// Edge: the managed browser. It handles http and https, their -intunemam twins and the
+// managed-browser schemes (microsoft-edge-http, microsoft-edge-https), so that a managed app
+// whose policy requires the managed browser can hand it web links. See Browser.swift.
+//
+//   mamlaunch run edge --user adele@contoso.com     a prompt you type into
+//   Edge --script                                   what tests and experiments drive
 import Foundation
-import MAMKitScripting
+import MAMSampleSupport
 
-let arguments = CommandLine.arguments.dropFirst()
-guard arguments.isEmpty || arguments == ["--script"] else {
-    FileHandle.standardError.write(Data("usage: Edge [--script]\n".utf8))
-    exit(2)
-}
-exit(await ScriptedApp.run(serveAfterInput: arguments.isEmpty))
+exit(await SampleSession.main(app: "Edge") { await Browser.interactive() })

@@ -1,12 +1,13 @@
-// Mail: an SDK sample app. `--script` runs the scripted mode (docs/SCRIPTING.md); with no
-// arguments the broker started it to take a URL or a document: it serves the broker until the
-// broker closes (its stdin is /dev/null then). The interactive mode is issue 14's.
+// Contoso Mail: the multi-identity sample. A work account (adele@contoso.com, managed) and a
+// personal one live side by side; every action is decided for the account on screen.
+//
+//   mamlaunch run mail --user adele@contoso.com     a prompt you type into
+//   Mail --script                                   what tests and experiments drive
+//
+// The stories, one per file: Accounts.swift (switching identity), Clipboard.swift (copy and
+// paste), Attachments.swift (Open-in, imports, documents that arrive), Links.swift (web links
+// and phone numbers).
 import Foundation
-import MAMKitScripting
+import MAMSampleSupport
 
-let arguments = CommandLine.arguments.dropFirst()
-guard arguments.isEmpty || arguments == ["--script"] else {
-    FileHandle.standardError.write(Data("usage: Mail [--script]\n".utf8))
-    exit(2)
-}
-exit(await ScriptedApp.run(serveAfterInput: arguments.isEmpty))
+exit(await SampleSession.main(app: "Mail") { await Mail.interactive() })

@@ -124,7 +124,7 @@ struct AppConfigurationLoadTests {
             (ref, try Data(contentsOf: root.appendingPathComponent("Policies/contoso").appendingPathComponent(ref)))
         }
         #expect(loaded.warnings.isEmpty, "\(loaded.warnings)")
-        #expect(loaded.tenant.appConfigurations.count == 3)
+        #expect(loaded.tenant.appConfigurations.count == 4)  // Mail for Sales, Edge, Docs for Finance, Chat for Finance
         #expect(loaded.tenant.appConfigurationDefault?.isTenantDefault == true)
     }
 }

@@ -1,0 +1,207 @@
+import CMAMSandbox
+import Foundation
+import Glibc
+import MAMScript
+import Testing
+
+/// The built tools and the project, as the tests find them.
+enum Built {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static var bin: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = (exe as NSString).deletingLastPathComponent
+        for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: dir + "/mambroker") { dir = (dir as NSString).deletingLastPathComponent }
+        return dir
+    }
+    static var environment: [String: String] { ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": root]) { _, b in b } }
+
+    /// Runs a tool to its end: status, output and errors.
+    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: bin + "/" + tool)
+        p.arguments = arguments
+        p.environment = environment
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+}
+
+struct SampleTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// A real broker on a throwaway device directory (the contoso tenant, the project's apps).
+final class Broker: @unchecked Sendable {
+    let device = "/tmp/mamlab-samples-\(UUID().uuidString.prefix(8))"
+    let process = Process()
+    var launcherSocket: String { device + "/launcher.sock" }
+    var containers: String { device + "-containers" }
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
+        process.executableURL = URL(fileURLWithPath: Built.bin + "/mambroker")
+        process.arguments = ["--tenant", Built.root + "/Policies/contoso/tenant.json", "--device", device, "--apps", Built.root + "/Apps",
+                             "--log-level", "warning"]
+        process.environment = Built.environment
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        guard String(decoding: out.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready") else {
+            process.waitUntilExit()
+            throw SampleTestError("mambroker did not start")
+        }
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: device)
+        try? FileManager.default.removeItem(atPath: containers)
+    }
+
+    /// `mamlaunch run APP` against this broker, with more arguments (`--user`, `--`, ...).
+    func launchArguments(_ app: String, _ more: [String]) -> [String] {
+        ["run", app, "--broker", launcherSocket, "--containers", containers] + more
+    }
+
+    func audit() -> [[String: Any]] {
+        let text = (try? String(contentsOfFile: device + "/audit.jsonl", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+}
+
+/// A sample app in scripted mode (`-- --script`): a command line in, its JSON result out.
+final class ScriptedApp: @unchecked Sendable {
+    let process = Process()
+    let input = Pipe(), output = Pipe()
+    private var pending = Data()
+    private(set) var lines: [JSONValue] = []
+    private var number = 0
+
+    init(_ broker: Broker, _ app: String, user: String? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: Built.bin + "/mamlaunch")
+        process.arguments = broker.launchArguments(app, (user.map { ["--user", $0] } ?? []) + ["--", "--script"])
+        process.environment = Built.environment
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    @discardableResult
+    func send(_ name: String, _ arguments: String...) throws -> JSONValue {
+        number += 1
+        input.fileHandleForWriting.write(Data((ScriptCommand(name, arguments).line + "\n").utf8))
+        while true {
+            if let found = lines.first(where: { $0["id"]?.number == Double(number) }) { return found }
+            guard readLine() else { throw SampleTestError("the app ended before answering \(name)") }
+        }
+    }
+
+    private func readLine() -> Bool {
+        while true {
+            if let i = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = pending[pending.startIndex..<i]
+                pending = Data(pending[(i + 1)...])
+                if let value = try? JSONValue.parse(Array(line)) { lines.append(value) }
+                return true
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { return false }
+            pending.append(chunk)
+        }
+    }
+
+    @discardableResult
+    func finish() -> Int32 {
+        if process.isRunning { _ = try? send("bye") }
+        try? input.fileHandleForWriting.close()
+        while readLine() {}
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// A person at a terminal: `mamlaunch run APP` on a pseudo-terminal, typing lines and reading
+/// the screen as they would.
+final class TerminalSession: @unchecked Sendable {
+    let process = Process()
+    let primary: Int32
+    /// Everything shown so far (the echo of what was typed included).
+    private(set) var screen = ""
+    /// Where the text not yet matched by `waitFor` starts.
+    private var mark: String.Index
+
+    init(_ broker: Broker, _ app: String, user: String? = nil) throws {
+        var p: Int32 = -1, s: Int32 = -1
+        guard mam_open_pty(&p, &s) == 0 else { throw SampleTestError("no pseudo-terminal: \(String(cString: strerror(errno)))") }
+        primary = p
+        let secondary = FileHandle(fileDescriptor: s, closeOnDealloc: true)
+        process.executableURL = URL(fileURLWithPath: Built.bin + "/mamlaunch")
+        process.arguments = broker.launchArguments(app, user.map { ["--user", $0] } ?? [])
+        process.environment = Built.environment
+        process.standardInput = secondary
+        process.standardOutput = secondary
+        process.standardError = secondary
+        try process.run()
+        try secondary.close()
+        mark = screen.startIndex
+    }
+
+    /// Types a line, as a person would, and presses return.
+    func type(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(primary, $0.baseAddress, $0.count) }
+    }
+
+    /// Reads the screen until `text` shows after what was already matched; returns the text
+    /// shown up to and including it. A generous bound ends a wait for something that never
+    /// comes, so a failing test fails instead of hanging.
+    @discardableResult
+    func waitFor(_ text: String, bound seconds: Int32 = 20) throws -> String {
+        let deadline = time(nil) + Int(seconds)
+        while true {
+            if let r = screen.range(of: text, range: mark..<screen.endIndex) {
+                let shown = String(screen[mark..<r.upperBound])
+                mark = r.upperBound
+                return shown
+            }
+            var pfd = pollfd(fd: primary, events: Int16(POLLIN), revents: 0)
+            guard time(nil) < deadline, poll(&pfd, 1, 1000) >= 0 else {
+                throw SampleTestError("\"\(text)\" never showed; the screen after the last match:\n\(screen[mark...])")
+            }
+            if pfd.revents == 0 { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = read(primary, &buffer, buffer.count)
+            if n <= 0 { throw SampleTestError("the session ended before \"\(text)\" showed; the screen after the last match:\n\(screen[mark...])") }
+            let offset = screen.distance(from: screen.startIndex, to: mark)
+            screen += String(decoding: buffer[0..<n], as: UTF8.self)
+            mark = screen.index(screen.startIndex, offsetBy: offset)
+        }
+    }
+
+    @discardableResult
+    /// Types a command and returns the screen from there up to `last`, the end of what it
+    /// should print. (Not up to the next prompt: a notice that arrives meanwhile shows its own.)
+    func command(_ line: String, until last: String) throws -> String {
+        type(line)
+        return try waitFor(last)
+    }
+
+    /// Types `quit`, waits for the goodbye and the launcher's exit; returns its status.
+    func quit() throws -> Int32 {
+        type("quit")
+        try waitFor("Bye.")
+        process.waitUntilExit()
+        close(primary)
+        return process.terminationStatus
+    }
+}

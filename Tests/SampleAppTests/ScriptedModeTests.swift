@@ -1,0 +1,46 @@
+import Foundation
+import MAMScript
+import Testing
+
+/// Each app's scripted mode through a real broker, sandboxed by `mamlaunch run`.
+@Suite("Sample apps: scripted mode", .serialized, .timeLimit(.minutes(2)))
+struct ScriptedModeTests {
+    static let apps: [(name: String, bundle: String)] = [
+        ("Chat", "com.example.chat"), ("Mail", "com.contoso.mail"), ("Docs", "com.contoso.docs"),
+        ("Edge", "com.microsoft.msedge"), ("Dialer", "com.contoso.dialer"),
+    ]
+
+    @Test func everyAppAnswersAsItselfWithTheSDK() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        for (name, bundle) in Self.apps {
+            let app = try ScriptedApp(broker, name)
+            let hello = try app.send("hello")
+            #expect(hello["app"]?.string == bundle, "\(name): \(hello)")
+            #expect(hello["sdk"]?.bool == true, "\(name): \(hello)")
+            let policy = try app.send("policy")
+            #expect(policy["policy"] != nil, "\(name): \(policy)")
+            #expect(app.finish() == 0, "\(name)")
+        }
+    }
+
+    @Test func mailsPhoneLinkStartsTheDialerWhichTakesIt() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let mail = try ScriptedApp(broker, "Mail")
+        #expect(try mail.send("identity", "adele@contoso.com")["result"]?.string == "success")
+        let call = try mail.send("open-url", "tel:5550100")
+        #expect(call["decision"]?["allowed"]?.bool == true, "\(call)")
+        mail.finish()
+        // The Dialer was not running: the broker started it (no arguments, no terminal: it
+        // serves) and delivered the URL, which the Dialer reported in its log.
+        let log = broker.device + "/logs/com.contoso.dialer.log"
+        var text = ""
+        for _ in 0..<200 {
+            text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if text.contains(#""event":"url""#) { break }
+            usleep(50_000)
+        }
+        #expect(text.contains(#""event":"url""#) && text.contains("5550100"), "\(text)")
+    }
+}
