@@ -1,0 +1,65 @@
+import MAMBroker
+import MAMPolicy
+import MAMWire
+import Testing
+
+/// Hostile apps after the managed account's key (`keyRequest`): the key may reach only an app
+/// that is managed under that account now, never one whose enrollment was wiped or removed, one
+/// that came in through the public socket, or one that has not said hello.
+@Suite("Broker core: attacks on the account key")
+struct KeyAttackTests {
+    static let adele = "adele@contoso.com"
+
+    func gotKey(_ got: [CoreLab.Delivered]) -> Bool {
+        got.contains { if case .accountKey = $0.frame.message { return true } else { return false } }
+    }
+
+    @Test func aWipedMultiIdentityAppGetsNoKeyForTheWipedAccount() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: Self.adele))
+        #expect(gotKey(lab.send(mail, .keyRequest(account: Self.adele))), "enrolled: the key")
+        lab.run(lab.core.handle(.wipe(account: Self.adele, app: nil)))
+        // The tenant still targets Mail for Adele, but this app was wiped: the key is gone for it.
+        let got = lab.send(mail, .keyRequest(account: Self.adele))
+        #expect(!gotKey(got) && got.error == .notAllowed, "\(got.map(\.frame))")
+        #expect(lab.audits.last?.channel == "key" && lab.audits.last?.outcome == "blocked")
+    }
+
+    @Test func anAppThatUnenrolledGetsNoKey() {
+        for wipe in [false, true] {
+            var lab = CoreLab()
+            let mail = lab.launch("com.contoso.mail")
+            lab.send(mail, .enroll(account: Self.adele))
+            lab.send(mail, .unenroll(account: Self.adele, wipe: wipe))
+            let got = lab.send(mail, .keyRequest(account: Self.adele))
+            #expect(!gotKey(got) && got.error == .notAllowed, "wipe \(wipe): \(got.map(\.frame))")
+        }
+    }
+
+    @Test func aProcessOnThePublicSocketClaimingAManagedBundleGetsNoKey() {
+        var lab = CoreLab()
+        let fake = lab.connect(Peer(bundleID: "com.contoso.docs", pid: 4242, account: Self.adele, fromLauncher: false))
+        lab.send(fake, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true))
+        #expect(lab.send(fake, .keyRequest(account: Self.adele)).error == .notAllowed)
+        #expect(lab.send(fake, .policyRequest).error == .notAllowed)
+    }
+
+    @Test func aKeyRequestBeforeHelloIsRefused() {
+        var lab = CoreLab()
+        let early = lab.connect(Peer(bundleID: "com.contoso.docs", pid: 4243, account: Self.adele, fromLauncher: true))
+        let got = lab.send(early, .keyRequest(account: Self.adele))
+        #expect(!gotKey(got) && got.error != nil, "\(got.map(\.frame))")
+    }
+
+    @Test func theKeyIsNotHandedOutUnderAnotherSpellingOfAnotherAccount() {
+        var lab = CoreLab()
+        let docs = lab.launch("com.contoso.docs", account: Self.adele)
+        // Ben's object id, his UPN in capitals, padded: all name Ben, who Docs is not enrolled with.
+        for name in ["9A8B7C6D-5E4F-4A3B-8C2D-1E0F9A8B7C6D", "BEN@CONTOSO.COM", " ben@contoso.com", "dana@outlook.com", "personal", ""] {
+            #expect(!gotKey(lab.send(docs, .keyRequest(account: name))), "\(name)")
+        }
+        // Adele by her object id is Adele.
+        #expect(gotKey(lab.send(docs, .keyRequest(account: "5F1C7A2E-3B4D-4E6F-8A9B-0C1D2E3F4A5B"))))
+    }
+}
