@@ -63,3 +63,42 @@ struct KeyAttackTests {
         #expect(gotKey(lab.send(docs, .keyRequest(account: "5F1C7A2E-3B4D-4E6F-8A9B-0C1D2E3F4A5B"))))
     }
 }
+
+/// An app whose bundle id is an installed app's in another spelling is an unknown app (the
+/// broker matches installed apps exactly): what the MAM service says to the installed app must
+/// not make it managed.
+@Suite("Broker core: an installed app's bundle id in another spelling")
+struct SpellingAttackTests {
+    @Test func anotherSpellingGetsNeitherTheEnrollmentNorItsData() {
+        var lab = CoreLab()
+        let impostor = lab.launch("COM.CONTOSO.MAIL")
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: "adele@contoso.com"))
+        #expect(lab.core.party(of: mail)?.isManaged == true)
+        #expect(lab.core.party(of: impostor)?.isManaged == false, "\(String(describing: lab.core.party(of: impostor)))")
+        #expect(lab.send(impostor, .keyRequest(account: "adele@contoso.com")).error == .notAllowed)
+        // Nor does a wipe or a restart meant for Mail reach it.
+        let told = lab.received(impostor).filter {
+            switch $0.frame.message {
+            case .enrollmentNotice, .restartRequest, .wipeRequest: return true
+            default: return false
+            }
+        }
+        #expect(told.isEmpty, "\(told.map(\.frame))")
+    }
+
+    @Test func anotherSpellingDoesNotSwallowAWipeMeantForTheInstalledApp() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: "adele@contoso.com"))
+        lab.run(lab.core.handle(.disconnected(mail)))
+        // The admin wipes Adele from Mail while Mail is not running; an impostor runs meanwhile.
+        let impostor = lab.launch("COM.CONTOSO.MAIL")
+        lab.run(lab.core.handle(.wipe(account: "adele@contoso.com", app: "com.contoso.mail")))
+        #expect(!lab.received(impostor).contains { if case .wipeRequest = $0.frame.message { return true } else { return false } })
+        // Mail, when it starts, still gets its wipe.
+        let again = lab.launch("com.contoso.mail")
+        #expect(lab.received(again).contains { $0.frame.message == .wipeRequest(account: "adele@contoso.com") },
+                "\(lab.received(again).map(\.frame))")
+    }
+}
