@@ -101,4 +101,15 @@ struct SpellingAttackTests {
         #expect(lab.received(again).contains { $0.frame.message == .wipeRequest(account: "adele@contoso.com") },
                 "\(lab.received(again).map(\.frame))")
     }
+
+    @Test func anotherSpellingDoesNotTakeAShareMeantForTheInstalledApp() {
+        var lab = CoreLab()
+        let impostor = lab.launch("COM.CONTOSO.DOCS")
+        let mail = lab.launch("com.contoso.mail", account: "adele@contoso.com"), docs = lab.launch("com.contoso.docs", account: "adele@contoso.com")
+        let answer = lab.send(mail, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf"), lab.document("Q3"))
+        #expect(answer.outcome == "allowed")
+        #expect(!lab.received(impostor).contains { if case .document = $0.frame.message { return true } else { return false } })
+        #expect(lab.received(docs).contains { if case .document = $0.frame.message { return true } else { return false } })
+        #expect(lab.heldDescriptors == 0)
+    }
 }

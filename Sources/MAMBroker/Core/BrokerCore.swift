@@ -301,10 +301,15 @@ public struct BrokerCore: Sendable {
         return sessions.values.filter { $0.conversation.greeted && $0.manifest.integratesSDK && $0.bundleID.lowercased() == key }.map(\.id).sorted()
     }
 
-    /// The running app with this bundle id that said hello first (not `except`).
+    /// The running app with this bundle id that said hello first (not `except`). Where an app
+    /// is installed under this id, only that app in its installed spelling: another spelling
+    /// must not take what is sent to it.
     func running(_ bundleID: String, except: SessionID? = nil) -> SessionID? {
         let key = bundleID.lowercased()
-        return sessions.values.filter { $0.conversation.greeted && $0.id != except && $0.bundleID.lowercased() == key }.map(\.id).min()
+        let installed = engine.apps[key]?.bundleID
+        return sessions.values.filter {
+            $0.conversation.greeted && $0.id != except && $0.bundleID.lowercased() == key && (installed == nil || $0.bundleID == installed)
+        }.map(\.id).min()
     }
 
     mutating func brokerFrameID() -> UInt32 {
