@@ -112,4 +112,15 @@ struct SpellingAttackTests {
         #expect(lab.received(docs).contains { if case .document = $0.frame.message { return true } else { return false } })
         #expect(lab.heldDescriptors == 0)
     }
+
+    @Test func anotherSpellingDoesNotTakeTheURLsWaitingForTheInstalledApp() {
+        var lab = CoreLab()
+        let docs = lab.launch("com.contoso.docs", account: "adele@contoso.com")
+        #expect(lab.send(docs, .openURL(url: "contosomail://compose?to=ben")).isEmpty, "waits for Mail to start")
+        #expect(lab.started == ["com.contoso.mail"])
+        let impostor = lab.launch("COM.CONTOSO.MAIL")
+        #expect(!lab.received(impostor).contains { if case .urlDelivery = $0.frame.message { return true } else { return false } })
+        let mail = lab.launch("com.contoso.mail", account: "adele@contoso.com")
+        #expect(lab.received(mail).contains { if case .urlDelivery = $0.frame.message { return true } else { return false } })
+    }
 }

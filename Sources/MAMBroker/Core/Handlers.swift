@@ -31,6 +31,9 @@ extension BrokerCore {
         // URLs that waited for this app to start: decided again for the app that really came
         // up (it may have said it runs without the SDK), delivered now, and only now final.
         let key = p.bundleID.lowercased()
+        // Only the app that was started takes them: an installed app's id in another spelling
+        // is some other app.
+        if let installed = engine.apps[key]?.bundleID, installed != p.bundleID { return }
         guard let launch = launches.removeValue(forKey: key) else { return }
         let target = auditParty(id)
         for u in launch.urls {
