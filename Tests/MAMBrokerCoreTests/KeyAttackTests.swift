@@ -37,6 +37,18 @@ struct KeyAttackTests {
         }
     }
 
+    @Test func anAccountThatIsLicensedButNotTargetedHasNoKey() {
+        let t = CoreLab.sampleTenant
+        let carol = TenantUser(upn: "carol@contoso.com", oid: "c0c0c0c0-0000-4000-8000-000000000001", groups: [])
+        var lab = CoreLab(tenant: Tenant(name: t.name, users: t.users + [carol], groups: t.groups, device: t.device, policies: t.policies))
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: "carol@contoso.com"))
+        #expect(!gotKey(lab.send(mail, .keyRequest(account: "carol@contoso.com"))))
+        let docs = lab.launch("com.contoso.docs", account: "carol@contoso.com")
+        #expect(!gotKey(lab.send(docs, .keyRequest(account: "carol@contoso.com"))))
+        #expect(lab.audits.last?.channel == "key" && lab.audits.last?.outcome == "blocked")
+    }
+
     @Test func aProcessOnThePublicSocketClaimingAManagedBundleGetsNoKey() {
         var lab = CoreLab()
         let fake = lab.connect(Peer(bundleID: "com.contoso.docs", pid: 4242, account: Self.adele, fromLauncher: false))
