@@ -26,6 +26,16 @@ struct KeyAttackTests {
         #expect(lab.audits.last?.channel == "key" && lab.audits.last?.outcome == "blocked")
     }
 
+    @Test func aWipedAppCannotTakeTheWipedAccountBackAsItsIdentity() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: Self.adele))
+        lab.run(lab.core.handle(.wipe(account: Self.adele, app: nil)))
+        let got = lab.send(mail, .setIdentity(account: Self.adele))
+        #expect(lab.core.party(of: mail)?.isManaged == false, "\(got.map(\.frame))")
+        #expect(!gotKey(lab.send(mail, .keyRequest(account: Self.adele))))
+    }
+
     @Test func anAppThatUnenrolledGetsNoKey() {
         for wipe in [false, true] {
             var lab = CoreLab()
