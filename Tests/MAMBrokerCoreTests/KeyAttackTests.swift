@@ -36,6 +36,20 @@ struct KeyAttackTests {
         #expect(!gotKey(lab.send(mail, .keyRequest(account: Self.adele))))
     }
 
+    @Test func anAccountOutsideTheDevicesAllowedAccountsHasNoKey() {
+        var tenant = CoreLab.sampleTenant
+        tenant.device.allowedAccounts = [tenant.identity(named: "ben@contoso.com").account!]
+        var lab = CoreLab(tenant: tenant)
+        // Mail asks for Adele, refused with 211; Docs is started for her by the launcher.
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: Self.adele))
+        let docs = lab.launch("com.contoso.docs", account: Self.adele)
+        for app in [mail, docs] {
+            let got = lab.send(app, .keyRequest(account: Self.adele))
+            #expect(!gotKey(got), "\(got.map(\.frame))")
+        }
+    }
+
     @Test func anAppThatUnenrolledGetsNoKey() {
         for wipe in [false, true] {
             var lab = CoreLab()
