@@ -149,6 +149,14 @@ public final class SandboxedApp: @unchecked Sendable {
         self.cgroup = cgroup
     }
 
+    /// Waits for the app to end without reaping it: its pid stays taken (a zombie) until `wait`,
+    /// so whatever still acts on that pid (a late restart request that kills it) cannot reach
+    /// another process that was given the pid again.
+    public func waitUntilExited() {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+    }
+
     /// Waits for the app to end; returns its exit status (128 + signal when killed). In its
     /// own PID namespace, the app's end is everything's end: the kernel kills what it started
     /// before this returns.

@@ -132,8 +132,12 @@ struct Run: ParsableCommand {
             let app = try launchOnce(config, control: controlFD, report: report,
                                      startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? 0 : nil, output: terminals[1] ? 1 : 2) } } : nil)
             let watch = controlFD >= 0 ? RestartWatch(control: controlFD, pid: app.pid) : nil
+            // The watch stops before the app is reaped: until then its pid cannot be anyone
+            // else's, so a restart request racing the app's own exit kills nothing but it.
+            app.waitUntilExited()
+            let restartAsked = watch?.stop() ?? false
             status = app.wait()
-            guard let watch, watch.stop(), restarts < Self.maximumRestarts else { break }
+            guard restartAsked, restarts < Self.maximumRestarts else { break }
             restarts += 1
             FileHandle.standardError.write(Data("mamlaunch: \(bundle) restarted at the broker's request (its first policy arrived)\n".utf8))
         }

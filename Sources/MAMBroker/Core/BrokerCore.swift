@@ -119,11 +119,11 @@ public struct BrokerCore: Sendable {
             enrollmentTick(&out)
             complianceTick(&out)
         case .sync:
-            let running = Set(sessions.values.filter { $0.conversation.greeted }.map { $0.bundleID.lowercased() })
+            let running = serviceApps
             tell(service.sync(engine: engine, now: clock.now(), running: running), requester: nil, &out)
         case let .wipe(account, app):
             service.issueWipe(account: account, app: app)
-            let running = Set(sessions.values.filter { $0.conversation.greeted }.map { $0.bundleID.lowercased() })
+            let running = serviceApps
             var notices: [EnrollmentNotice] = []
             for a in running.sorted() where app == nil || app!.lowercased() == a { notices += service.deliverWipes(app: a, engine: engine, now: clock.now()) }
             tell(notices, requester: nil, &out)
@@ -289,10 +289,29 @@ public struct BrokerCore: Sendable {
 
     mutating func auditParty(_ id: SessionID) -> AuditEntry.Party { cached(id).audit }
 
-    /// The running app with this bundle id that said hello first (not `except`).
+    /// The running apps the MAM service speaks to: greeted and with the SDK, so an installed
+    /// app's manifest in its exact spelling. An unknown app whose bundle id is an installed one
+    /// in another spelling is not that app: it counts as nothing running, hears none of the
+    /// service's notices, and takes no wipe meant for the installed app.
+    var serviceApps: Set<String> {
+        Set(sessions.values.filter { $0.conversation.greeted && $0.manifest.integratesSDK }.map { $0.bundleID.lowercased() })
+    }
+
+    /// The instances of `app` that hear the MAM service (see `serviceApps`), oldest first.
+    func serviceInstances(of app: String) -> [SessionID] {
+        let key = app.lowercased()
+        return sessions.values.filter { $0.conversation.greeted && $0.manifest.integratesSDK && $0.bundleID.lowercased() == key }.map(\.id).sorted()
+    }
+
+    /// The running app with this bundle id that said hello first (not `except`). Where an app
+    /// is installed under this id, only that app in its installed spelling: another spelling
+    /// must not take what is sent to it.
     func running(_ bundleID: String, except: SessionID? = nil) -> SessionID? {
         let key = bundleID.lowercased()
-        return sessions.values.filter { $0.conversation.greeted && $0.id != except && $0.bundleID.lowercased() == key }.map(\.id).min()
+        let installed = engine.apps[key]?.bundleID
+        return sessions.values.filter {
+            $0.conversation.greeted && $0.id != except && $0.bundleID.lowercased() == key && (installed == nil || $0.bundleID == installed)
+        }.map(\.id).min()
     }
 
     mutating func brokerFrameID() -> UInt32 {

@@ -64,7 +64,7 @@ extension BrokerCore {
 
     /// What the service's clock brought, for the apps that are running.
     mutating func enrollmentTick(_ out: inout [BrokerEffect]) {
-        let running = Set(sessions.values.filter { $0.conversation.greeted }.map { $0.bundleID.lowercased() })
+        let running = serviceApps
         guard !running.isEmpty else { return }
         tell(service.tick(engine: engine, now: clock.now(), running: running), requester: nil, &out)
     }
@@ -87,7 +87,7 @@ extension BrokerCore {
                 case let .wipe(app, account): return (app, account, .wipeRequest(account: account), nil)
                 }
             }()
-            let instances = sessions.values.filter { $0.conversation.greeted && $0.bundleID.lowercased() == app.lowercased() }.map(\.id).sorted()
+            let instances = serviceInstances(of: app)
             if let status {
                 let source = instances.first.map { auditParty($0) } ?? AuditEntry.Party(app: app, identity: account, managed: false)
                 out.append(.audit(AuditEntry(session: requester?.0 ?? SessionID(0), request: requester?.1 ?? 0, channel: "enrollment", source: source,
@@ -117,7 +117,7 @@ extension BrokerCore {
     mutating func refreshEnrollment(app: String, account: String, status: EnrollmentStatus?) {
         guard let acct = engine.tenant.identity(named: account).account else { return }
         let managed = service.enrolledAccount(in: app).flatMap { engine.tenant.identity(named: $0).account }
-        for (id, s) in sessions where s.bundleID.lowercased() == app.lowercased() {
+        for (id, s) in sessions where s.manifest.integratesSDK && s.bundleID.lowercased() == app.lowercased() {
             switch status {
             case .newPoliciesReceived?, .policiesHaveNotChanged?, .alreadyEnrolled?, .licensedNotTargeted?, .noPolicyReceived?:
                 if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }

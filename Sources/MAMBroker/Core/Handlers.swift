@@ -23,11 +23,17 @@ extension BrokerCore {
         }
         // As it stands after the launch keys (an automatic enrollment may have made it managed).
         let p = party(id)
-        // Wipes issued while the app was not running arrive when it starts.
-        tell(service.deliverWipes(app: p.bundleID, engine: engine, now: clock.now()), requester: nil, &out)
+        // Wipes issued while the app was not running arrive when it starts (only an app the
+        // service speaks to takes them: another spelling of its bundle id must not swallow them).
+        if sessions[id]!.manifest.integratesSDK {
+            tell(service.deliverWipes(app: p.bundleID, engine: engine, now: clock.now()), requester: nil, &out)
+        }
         // URLs that waited for this app to start: decided again for the app that really came
         // up (it may have said it runs without the SDK), delivered now, and only now final.
         let key = p.bundleID.lowercased()
+        // Only the app that was started takes them: an installed app's id in another spelling
+        // is some other app.
+        if let installed = engine.apps[key]?.bundleID, installed != p.bundleID { return }
         guard let launch = launches.removeValue(forKey: key) else { return }
         let target = auditParty(id)
         for u in launch.urls {

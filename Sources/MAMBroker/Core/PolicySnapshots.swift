@@ -33,7 +33,13 @@ extension BrokerCore {
         if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
         let p = party(id)
         let wanted = engine.tenant.identity(named: account).account
-        let granted = wanted != nil && p.enrolled == wanted && p.policy != nil && wanted!.userIndex != nil
+        // The session's own enrollment, not only the party's: after a wipe or an unenrollment the
+        // engine still falls back to the tenant's default enrollment for a multi-identity app,
+        // which must not bring the wiped account's key back.
+        // And only an account the device lets anyone sign in with (allowed accounts): the
+        // launcher's user or the tenant's default enrollment must not bring in another's key.
+        let granted = wanted != nil && s.enrolled == wanted && p.enrolled == wanted && p.policy != nil && wanted!.userIndex != nil
+            && engine.tenant.device.allows(wanted!)
         out.append(.audit(AuditEntry(session: id, request: frameID, channel: "key", source: auditParty(id), target: nil, dataType: nil,
                                      size: nil, outcome: granted ? "allowed" : "blocked", rule: "7.protect", tag: "chosen",
                                      detail: account, revision: revision)))

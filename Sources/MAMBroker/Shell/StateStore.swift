@@ -13,7 +13,29 @@ public final class StateStore: @unchecked Sendable {
     private var blockEnd: UInt64 = 0
     static let block: UInt64 = 4096
 
+    /// The database holds every managed account's key and the pasteboard's managed text: it is
+    /// the broker's alone (0600), made so before anything is written to it, and an older file
+    /// readable by others is tightened. SQLite gives its WAL and shared-memory files the
+    /// database's mode; those an earlier run left are tightened too.
+    static func restrictToOwner(_ path: String) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0, fchmod(fd, 0o600) == 0 else {
+            let e = String(cString: strerror(errno))
+            if fd >= 0 { close(fd) }
+            throw BrokerError("cannot make \(path) the broker's alone: \(e)")
+        }
+        close(fd)
+        for suffix in ["-wal", "-shm", "-journal"] {
+            let companion = path + suffix
+            let cfd = open(companion, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+            guard cfd >= 0 else { continue }
+            defer { close(cfd) }
+            guard fchmod(cfd, 0o600) == 0 else { throw BrokerError("cannot make \(companion) the broker's alone: \(String(cString: strerror(errno)))") }
+        }
+    }
+
     public init(path: String) throws {
+        try Self.restrictToOwner(path)
         var config = Configuration()
         // WAL: a commit is one append to the log, and a kill -9 at any moment leaves the state
         // before or after each transaction (what is written is in the kernel's hands).

@@ -1,0 +1,162 @@
+import MAMBroker
+import MAMPolicy
+import MAMWire
+import Testing
+
+/// Hostile apps after the managed account's key (`keyRequest`): the key may reach only an app
+/// that is managed under that account now, never one whose enrollment was wiped or removed, one
+/// that came in through the public socket, or one that has not said hello.
+@Suite("Broker core: attacks on the account key")
+struct KeyAttackTests {
+    static let adele = "adele@contoso.com"
+
+    func gotKey(_ got: [CoreLab.Delivered]) -> Bool {
+        got.contains { if case .accountKey = $0.frame.message { return true } else { return false } }
+    }
+
+    @Test func aWipedMultiIdentityAppGetsNoKeyForTheWipedAccount() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: Self.adele))
+        #expect(gotKey(lab.send(mail, .keyRequest(account: Self.adele))), "enrolled: the key")
+        lab.run(lab.core.handle(.wipe(account: Self.adele, app: nil)))
+        // The tenant still targets Mail for Adele, but this app was wiped: the key is gone for it.
+        let got = lab.send(mail, .keyRequest(account: Self.adele))
+        #expect(!gotKey(got) && got.error == .notAllowed, "\(got.map(\.frame))")
+        #expect(lab.audits.last?.channel == "key" && lab.audits.last?.outcome == "blocked")
+    }
+
+    @Test func aWipedAppCannotTakeTheWipedAccountBackAsItsIdentity() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: Self.adele))
+        lab.run(lab.core.handle(.wipe(account: Self.adele, app: nil)))
+        let got = lab.send(mail, .setIdentity(account: Self.adele))
+        #expect(lab.core.party(of: mail)?.isManaged == false, "\(got.map(\.frame))")
+        #expect(!gotKey(lab.send(mail, .keyRequest(account: Self.adele))))
+    }
+
+    @Test func anAccountOutsideTheDevicesAllowedAccountsHasNoKey() {
+        var tenant = CoreLab.sampleTenant
+        tenant.device.allowedAccounts = [tenant.identity(named: "ben@contoso.com").account!]
+        var lab = CoreLab(tenant: tenant)
+        // Mail asks for Adele, refused with 211; Docs is started for her by the launcher.
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: Self.adele))
+        let docs = lab.launch("com.contoso.docs", account: Self.adele)
+        for app in [mail, docs] {
+            let got = lab.send(app, .keyRequest(account: Self.adele))
+            #expect(!gotKey(got), "\(got.map(\.frame))")
+        }
+    }
+
+    @Test func anAppThatUnenrolledGetsNoKey() {
+        for wipe in [false, true] {
+            var lab = CoreLab()
+            let mail = lab.launch("com.contoso.mail")
+            lab.send(mail, .enroll(account: Self.adele))
+            lab.send(mail, .unenroll(account: Self.adele, wipe: wipe))
+            let got = lab.send(mail, .keyRequest(account: Self.adele))
+            #expect(!gotKey(got) && got.error == .notAllowed, "wipe \(wipe): \(got.map(\.frame))")
+        }
+    }
+
+    @Test func anAccountThatIsLicensedButNotTargetedHasNoKey() {
+        let t = CoreLab.sampleTenant
+        let carol = TenantUser(upn: "carol@contoso.com", oid: "c0c0c0c0-0000-4000-8000-000000000001", groups: [])
+        var lab = CoreLab(tenant: Tenant(name: t.name, users: t.users + [carol], groups: t.groups, device: t.device, policies: t.policies))
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: "carol@contoso.com"))
+        #expect(!gotKey(lab.send(mail, .keyRequest(account: "carol@contoso.com"))))
+        let docs = lab.launch("com.contoso.docs", account: "carol@contoso.com")
+        #expect(!gotKey(lab.send(docs, .keyRequest(account: "carol@contoso.com"))))
+        #expect(lab.audits.last?.channel == "key" && lab.audits.last?.outcome == "blocked")
+    }
+
+    @Test func aProcessOnThePublicSocketClaimingAManagedBundleGetsNoKey() {
+        var lab = CoreLab()
+        let fake = lab.connect(Peer(bundleID: "com.contoso.docs", pid: 4242, account: Self.adele, fromLauncher: false))
+        lab.send(fake, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true))
+        #expect(lab.send(fake, .keyRequest(account: Self.adele)).error == .notAllowed)
+        #expect(lab.send(fake, .policyRequest).error == .notAllowed)
+    }
+
+    @Test func aKeyRequestBeforeHelloIsRefused() {
+        var lab = CoreLab()
+        let early = lab.connect(Peer(bundleID: "com.contoso.docs", pid: 4243, account: Self.adele, fromLauncher: true))
+        let got = lab.send(early, .keyRequest(account: Self.adele))
+        #expect(!gotKey(got) && got.error != nil, "\(got.map(\.frame))")
+    }
+
+    @Test func theKeyIsNotHandedOutUnderAnotherSpellingOfAnotherAccount() {
+        var lab = CoreLab()
+        let docs = lab.launch("com.contoso.docs", account: Self.adele)
+        // Ben's object id, his UPN in capitals, padded: all name Ben, who Docs is not enrolled with.
+        for name in ["9A8B7C6D-5E4F-4A3B-8C2D-1E0F9A8B7C6D", "BEN@CONTOSO.COM", " ben@contoso.com", "dana@outlook.com", "personal", ""] {
+            #expect(!gotKey(lab.send(docs, .keyRequest(account: name))), "\(name)")
+        }
+        // Adele by her object id is Adele.
+        #expect(gotKey(lab.send(docs, .keyRequest(account: "5F1C7A2E-3B4D-4E6F-8A9B-0C1D2E3F4A5B"))))
+    }
+}
+
+/// An app whose bundle id is an installed app's in another spelling is an unknown app (the
+/// broker matches installed apps exactly): what the MAM service says to the installed app must
+/// not make it managed.
+@Suite("Broker core: an installed app's bundle id in another spelling")
+struct SpellingAttackTests {
+    @Test func anotherSpellingGetsNeitherTheEnrollmentNorItsData() {
+        var lab = CoreLab()
+        let impostor = lab.launch("COM.CONTOSO.MAIL")
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: "adele@contoso.com"))
+        #expect(lab.core.party(of: mail)?.isManaged == true)
+        #expect(lab.core.party(of: impostor)?.isManaged == false, "\(String(describing: lab.core.party(of: impostor)))")
+        #expect(lab.send(impostor, .keyRequest(account: "adele@contoso.com")).error == .notAllowed)
+        // Nor does a wipe or a restart meant for Mail reach it.
+        let told = lab.received(impostor).filter {
+            switch $0.frame.message {
+            case .enrollmentNotice, .restartRequest, .wipeRequest: return true
+            default: return false
+            }
+        }
+        #expect(told.isEmpty, "\(told.map(\.frame))")
+    }
+
+    @Test func anotherSpellingDoesNotSwallowAWipeMeantForTheInstalledApp() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .enroll(account: "adele@contoso.com"))
+        lab.run(lab.core.handle(.disconnected(mail)))
+        // The admin wipes Adele from Mail while Mail is not running; an impostor runs meanwhile.
+        let impostor = lab.launch("COM.CONTOSO.MAIL")
+        lab.run(lab.core.handle(.wipe(account: "adele@contoso.com", app: "com.contoso.mail")))
+        #expect(!lab.received(impostor).contains { if case .wipeRequest = $0.frame.message { return true } else { return false } })
+        // Mail, when it starts, still gets its wipe.
+        let again = lab.launch("com.contoso.mail")
+        #expect(lab.received(again).contains { $0.frame.message == .wipeRequest(account: "adele@contoso.com") },
+                "\(lab.received(again).map(\.frame))")
+    }
+
+    @Test func anotherSpellingDoesNotTakeAShareMeantForTheInstalledApp() {
+        var lab = CoreLab()
+        let impostor = lab.launch("COM.CONTOSO.DOCS")
+        let mail = lab.launch("com.contoso.mail", account: "adele@contoso.com"), docs = lab.launch("com.contoso.docs", account: "adele@contoso.com")
+        let answer = lab.send(mail, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf"), lab.document("Q3"))
+        #expect(answer.outcome == "allowed")
+        #expect(!lab.received(impostor).contains { if case .document = $0.frame.message { return true } else { return false } })
+        #expect(lab.received(docs).contains { if case .document = $0.frame.message { return true } else { return false } })
+        #expect(lab.heldDescriptors == 0)
+    }
+
+    @Test func anotherSpellingDoesNotTakeTheURLsWaitingForTheInstalledApp() {
+        var lab = CoreLab()
+        let docs = lab.launch("com.contoso.docs", account: "adele@contoso.com")
+        #expect(lab.send(docs, .openURL(url: "contosomail://compose?to=ben")).isEmpty, "waits for Mail to start")
+        #expect(lab.started == ["com.contoso.mail"])
+        let impostor = lab.launch("COM.CONTOSO.MAIL")
+        #expect(!lab.received(impostor).contains { if case .urlDelivery = $0.frame.message { return true } else { return false } })
+        let mail = lab.launch("com.contoso.mail", account: "adele@contoso.com")
+        #expect(lab.received(mail).contains { if case .urlDelivery = $0.frame.message { return true } else { return false } })
+    }
+}
