@@ -135,7 +135,11 @@ extension Kit {
             }
             eventSink.yield(.enrollment(notice))
         case let .restartRequest(account):
-            _ = await state.current.policyDelegate?.restartApplication()
+            // The delegate's answer goes back to the broker: false (or no delegate) leaves the
+            // restart to the SDK side, which here is the launcher that started the app.
+            let itself = await state.current.policyDelegate?.restartApplication() ?? false
+            try? connection.send(Frame(id: frame.id, .restartReply(restartsItself: itself)))
+            logger.notice("restart asked", metadata: ["account": "\(account)", "restartsItself": "\(itself)"])
             eventSink.yield(.restart(account: account))
         case let .wipeRequest(account):
             let done = await wipe(account)

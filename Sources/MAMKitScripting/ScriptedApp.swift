@@ -110,10 +110,16 @@ final class ScriptedDelegate: PolicyDelegate, @unchecked Sendable {
     private var conditionalLaunchPasses = true
     private var switchAnswer = SwitchIdentityResult.success
     private var wipes = true
+    private var restartsItself = true
 
     func set(conditionalLaunch passes: Bool) { lock.lock(); conditionalLaunchPasses = passes; lock.unlock() }
     func set(switchAnswer answer: SwitchIdentityResult) { lock.lock(); switchAnswer = answer; lock.unlock() }
     func set(wipes: Bool) { lock.lock(); self.wipes = wipes; lock.unlock() }
+    func set(restartsItself: Bool) { lock.lock(); self.restartsItself = restartsItself; lock.unlock() }
+
+    /// A scripted app applies a first policy in place (it "restarts itself") unless the script
+    /// leaves the restart to the SDK side (`delegate restart sdk`): the launcher then restarts it.
+    func restartApplication() async -> Bool { lock.withLock { restartsItself } }
 
     /// The app's own wipe: this scripted app keeps nothing of its own beyond files, so it only
     /// says whether it claims to have wiped; the kit removes the account's files either way.
@@ -208,7 +214,7 @@ struct Executor: Sendable {
         case "delegate":
             // `delegate conditional-launch pass|cancel`, `delegate switch allow|refuse`,
             // `delegate wipe done|decline`.
-            let a = try arguments(c, 2...2, "conditional-launch pass|cancel | switch allow|refuse | wipe done|decline")
+            let a = try arguments(c, 2...2, "conditional-launch pass|cancel | switch allow|refuse | wipe done|decline | restart self|sdk")
             switch (a[0], a[1]) {
             case ("conditional-launch", "pass"): delegate.set(conditionalLaunch: true)
             case ("conditional-launch", "cancel"): delegate.set(conditionalLaunch: false)
@@ -216,7 +222,9 @@ struct Executor: Sendable {
             case ("switch", "refuse"): delegate.set(switchAnswer: .failed)
             case ("wipe", "done"): delegate.set(wipes: true)
             case ("wipe", "decline"): delegate.set(wipes: false)
-            default: throw UsageError(message: "usage: delegate conditional-launch pass|cancel | switch allow|refuse | wipe done|decline")
+            case ("restart", "self"): delegate.set(restartsItself: true)
+            case ("restart", "sdk"): delegate.set(restartsItself: false)
+            default: throw UsageError(message: "usage: delegate conditional-launch pass|cancel | switch allow|refuse | wipe done|decline | restart self|sdk")
             }
             return ["ok": true]
         case "in":

@@ -119,6 +119,18 @@ final class ScriptedProcess: @unchecked Sendable {
         }
     }
 
+    /// Sends one command to an instance the launcher started anew (it numbers its lines from 1
+    /// again) and returns the first result of that command after what was read so far.
+    func sendToRestarted(_ name: String, _ arguments: String...) throws -> JSONValue {
+        number = 1
+        let before = lines.count
+        input.fileHandleForWriting.write(Data((ScriptCommand(name, arguments).line + "\n").utf8))
+        while true {
+            if let found = lines.dropFirst(before).first(where: { $0["command"]?.string == name }) { return found }
+            guard readLine() else { throw KitTestError("the app ended before answering \(name)") }
+        }
+    }
+
     /// Reads one more line; false at the end of output.
     private func readLine() -> Bool {
         while true {

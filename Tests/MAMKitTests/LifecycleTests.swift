@@ -137,3 +137,42 @@ struct IdentitySwitchTests {
         mail.finish()
     }
 }
+
+/// The restart delegate (SDK-API §5, issue 12): after a first policy an app that leaves the
+/// restart to the SDK is started again by its launcher; one that restarts itself runs on.
+@Suite("MAMKit: the restart after a first policy", .serialized, .timeLimit(.minutes(2)))
+struct RestartDelegateTests {
+    func restarted(_ b: KitBroker) -> Bool {
+        for _ in 0..<100 {
+            if b.auditRecords.contains(where: { $0["channel"] as? String == "enrollment.restart" }) { return true }
+            usleep(50_000)
+        }
+        return false
+    }
+
+    @Test func anAppThatLeavesTheRestartToTheSDKIsStartedAgainAndKeepsItsEnrollment() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let docs = try b.launch("Docs")
+        #expect(try docs.send("delegate", "restart", "sdk")["ok"]?.bool == true)
+        #expect(try docs.send("enroll", "adele@contoso.com")["succeeded"]?.bool == true)
+        #expect(restarted(b))
+        #expect(b.auditRecords.contains { $0["outcome"] as? String == "restarted-by-launcher" })
+        usleep(500_000)  // the launcher has killed the first instance by now; the next line is the new one's
+        let again = try docs.sendToRestarted("policy")
+        #expect(again["managed"]?.bool == true, "\(again)")
+        docs.finish()
+        #expect(String(decoding: docs.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("restarted at the broker's request"))
+    }
+
+    @Test func anAppThatRestartsItselfRunsOn() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let docs = try b.launch("Docs")
+        #expect(try docs.send("enroll", "adele@contoso.com")["succeeded"]?.bool == true)
+        #expect(restarted(b))
+        #expect(b.auditRecords.contains { $0["outcome"] as? String == "restarts-itself" })
+        #expect(try docs.send("hello")["app"]?.string == "com.contoso.docs", "the same instance answers, line numbers go on")
+        docs.finish()
+    }
+}
