@@ -129,6 +129,39 @@ struct CoreTests {
         #expect(lab.audits.count == 1 && lab.audits[0].channel == "open-url")
     }
 
+    // Issue 14: a document sent to an app that is not running starts it, and waits for it.
+    @Test func aDocumentForAnAppThatIsNotRunningStartsItAndArrivesOnItsHello() {
+        var lab = CoreLab()
+        let m = lab.launch(mail)
+        #expect(lab.send(m, .share(target: docs, contentType: "com.adobe.pdf", name: "a.pdf"), lab.document("minutes")).isEmpty)
+        #expect(lab.started == [docs])
+        #expect(lab.audits.isEmpty, "decided only once the app is there")
+        let d = lab.launch(docs)
+        let got = lab.received(d).filter { if case .document = $0.frame.message { return true } else { return false } }
+        #expect(got.count == 1 && got.first?.content?.text == "minutes", "\(lab.received(m))")
+        #expect(lab.received(m).decision?.allowed == true)
+        #expect(lab.audits.map(\.channel) == ["open-in"])
+        #expect(lab.heldDescriptors == 0)
+    }
+
+    @Test func documentsWaitingForAStartThatNeverComesAreReleasedAndRefused() {
+        var limits = BrokerLimits()
+        limits.pendingURLsPerTarget = 2
+        var lab = CoreLab(limits: limits)
+        let n = lab.launch(notes)
+        let answers = (0..<3).map { i in lab.send(n, .share(target: docs, contentType: "com.adobe.pdf", name: "\(i).pdf"), lab.document("x\(i)")) }
+        #expect(lab.started == [docs], "one start however many documents wait")
+        #expect(answers[0].isEmpty && answers[1].isEmpty && answers[2].error == .limitReached)
+        // Another spelling of the installed id, or an app that is not installed, is not started.
+        #expect(lab.send(n, .share(target: "COM.CONTOSO.DOCS", contentType: "com.adobe.pdf", name: "y.pdf"), lab.document("y")).error == .unknownTarget)
+        #expect(lab.send(n, .share(target: "com.example.nowhere", contentType: "com.adobe.pdf", name: "z.pdf"), lab.document("z")).error == .unknownTarget)
+        lab.clock.advance(by: .seconds(16))
+        lab.run(lab.core.handle(.tick))
+        #expect(lab.received(n).filter { if case .error(.unknownTarget, _) = $0.frame.message { return true } else { return false } }.count == 4)
+        #expect(lab.heldDescriptors == 0, "every waiting document's descriptor is let go")
+        #expect(lab.audits.isEmpty)
+    }
+
     // Issue 9 item 3: `encrypted` means ciphertext.
     @Test func anEncryptedPushDeliversCiphertextAndAnswersOnceItIsMade() {
         var lab = CoreLab()
@@ -245,10 +278,11 @@ struct MoreMessageTests {
         #expect(lab.heldDescriptors == 0)
     }
 
-    @Test func aShareToAnAppThatIsNotRunningIsRefusedWithoutADecision() {
+    @Test func aShareToAnAppThatIsNotInstalledIsRefusedWithoutADecision() {
         var lab = CoreLab()
         let m = lab.launch(mail)
-        #expect(lab.send(m, .share(target: notes, contentType: "com.adobe.pdf", name: "q.pdf"), lab.document("x")).error == .unknownTarget)
+        #expect(lab.send(m, .share(target: "com.example.elsewhere", contentType: "com.adobe.pdf", name: "q.pdf"), lab.document("x")).error == .unknownTarget)
+        #expect(lab.started.isEmpty)
         #expect(lab.audits.isEmpty && lab.heldDescriptors == 0)
     }
 

@@ -108,6 +108,18 @@ struct ChannelTests {
         #expect(text.contains("\"url\":\"courier://greeting?from=notes\""), "\(text)")
     }
 
+    // Issue 14: a document sent to an app that is not running starts it; the real Docs, started
+    // by the broker through mamlaunch, takes it, and only then is the push decided and audited.
+    @Test func aDocumentForAnAppThatIsNotRunningStartsItThroughTheLauncher() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let mail = try b.run("Mail", ["hello", "share", "com.contoso.docs", "com.adobe.pdf", "minutes.pdf", "the minutes"]).step("share")
+        #expect(mail.outcome == "allowed", "\(mail)")
+        let record = b.auditRecords.first { $0["channel"] as? String == "open-in" }
+        #expect((record?["target"] as? [String: Any])?["app"] as? String == "com.contoso.docs", "\(b.auditRecords)")
+        #expect(FileManager.default.fileExists(atPath: b.device + "/logs/com.contoso.docs.log"), "started through the launcher")
+    }
+
     @Test func importAsksTheSourceAndDecidesAsAnActiveImport() throws {
         let b = try BrokerHarness()
         defer { b.stop() }

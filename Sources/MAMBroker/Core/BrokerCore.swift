@@ -474,7 +474,20 @@ struct PendingURL: Sendable {
 
 struct PendingLaunch: Sendable {
     var started: Duration
-    var urls: [PendingURL]
+    var urls: [PendingURL] = []
+    /// Documents pushed to the app before it ran: kept (their descriptors retained) until it
+    /// says hello, then decided and delivered as if it had been running.
+    var shares: [PendingShare] = []
+    var waiting: Int { urls.count + shares.count }
+}
+
+struct PendingShare: Sendable {
+    var sender: SessionID
+    var frameID: UInt32
+    var target: String
+    var type: String
+    var name: String
+    var attachment: Attachment
 }
 
 /// Work the shell does off the event loop, and what to do when it is done.

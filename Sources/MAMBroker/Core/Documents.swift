@@ -27,7 +27,20 @@ extension BrokerCore {
     mutating func share(_ id: SessionID, _ frameID: UInt32, target: String, type: String, name: String, _ a: Attachment,
                         retained: inout Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         if let e = checkDocument(a, names: [(target, "target"), (type, "contentType"), (name, "name")]) { return .failure(e) }
-        guard let to = running(target, except: id) else { return .failure(WireError(.unknownTarget, "\(target) is not running")) }
+        guard let to = running(target, except: id) else {
+            // An installed app (in its installed spelling) is started for the document, which
+            // waits for it; anything else is unknown.
+            guard let installed = engine.apps[target.lowercased()], installed.bundleID == target, target != sessions[id]!.bundleID else {
+                return .failure(WireError(.unknownTarget, "\(target) is not running"))
+            }
+            guard mayStartJob(id) else {
+                return .failure(WireError(.limitReached, "\(limits.jobsPerApp) documents of this app are already being processed"))
+            }
+            let waiting = PendingShare(sender: id, frameID: frameID, target: target, type: type, name: name, attachment: a)
+            let queued = startingApp(target, &out) { $0.shares.append(waiting) }
+            if case .success = queued { retained = true }
+            return queued
+        }
         let me = party(id)
         let d = engine.openIn(type: type, from: me, to: party(to))
         let e = entry(d, session: id, request: frameID, channel: "open-in", source: auditParty(id), target: auditParty(to), type: type, size: a.size)

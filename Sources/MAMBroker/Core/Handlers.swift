@@ -35,6 +35,18 @@ extension BrokerCore {
         // is some other app.
         if let installed = engine.apps[key]?.bundleID, installed != p.bundleID { return }
         guard let launch = launches.removeValue(forKey: key) else { return }
+        // Documents that waited: shared now as if the app had been running (the sender may have
+        // changed identity since; it is decided as the sender is now).
+        for s in launch.shares {
+            guard sessions[s.sender] != nil else {
+                out.append(.release(attachment: s.attachment.token))
+                continue
+            }
+            var kept = false
+            let result = share(s.sender, s.frameID, target: s.target, type: s.type, name: s.name, s.attachment, retained: &kept, &out)
+            if !kept { out.append(.release(attachment: s.attachment.token)) }
+            if case let .failure(e) = result { refuse(s.sender, s.frameID, e, &out) }
+        }
         let target = auditParty(id)
         for u in launch.urls {
             let d = engine.openURL(u.url, from: u.senderParty, to: p)
@@ -110,19 +122,21 @@ extension BrokerCore {
         if checkedURL(d.url ?? url) == nil {
             return .failure(WireError(.limitReached, "the URL as delivered would be \((d.url ?? url).utf8.count) bytes; a URL travels in at most \(Wire.maximumText)"))
         }
-        let key = target.bundleID.lowercased()
         let pending = PendingURL(sender: id, frameID: frameID, url: url, senderParty: me, source: source, scheme: scheme)
-        if var launch = launches[key] {
-            // At most one launch per app: a flood of URLs waits for it, up to a bound.
-            guard launch.urls.count < limits.pendingURLsPerTarget else {
-                return .failure(WireError(.limitReached, "\(target.bundleID) is starting and already has \(launch.urls.count) URLs waiting"))
-            }
-            launch.urls.append(pending)
-            launches[key] = launch
-        } else {
-            launches[key] = PendingLaunch(started: clock.now(), urls: [pending])
-            out.append(.startApp(bundleID: target.bundleID))
+        return startingApp(target.bundleID, &out) { $0.urls.append(pending) }
+    }
+
+    /// Queues something for an installed app that is not running, starting it unless a start is
+    /// already under way: at most one launch per app, and a bounded number of things waiting.
+    mutating func startingApp(_ bundleID: String, _ out: inout [BrokerEffect], _ add: (inout PendingLaunch) -> Void) -> Result<Void, WireError> {
+        let key = bundleID.lowercased()
+        var launch = launches[key] ?? PendingLaunch(started: clock.now())
+        guard launch.waiting < limits.pendingURLsPerTarget else {
+            return .failure(WireError(.limitReached, "\(bundleID) is starting and already has \(launch.waiting) URLs and documents waiting"))
         }
+        if launches[key] == nil { out.append(.startApp(bundleID: bundleID)) }
+        add(&launch)
+        launches[key] = launch
         return .success(())
     }
 
@@ -140,6 +154,12 @@ extension BrokerCore {
         out.append(.log(LogLine(level: .warning, message: "an app started for a URL did not come up", metadata: ["app": key, "reason": reason])))
         for u in launch.urls where sessions[u.sender] != nil {
             out.append(.send(u.sender, Frame(id: u.frameID, .error(code: .unknownTarget, detail: "\(key) could not be started: \(reason)"))))
+        }
+        for s in launch.shares {
+            out.append(.release(attachment: s.attachment.token))
+            if sessions[s.sender] != nil {
+                out.append(.send(s.sender, Frame(id: s.frameID, .error(code: .unknownTarget, detail: "\(key) could not be started: \(reason)"))))
+            }
         }
     }
 
