@@ -37,13 +37,13 @@ let package = Package(
         .target(name: "CMAMWire"),
         .target(name: "MAMWire", dependencies: ["CMAMWire"]),
         .testTarget(name: "MAMWireTests", dependencies: ["MAMWire"]),
-        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", "MAMTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // The tenant's emulated MAM service (enrollment, check-in, wipe, app config, conditional
         // access): pure, with an injected clock; the broker carries it out.
         .target(name: "MAMService", dependencies: ["MAMPolicy"]),
         .testTarget(name: "MAMServiceTests", dependencies: ["MAMService", "MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
         // What several test targets share (a seeded random generator).
-        .target(name: "MAMTestSupport", path: "Tests/Support"),
+        .target(name: "MAMTestSupport", dependencies: ["MAMScript"], path: "Tests/Support"),
         // Encrypted documents (AES-256-GCM, chunked): made by the broker, read by MAMKit.
         // The scripted mode every sample app shares (docs/SCRIPTING.md): command lines in, JSON
         // lines out. Foundation only, so the matrix and the SDK-less Notes app can use it.
@@ -116,13 +116,13 @@ let package = Package(
         .executableTarget(name: "Dialer", dependencies: ["MAMSampleSupport", "MAMKit"], path: "Apps/Dialer", exclude: ["Info.plist", "Dialer.entitlements", "README.md"]),
         // The sample apps driven as a person and an experiment would: scripted through the broker,
         // interactive through a pseudo-terminal; their manifests configured and checked.
-        .testTarget(name: "SampleAppTests", dependencies: ["CMAMSandbox", "MAMSampleSupport"]),
+        .testTarget(name: "SampleAppTests", dependencies: ["CMAMSandbox", "MAMSampleSupport", "MAMScript", "MAMTestSupport"]),
         // Apps/Notes: no SDK; the same scripted commands over raw MAMWire.
         .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto")],
                           path: "Apps/Notes", exclude: ["Info.plist"]),
         // The cost of a policy query through MAMKit against the engine call it wraps.
         .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
-        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire", "MAMTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),

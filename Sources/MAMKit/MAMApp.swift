@@ -44,16 +44,18 @@ public final class MAMApp: Sendable {
     /// Connects through `MAMLAB_BROKER_FD`, says hello and takes the policy snapshot. A
     /// multi-identity app starts with no identity set and no policy applied; a single-identity
     /// app's process identity is its enrolled account.
-    public static func start(integratesSDK: Bool = true) async throws -> MAMApp {
-        try await start(connection: BrokerConnection.fromEnvironment(), integratesSDK: integratesSDK)
+    /// `policyDelegate` is in place before anything the broker sent unasked is handled (a
+    /// restart request that came with an enrollment at launch asks it at once).
+    public static func start(integratesSDK: Bool = true, policyDelegate: (any PolicyDelegate)? = nil) async throws -> MAMApp {
+        try await start(connection: BrokerConnection.fromEnvironment(), integratesSDK: integratesSDK, policyDelegate: policyDelegate)
     }
 
     /// The same over a descriptor the caller holds (tests, the benchmark).
-    public static func start(descriptor: Int32, integratesSDK: Bool = true) async throws -> MAMApp {
-        try await start(connection: BrokerConnection(fd: descriptor), integratesSDK: integratesSDK)
+    public static func start(descriptor: Int32, integratesSDK: Bool = true, policyDelegate: (any PolicyDelegate)? = nil) async throws -> MAMApp {
+        try await start(connection: BrokerConnection(fd: descriptor), integratesSDK: integratesSDK, policyDelegate: policyDelegate)
     }
 
-    static func start(connection: BrokerConnection, integratesSDK: Bool) async throws -> MAMApp {
+    static func start(connection: BrokerConnection, integratesSDK: Bool, policyDelegate: (any PolicyDelegate)?) async throws -> MAMApp {
         connection.start()
         let hello = try await connection.request(.hello(minVersion: Wire.version, maxVersion: Wire.version, integratesSDK: integratesSDK))
         guard case let .welcome(_, bundleID, _)? = hello.first?.frame.message else { throw MAMKitError(.unexpectedReply, "hello") }
@@ -72,6 +74,7 @@ public final class MAMApp: Sendable {
             ?? ScrubbingLogHandler(label: "mamkit", verbose: false, scrub: [])
         let kit = Kit(connection: connection, logger: Logger(label: "mamkit", factory: { _ in handler }))
         kit.state.withLock { s in
+            s.policyDelegate = policyDelegate
             s.bundleID = bundleID
             s.integratesSDK = snapshot != nil
             s.setSnapshot(snapshot)

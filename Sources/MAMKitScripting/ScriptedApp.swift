@@ -14,14 +14,15 @@ public enum ScriptedApp {
     public static func run(integratesSDK: Bool = true, serveAfterInput: Bool = false,
                            output: ScriptOutput = ScriptOutput(), lines: AsyncStream<String> = StandardInput.lines()) async -> Int32 {
         let app: MAMApp
+        // The delegate goes in first: a restart asked at launch (auto-enrollment) is answered by it.
+        let delegate = ScriptedDelegate()
         do {
-            app = try await MAMApp.start(integratesSDK: integratesSDK)
+            app = try await MAMApp.start(integratesSDK: integratesSDK, policyDelegate: delegate)
         } catch {
             output.failure(0, command: "start", "\(error)")
             return 1
         }
-        let executor = Executor(app: app, output: output)
-        app.policyManager.setDelegate(executor.delegate)
+        let executor = Executor(app: app, output: output, delegate: delegate)
         let events = Task { await executor.collectEvents() }
         var number = 0
         for await line in lines {
@@ -138,7 +139,7 @@ struct Executor: Sendable {
     let app: MAMApp
     let output: ScriptOutput
     let queue = EventQueue()
-    let delegate = ScriptedDelegate()
+    let delegate: ScriptedDelegate
 
     // MARK: Events
 

@@ -24,9 +24,10 @@ public enum SampleSession {
             close(log)
         }
         console.greet()
-        let app = try await MAMApp.start()
+        // The delegate goes in with the start: a launch that enrolls (AutoEnrollOnLaunch) is
+        // asked to restart before anything else happens.
+        let app = try await MAMApp.start(policyDelegate: delegate)
         let pm = app.policyManager
-        pm.setDelegate(delegate)
         if let account {
             // A user who signs in: enroll the account (the SDK's registerAndEnroll), then put it
             // on screen; the broker decides whether this app may act under it.

@@ -1,16 +1,12 @@
 import Foundation
 import Glibc
+import MAMTestSupport
 import Testing
 
 /// A broker process on a throwaway device directory, and apps launched against it.
 final class BrokerHarness: @unchecked Sendable {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    static var bin: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = (exe as NSString).deletingLastPathComponent
-        for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: dir + "/mambroker") { dir = (dir as NSString).deletingLastPathComponent }
-        return dir
-    }
+    static let root = BuiltProducts.root
+    static var bin: String { BuiltProducts.bin }
 
     let device: String
     let tenant: String

@@ -1,18 +1,14 @@
 import Foundation
 import Glibc
 import MAMScript
+import MAMTestSupport
 import Testing
 
 /// A real broker on a throwaway device directory, and sample apps launched against it in their
 /// sandboxes (`mamlaunch run NAME -- --script`), driven line by line through their scripted mode.
 final class KitBroker: @unchecked Sendable {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    static var bin: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = (exe as NSString).deletingLastPathComponent
-        for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: dir + "/mambroker") { dir = (dir as NSString).deletingLastPathComponent }
-        return dir
-    }
+    static let root = BuiltProducts.root
+    static var bin: String { BuiltProducts.bin }
 
     let device: String
     var process: Process?
@@ -85,87 +81,17 @@ struct KitTestError: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-/// An app process driven through pipes: a command line in, its result line out; event lines
-/// are kept as they come.
-final class ScriptedProcess: @unchecked Sendable {
-    let process = Process()
-    let input = Pipe()
-    let output = Pipe()
-    let errors = Pipe()
-    private var pending = Data()
-    private(set) var lines: [JSONValue] = []
-    private var number = 0
+/// The shared line-driven app process (MAMTestSupport), under this test target's name for it.
+typealias ScriptedProcess = MAMTestSupport.ScriptedProcess
 
-    init(_ executable: String, _ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": KitBroker.root]) { _, b in b }
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-    }
-
-    /// Sends one command and returns its result (the line with its id).
-    @discardableResult
-    func send(_ name: String, _ arguments: String...) throws -> JSONValue {
-        number += 1
-        input.fileHandleForWriting.write(Data((ScriptCommand(name, arguments).line + "\n").utf8))
-        while true {
-            if let found = lines.first(where: { $0["id"]?.number == Double(number) }) { return found }
-            guard readLine() else {
-                throw KitTestError("the app ended before answering \(name): \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
-            }
-        }
-    }
-
-    /// Sends one command to an instance the launcher started anew (it numbers its lines from 1
-    /// again) and returns the first result of that command after what was read so far.
-    func sendToRestarted(_ name: String, _ arguments: String...) throws -> JSONValue {
-        number = 1
-        let before = lines.count
-        input.fileHandleForWriting.write(Data((ScriptCommand(name, arguments).line + "\n").utf8))
-        while true {
-            if let found = lines.dropFirst(before).first(where: { $0["command"]?.string == name }) { return found }
-            guard readLine() else { throw KitTestError("the app ended before answering \(name)") }
-        }
-    }
-
-    /// Reads one more line; false at the end of output.
-    private func readLine() -> Bool {
-        while true {
-            if let i = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = pending[pending.startIndex..<i]
-                pending = Data(pending[(i + 1)...])
-                if let value = try? JSONValue.parse(Array(line)) { lines.append(value) }
-                return true
-            }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { return false }
-            pending.append(chunk)
-        }
-    }
-
-    /// Events of a kind seen so far.
-    func events(_ kind: String) -> [JSONValue] { lines.filter { $0["event"]?.string == kind } }
-
-    /// Says bye and waits for the process; returns its status.
-    @discardableResult
-    func finish() -> Int32 {
-        if process.isRunning { _ = try? send("bye") }
-        try? input.fileHandleForWriting.close()
-        while readLine() {}
-        process.waitUntilExit()
-        return process.terminationStatus
+extension ScriptedProcess {
+    /// A process under the project's root (apps started by name find their manifests there).
+    convenience init(_ executable: String, _ arguments: [String]) throws {
+        try self.init(executable, arguments, environment: ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": KitBroker.root]) { _, b in b })
     }
 
     /// For Courier: everything it printed.
-    func courierLines() -> [JSONValue] {
-        try? input.fileHandleForWriting.close()
-        while readLine() {}
-        process.waitUntilExit()
-        return lines
-    }
+    func courierLines() -> [JSONValue] { allLines() }
 }
 
 extension JSONValue {

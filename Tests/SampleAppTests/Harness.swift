@@ -2,17 +2,13 @@ import CMAMSandbox
 import Foundation
 import Glibc
 import MAMScript
+import MAMTestSupport
 import Testing
 
 /// The built tools and the project, as the tests find them.
 enum Built {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    static var bin: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var dir = (exe as NSString).deletingLastPathComponent
-        for _ in 0..<4 where !FileManager.default.isExecutableFile(atPath: dir + "/mambroker") { dir = (dir as NSString).deletingLastPathComponent }
-        return dir
-    }
+    static let root = BuiltProducts.root
+    static var bin: String { BuiltProducts.bin }
     static var environment: [String: String] { ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": root]) { _, b in b } }
 
     /// Runs a tool to its end: status, output and errors.
@@ -79,54 +75,12 @@ final class Broker: @unchecked Sendable {
 }
 
 /// A sample app in scripted mode (`-- --script`): a command line in, its JSON result out.
-final class ScriptedApp: @unchecked Sendable {
-    let process = Process()
-    let input = Pipe(), output = Pipe()
-    private var pending = Data()
-    private(set) var lines: [JSONValue] = []
-    private var number = 0
+typealias ScriptedApp = MAMTestSupport.ScriptedProcess
 
-    init(_ broker: Broker, _ app: String, user: String? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: Built.bin + "/mamlaunch")
-        process.arguments = broker.launchArguments(app, (user.map { ["--user", $0] } ?? []) + ["--", "--script"])
-        process.environment = Built.environment
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    @discardableResult
-    func send(_ name: String, _ arguments: String...) throws -> JSONValue {
-        number += 1
-        input.fileHandleForWriting.write(Data((ScriptCommand(name, arguments).line + "\n").utf8))
-        while true {
-            if let found = lines.first(where: { $0["id"]?.number == Double(number) }) { return found }
-            guard readLine() else { throw SampleTestError("the app ended before answering \(name)") }
-        }
-    }
-
-    private func readLine() -> Bool {
-        while true {
-            if let i = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = pending[pending.startIndex..<i]
-                pending = Data(pending[(i + 1)...])
-                if let value = try? JSONValue.parse(Array(line)) { lines.append(value) }
-                return true
-            }
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { return false }
-            pending.append(chunk)
-        }
-    }
-
-    @discardableResult
-    func finish() -> Int32 {
-        if process.isRunning { _ = try? send("bye") }
-        try? input.fileHandleForWriting.close()
-        while readLine() {}
-        process.waitUntilExit()
-        return process.terminationStatus
+extension ScriptedProcess {
+    convenience init(_ broker: Broker, _ app: String, user: String? = nil) throws {
+        try self.init(Built.bin + "/mamlaunch", broker.launchArguments(app, (user.map { ["--user", $0] } ?? []) + ["--", "--script"]),
+                      environment: Built.environment)
     }
 }
 
