@@ -105,7 +105,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The scripted mode over MAMKit (docs/SCRIPTING.md), which the SDK sample apps run.
-        .target(name: "MAMKitScripting", dependencies: ["MAMKit", "MAMScript", "MAMPolicy", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "MAMKitScripting", dependencies: ["MAMKit", "MAMScript", "MAMPolicy", "MAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
         // What the sample apps share: the mode choice, the interactive prompt, decisions in plain words.
         .target(name: "MAMSampleSupport", dependencies: ["MAMKit", "MAMKitScripting", "MAMPolicy"]),
         // The sample apps (Apps/*/README.md): each file a short story of the integration.

@@ -1,4 +1,5 @@
 import Foundation
+import MAMProtect
 import MAMPolicy
 
 /// What the kit needs from a file-protection implementation (MAMProtect's file owners and
@@ -96,6 +97,24 @@ public struct FileProtection: Sendable {
             throw Failure(status: .unmanagedIdentity, detail: "the file's owner is not managed in this app")
         }
         do { try kit.fileProtector.decryptFile(at: path, key: try await kit.key(for: acct)) } catch {
+            throw Failure(status: .failedToDecryptFile, detail: "\(error)")
+        }
+    }
+
+    /// The SDK's `IntuneMAMFile` for a managed account: a file read and written as plaintext at
+    /// any offset over its encrypted form (AES-256-GCM chunks, docs/PROTECTION.md), under the
+    /// account's key. Created empty and owned by the account when absent, opened otherwise; for
+    /// an account not managed here there is no key, and the answer is `unmanagedIdentity`.
+    public func encryptedFile(_ path: String, for account: String) async throws -> EncryptedFile {
+        let identity = kit.resolve(account)
+        guard case let .account(acct) = identity, kit.policy(for: identity).isManaged else {
+            throw Failure(status: .unmanagedIdentity, detail: "\(account) is not managed in this app: its files are not encrypted")
+        }
+        let key = try await kit.protectionKey(for: acct)
+        do {
+            if FileManager.default.fileExists(atPath: path) { return try EncryptedFile.open(at: path, key: key) }
+            return try EncryptedFile.create(at: path, for: try Kit.owner(acct), key: key)
+        } catch {
             throw Failure(status: .failedToDecryptFile, detail: "\(error)")
         }
     }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MAMKit
 import MAMPolicy
+import MAMProtect
 import MAMScript
 
 /// The scripted mode of the SDK sample apps (docs/SCRIPTING.md): command lines on stdin, one
@@ -182,7 +183,9 @@ struct Executor: Sendable {
             var fields: [String: JSONValue] = ["error": .string(e.detail)]
             if case let .refused(code) = e.code { fields["code"] = .string("\(code)") } else { fields["code"] = .string("\(e.code)") }
             output.result(id, command, fields)
-        } catch let e as DataProtection.Failure {
+        } catch let e as MAMKit.DataProtection.Failure {
+            output.result(id, command, ["error": .string(e.detail), "code": .string("\(e.status)"), "status": .number(Double(e.status.rawValue))])
+        } catch let e as FileProtection.Failure {
             output.result(id, command, ["error": .string(e.detail), "code": .string("\(e.status)"), "status": .number(Double(e.status.rawValue))])
         } catch let e as UsageError {
             output.failure(id, command: command.name, e.message)
@@ -322,6 +325,19 @@ struct Executor: Sendable {
             let bytes = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
             return ["exists": true, "owner": JSONValue(try app.fileProtection.owner(of: path)), "encrypted": .bool(encrypted),
                     "text": encrypted ? .null : .string(String(decoding: bytes, as: UTF8.self)), "sha256": .string(Self.sha256(bytes))]
+        case "write-at", "read-at":
+            // Plaintext at an offset of a managed account's encrypted file (IntuneMAMFile).
+            let a = try arguments(c, 4...4, c.name == "write-at" ? "NAME ACCOUNT OFFSET TEXT" : "NAME ACCOUNT OFFSET COUNT")
+            guard let offset = Int(a[2]), offset >= 0, offset <= 1 << 30 else { throw UsageError(message: "OFFSET is a byte offset from 0 to 2^30") }
+            let file = try await app.fileProtection.encryptedFile(try Self.containerFile(a[0]), for: a[1])
+            defer { file.close() }
+            if c.name == "write-at" {
+                try file.write(Array(a[3].utf8), at: offset)
+                try file.sync()
+                return ["size": .number(Double(file.size))]
+            }
+            guard let count = Int(a[3]), count >= 0, count <= 1 << 20 else { throw UsageError(message: "COUNT is from 0 to 2^20 bytes") }
+            return ["text": .string(String(decoding: try file.read(at: offset, count: count), as: UTF8.self))]
         case "files":
             _ = try arguments(c, 0...0, "")
             let names = (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath)) ?? []

@@ -110,6 +110,14 @@ struct DataFlowTests {
         flipped[flipped.count - 5] ^= 0x40
         let tampered = try docs.send("unprotect", Data(flipped).base64EncodedString())
         #expect(tampered["text"] == nil && tampered["code"]?.string == "failedToDecryptData", "\(tampered)")
+        // An encrypted file of hers, written and read at offsets as plaintext; on disk, ciphertext.
+        #expect(try docs.send("write-at", "ledger.bin", "adele@contoso.com", "0", "salary review 2026")["size"]?.number == 18)
+        #expect(try docs.send("write-at", "ledger.bin", "adele@contoso.com", "7", "REVIEW")["size"]?.number == 18)
+        #expect(try docs.send("read-at", "ledger.bin", "adele@contoso.com", "0", "18")["text"]?.string == "salary REVIEW 2026")
+        let raw = try docs.send("read-file", "ledger.bin")
+        #expect(raw["encrypted"]?.bool == true && raw["owner"]?.string == "adele@contoso.com" && raw["text"] == .null, "\(raw)")
+        // Ben is not managed in Docs: no encrypted file for him.
+        #expect(try docs.send("write-at", "his.bin", "ben@contoso.com", "0", "x")["code"]?.string == "unmanagedIdentity")
         docs.finish()
         // Chat is not managed under adele (its policy is finance's): it gets no key and cannot read her data.
         let chat = try b.launch("Chat")

@@ -30,7 +30,11 @@ public final class ScriptedProcess: @unchecked Sendable {
     @discardableResult
     public func send(_ name: String, _ arguments: String...) throws -> JSONValue {
         number += 1
-        input.fileHandleForWriting.write(Data((ScriptCommand(name, arguments).line + "\n").utf8))
+        do {
+            try input.fileHandleForWriting.write(contentsOf: Data((ScriptCommand(name, arguments).line + "\n").utf8))
+        } catch {
+            throw Ended(description: "the app is gone, \(name) could not be sent: \(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))")
+        }
         while true {
             if let found = lines.first(where: { $0["id"]?.number == Double(number) }) { return found }
             guard readLine() else {
@@ -44,7 +48,11 @@ public final class ScriptedProcess: @unchecked Sendable {
     public func sendToRestarted(_ name: String, _ arguments: String...) throws -> JSONValue {
         number = 1
         let before = lines.count
-        input.fileHandleForWriting.write(Data((ScriptCommand(name, arguments).line + "\n").utf8))
+        do {
+            try input.fileHandleForWriting.write(contentsOf: Data((ScriptCommand(name, arguments).line + "\n").utf8))
+        } catch {
+            throw Ended(description: "the app is gone, \(name) could not be sent")
+        }
         while true {
             if let found = lines.dropFirst(before).first(where: { $0["command"]?.string == name }) { return found }
             guard readLine() else { throw Ended(description: "the app ended before answering \(name)") }
