@@ -4,31 +4,6 @@ import MAMPolicy
 import MAMProtect
 import MAMWire
 
-/// The cryptography the kit protects data with. The kit picks the owner and fetches the key;
-/// a protector only seals and opens. `DocumentProtector` is the broker's document format (the
-/// owner's key id in the header, AES-256-GCM in chunks), so what the broker encrypted for an
-/// open-in and what the app protected itself open the same way.
-public protocol DataProtector: Sendable {
-    /// Encrypts `data` for the account with key id `keyID` under `key` (32 bytes).
-    func protect(_ data: [UInt8], keyID: String, key: [UInt8]) throws -> [UInt8]
-    /// The key id protected data names; nil for data this protector did not make.
-    func keyID(of data: [UInt8]) -> String?
-    func unprotect(_ data: [UInt8], key: [UInt8]) throws -> [UInt8]
-}
-
-/// The broker's document format (`MAMProtect.DocumentCipher`).
-public struct DocumentProtector: DataProtector {
-    public init() {}
-    public func protect(_ data: [UInt8], keyID: String, key: [UInt8]) throws -> [UInt8] {
-        try data.withUnsafeBytes { try DocumentCipher.seal($0, key: key, keyID: keyID) }
-    }
-    public func keyID(of data: [UInt8]) -> String? {
-        guard data.starts(with: DocumentCipher.magic) else { return nil }
-        return try? DocumentCipher.keyID(of: data)
-    }
-    public func unprotect(_ data: [UInt8], key: [UInt8]) throws -> [UInt8] { try DocumentCipher.open(data, key: key) }
-}
-
 /// `IntuneMAMDataProtectionManager`: protect and unprotect buffers and strings for an account.
 /// Only the managed account the app is enrolled with has a key (the broker hands it out for
 /// that account only); data for any other account is returned as it is, as the SDK does for an
@@ -117,8 +92,6 @@ public struct DataProtection: Sendable {
 }
 
 extension Kit {
-    var protector: any DataProtector { DocumentProtector() }
-
     /// The key id of an account, as the broker names keys: its object id, else its name, lower-cased.
     static func keyID(_ account: Account) -> String {
         if let oid = account.oid, !oid.isEmpty { return oid.lowercased() }
@@ -127,8 +100,7 @@ extension Kit {
 
     /// The enrolled account a key id names, if the app is managed under it.
     func account(forKeyID keyID: String) -> Account? {
-        guard let s = snapshot, let e = s.enrolled, s.policy != nil, Self.keyID(e) == keyID.lowercased() else { return nil }
-        return e
+        managedAccount.flatMap { Self.keyID($0) == keyID.lowercased() ? $0 : nil }
     }
 
     /// The owner MAMProtect writes into a header for an account.
@@ -166,10 +138,11 @@ extension Kit {
         return key
     }
 
-    /// Opens a document the broker encrypted, when this app is managed under its owner.
+    /// Opens a document the broker encrypted (`DocumentCipher`), when this app is managed under
+    /// the account whose key id it names.
     func openCiphertext(_ bytes: [UInt8]) async -> [UInt8]? {
-        guard let keyID = protector.keyID(of: bytes), let owner = account(forKeyID: keyID),
-              let key = try? await key(for: owner) else { return nil }
-        return try? protector.unprotect(bytes, key: key)
+        guard bytes.starts(with: DocumentCipher.magic), let keyID = try? DocumentCipher.keyID(of: bytes),
+              let owner = account(forKeyID: keyID), let key = try? await key(for: owner) else { return nil }
+        return try? DocumentCipher.open(bytes, key: key)
     }
 }

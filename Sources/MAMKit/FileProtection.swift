@@ -25,20 +25,6 @@ public struct FileOwner: Sendable, Hashable {
     public static let nobody = FileOwner(upn: "", objectID: "")
 }
 
-/// Until MAMProtect's file protection is linked in (`MAMApp.setFileProtector`), every file call
-/// says so.
-struct NoFileProtector: FileProtector {
-    struct Unavailable: Error, CustomStringConvertible {
-        var description: String { "file protection is not available in this build (no FileProtector installed)" }
-    }
-    func owner(ofFileAt path: String) throws -> FileOwner? { throw Unavailable() }
-    func setOwner(_ owner: FileOwner, ofFileAt path: String) throws { throw Unavailable() }
-    func isFileEncrypted(at path: String) throws -> Bool { throw Unavailable() }
-    func encryptFile(at path: String, for owner: FileOwner, key: [UInt8]) throws { throw Unavailable() }
-    func decryptFile(at path: String, key: [UInt8]) throws { throw Unavailable() }
-    func removeFiles(ownedBy owner: FileOwner, under folder: String) throws -> [String] { [] }
-}
-
 /// `IntuneMAMFileProtectionManager` and `IntuneMAMFile`'s class methods: file owners, and
 /// encryption where the owner's policy asks for it (`isFileEncryptionRequired`).
 public struct FileProtection: Sendable {

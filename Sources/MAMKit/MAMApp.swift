@@ -26,7 +26,7 @@ public final class MAMApp: Sendable {
     public var dataProtection: DataProtection { DataProtection(kit: kit) }
     public var fileProtection: FileProtection { FileProtection(kit: kit) }
 
-    /// The implementation file protection uses (MAMProtect's, once linked in).
+    /// The implementation file protection uses (by default MAMProtect's: `ProtectFiles`).
     public func setFileProtector(_ protector: any FileProtector) { kit.state.withLock { $0.fileProtector = protector } }
 
     /// Everything that arrives unasked, in order. One consumer.

@@ -19,7 +19,9 @@ struct CitationTests {
             let file = String(text[Range(m.range(at: 1), in: text)!])
             let first = Int(text[Range(m.range(at: 2), in: text)!])!
             let last = m.range(at: 3).location == NSNotFound ? first : Int(text[Range(m.range(at: 3), in: text)!])!
-            let target = ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(file)
+            // A link starting with "/" is from the repository's root, as GitHub reads it.
+            let target = file.hasPrefix("/") ? Built.root + file
+                : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(file)
             guard let source = try? String(contentsOfFile: target, encoding: .utf8) else {
                 Issue.record("\(document): \(file) does not exist")
                 continue
