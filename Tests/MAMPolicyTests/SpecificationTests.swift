@@ -94,7 +94,9 @@ struct SpecificationTests {
             for link in Self.links(in: markdown) {
                 if link.hasPrefix("http://") || link.hasPrefix("https://") || link.hasPrefix("mailto:") || link.hasPrefix("#") { continue }
                 let path = String(link.split(separator: "#", maxSplits: 1)[0])
-                let target = folder.appendingPathComponent(path).standardizedFileURL.path
+                // A link starting with "/" is from the repository's root, as GitHub reads it.
+                let target = (path.hasPrefix("/") ? Self.root.appendingPathComponent(String(path.dropFirst()))
+                    : folder.appendingPathComponent(path)).standardizedFileURL.path
                 #expect(target == base || target.hasPrefix(base + "/"), "\(doc): \(link) leaves the repository")
                 #expect(FileManager.default.fileExists(atPath: target), "\(doc): \(link) does not exist")
                 checked += 1
