@@ -1,6 +1,7 @@
 import CMAMWire
 import Foundation
 import Glibc
+import Synchronization
 import MAMWire
 import Testing
 
@@ -10,11 +11,19 @@ import Testing
 /// a process can make it.
 @Suite("One app cannot stall the others", .serialized, .timeLimit(.minutes(3)))
 struct FloodTests {
-    final class Flooder: @unchecked Sendable {
+    /// The flooding app: a writer and a reader thread; the counters are atomics because the
+    /// test reads them while both threads write.
+    final class Flooder: Sendable {
         let socket: WireSocket
         let make: @Sendable (UInt32) -> (Message, Int32?)
-        var running = true
-        var sent = 0, answered = 0, closed = false
+        private let isRunning = Atomic(true)
+        private let sentCount = Atomic(0), answeredCount = Atomic(0)
+        var running: Bool {
+            get { isRunning.load(ordering: .acquiring) }
+            set { isRunning.store(newValue, ordering: .releasing) }
+        }
+        var sent: Int { sentCount.load(ordering: .relaxed) }
+        var answered: Int { answeredCount.load(ordering: .relaxed) }
         init(socket: WireSocket, make: @escaping @Sendable (UInt32) -> (Message, Int32?)) {
             self.socket = socket
             self.make = make
@@ -24,9 +33,8 @@ struct FloodTests {
             let reader = Thread { [self] in
                 while running, let r = socket.receiveRaw() {
                     r.descriptor.map { _ = close($0) }
-                    answered += 1
+                    answeredCount.add(1, ordering: .relaxed)
                 }
-                closed = true
             }
             let writer = Thread { [self] in
                 var id: UInt32 = 1
@@ -35,7 +43,7 @@ struct FloodTests {
                     do { try socket.send(Frame(id: id, m), descriptor: fd) } catch { fd.map { _ = close($0) }; break }
                     fd.map { _ = close($0) }
                     id &+= 1
-                    sent += 1
+                    sentCount.add(1, ordering: .relaxed)
                 }
             }
             reader.start()
@@ -50,7 +58,7 @@ struct FloodTests {
         try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: nil)).send(on: launcher, descriptor: theirs.fd)
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
-        _ = mine.receive()
+        _ = mine.receive(within: 10)
         return mine
     }
 
@@ -94,7 +102,10 @@ struct FloodTests {
             }
         }
         _ = flooder.start()
-        usleep(200_000)
+        // Measured once the flood is under way (some URLs are only answered when they time out).
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while flooder.sent < 50 && Date() < deadline { usleep(1_000) }
+        #expect(flooder.sent >= 50, "the flood is under way")
         // Up to five windows of 200 round trips: the machines running this are shared (and the
         // rest of the suite runs beside it), so a window may catch a neighbour's burst; the broker
         // has to keep the bound in one of them.
@@ -104,8 +115,8 @@ struct FloodTests {
             for i in 0..<200 {
                 let start = DispatchTime.now().uptimeNanoseconds
                 try quiet.send(Frame(id: UInt32(10 + i), .paste))
-                guard let r = quiet.receive(), case .success(let f) = r.frame, case .pasteResult = f.message else {
-                    Issue.record("the quiet app lost its answer: \(String(describing: quiet.receive()))")
+                guard let r = quiet.receive(within: 10), case .success(let f) = r.frame, case .pasteResult = f.message else {
+                    Issue.record("the quiet app lost its answer: \(String(describing: quiet.receive(within: 10)))")
                     break
                 }
                 latencies.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)

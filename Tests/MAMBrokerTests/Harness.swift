@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MAMTestSupport
+import MAMWire
 import Testing
 
 /// A broker process on a throwaway device directory, and apps launched against it.
@@ -10,7 +11,7 @@ final class BrokerHarness: @unchecked Sendable {
 
     let device: String
     let tenant: String
-    var process: Process?
+    var broker: BrokerProcess?
     var launcherSocket: String { device + "/launcher.sock" }
     var publicSocket: String { device + "/mambroker.sock" }
     var audit: String { device + "/audit.jsonl" }
@@ -32,38 +33,30 @@ final class BrokerHarness: @unchecked Sendable {
 
     func start() throws {
         try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.bin + "/mambroker")
-        p.arguments = ["--tenant", tenant, "--device", device, "--apps", apps] + extraArguments
-        let out = Pipe()
-        p.standardOutput = out
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        p.standardError = FileHandle(forWritingAtPath: log)
-        try p.run()
-        process = p
-        // Ready once it says so (or gone, when it refused to start).
-        let line = out.fileHandleForReading.availableData
-        guard String(decoding: line, as: UTF8.self).hasPrefix("ready") else {
-            p.waitUntilExit()
-            throw BrokerError("mambroker did not start: \(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: log))) ?? Data(), as: UTF8.self))")
-        }
+        broker = try BrokerProcess(["--tenant", tenant, "--device", device, "--apps", apps] + extraArguments, log: log)
     }
 
-    var pid: Int32 { process?.processIdentifier ?? -1 }
+    var process: Process? { broker?.process }
+    var pid: Int32 { broker?.pid ?? -1 }
 
-    /// Waits (up to ten seconds) until the broker's log says `text`.
-    func waitForLog(_ text: String) {
-        for _ in 0..<200 {
+    /// Waits (up to `timeout` seconds) until the broker's log says `text`; the test fails when it
+    /// never does.
+    func waitForLog(_ text: String, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        repeat {
             if let log = try? String(contentsOfFile: log, encoding: .utf8), log.contains(text) { return }
-            usleep(50_000)
-        }
+            usleep(20_000)
+        } while Date() < deadline
+        Issue.record("the broker's log did not say \"\(text)\" within \(timeout) s:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")",
+                     sourceLocation: sourceLocation)
     }
 
+    /// Sends `signal` and waits for the broker's end (bounded: a broker that does not end is
+    /// killed and the test fails).
     func kill(_ signal: Int32) {
-        guard let p = process else { return }
-        Glibc.kill(p.processIdentifier, signal)
-        p.waitUntilExit()
-        process = nil
+        guard let broker else { return }
+        do { try broker.stop(signal) } catch { Issue.record("\(error)") }
+        self.broker = nil
     }
 
     func stop() {
@@ -81,20 +74,12 @@ final class BrokerHarness: @unchecked Sendable {
 
     /// Starts `Courier` as the app of `Apps/<app>` (its bundle id), sandboxed, with these steps.
     func launch(_ app: String, _ steps: [String]) throws -> App {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.bin + "/mamlaunch")
-        p.arguments = ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
-                       "--containers", device + "-containers", "--", Self.bin + "/Courier"] + steps
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        return App(process: p, out: out, err: err)
+        App(try ChildProcess(Self.bin + "/mamlaunch", ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
+                                                       "--containers", device + "-containers", "--", Self.bin + "/Courier"] + steps, input: false))
     }
 
-    func run(_ app: String, _ steps: [String]) throws -> [[String: Any]] {
-        try launch(app, steps).finish()
+    func run(_ app: String, _ steps: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
+        try launch(app, steps).finish(sourceLocation: sourceLocation)
     }
 
     /// Installed apps where Mail (and its `contosomail` scheme) can never come up: its manifest
@@ -117,38 +102,38 @@ struct BrokerError: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
+/// Courier under the launcher: its steps as arguments, a JSON line per step. Every wait is
+/// bounded (`deadline`, seconds); past it the app is killed and the test fails with its output.
 final class App: @unchecked Sendable {
-    let process: Process
-    let out: Pipe
-    let err: Pipe
-    init(process: Process, out: Pipe, err: Pipe) {
-        self.process = process
-        self.out = out
-        self.err = err
-    }
+    let child: ChildProcess
+    var process: Process { child.process }
+    var deadline: Double = 60
+    init(_ child: ChildProcess) { self.child = child }
 
-    private var early = Data()
+    /// What the launcher and the app said on standard error so far.
+    var standardError: String { child.standardError }
 
-    /// Reads the app's output until it has printed `count` lines (the steps done so far), so a
-    /// test can let another app act only once this one is where it should be.
-    func waitForLines(_ count: Int) {
-        while early.split(separator: UInt8(ascii: "\n")).count < count {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { return }
-            early.append(chunk)
+    /// Waits until the app has printed `count` lines (the steps done so far), so a test can let
+    /// another app act only once this one is where it should be. The test fails when the app
+    /// ends or the deadline passes first.
+    func waitForLines(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            let reached = try child.waitForOutput("\(count) lines", timeout: deadline) { $0.split(separator: UInt8(ascii: "\n")).count >= count }
+            if !reached { Issue.record("the app ended before printing \(count) lines: \(child.standardError)", sourceLocation: sourceLocation) }
+        } catch {
+            Issue.record("\(error)", sourceLocation: sourceLocation)
         }
     }
 
-    /// Waits for the app and returns its JSON lines.
-    func finish() -> [[String: Any]] {
-        let data = early + out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+    /// Waits for the app and returns its JSON lines. An app that does not end within the
+    /// deadline is killed and the test fails with its output (the lines so far are returned).
+    func finish(sourceLocation: SourceLocation = #_sourceLocation) -> [[String: Any]] {
+        do { try child.waitForExit("its end", timeout: deadline) } catch { Issue.record("\(error)", sourceLocation: sourceLocation) }
+        let lines = String(decoding: child.standardOutput, as: UTF8.self).split(separator: "\n").compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
         // An app that said nothing: what the launcher said instead, so a failure shows why.
-        return lines.isEmpty ? [["launcher": String(decoding: errors, as: UTF8.self), "status": Int(process.terminationStatus)]] : lines
+        return lines.isEmpty ? [["launcher": child.standardError, "status": Int(process.terminationStatus)]] : lines
     }
 }
 
@@ -161,4 +146,18 @@ extension Array where Element == [String: Any] {
 extension Dictionary where Key == String, Value == Any {
     var outcome: String? { (self["decision"] as? [String: Any])?["outcome"] as? String }
     var rule: String? { (self["decision"] as? [String: Any])?["rule"] as? String }
+}
+
+extension WireSocket {
+    /// Receives one frame, waiting at most `seconds`; nil at the end of stream. A broker that
+    /// says nothing in time fails the test (a bare `receive()` would wait forever).
+    func receive(within seconds: Double, sourceLocation: SourceLocation = #_sourceLocation) -> Received? {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, Int32(seconds * 1000))
+        guard ready > 0 else {
+            Issue.record("no frame within \(seconds) s", sourceLocation: sourceLocation)
+            return nil
+        }
+        return receive()
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MAMTestSupport
 import MAMWire
 import Testing
 
@@ -11,32 +12,7 @@ import Testing
 
     /// Runs `python3 -c code` with the client importable, `input` on its standard input.
     static func python(_ code: String, input: String) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: python)
-        p.arguments = ["-B", "-c", code]
-        p.environment = ["PYTHONPATH": client, "LANG": "C.UTF-8"]
-        let i = Pipe(), o = Pipe(), e = Pipe()
-        p.standardInput = i
-        p.standardOutput = o
-        p.standardError = e
-        try p.run()
-        return collect(p, input: input, i, o, e)
-    }
-
-    /// Feeds `input` and reads both outputs at once, so no pipe fills up and stalls the other side.
-    static func collect(_ p: Process, input: String, _ i: Pipe, _ o: Pipe, _ e: Pipe) -> (status: Int32, out: String, err: String) {
-        let writer = Thread {
-            i.fileHandleForWriting.write(Data(input.utf8))
-            try? i.fileHandleForWriting.close()
-        }
-        writer.start()
-        nonisolated(unsafe) var err = Data()
-        let t = Thread { err = e.fileHandleForReading.readDataToEndOfFile() }
-        t.start()
-        let out = o.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        while !t.isFinished || !writer.isFinished { usleep(1000) }
-        return (p.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        try ChildProcess.run(python, ["-B", "-c", code], environment: ["PYTHONPATH": client, "LANG": "C.UTF-8"], input: input)
     }
 
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
@@ -188,18 +164,10 @@ import Testing
 
     /// `mamlaunch run` of the example app in scripted mode, its commands on a pipe.
     static func runExample(_ b: BrokerHarness, _ commands: [String], asScript: Bool = false) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: BrokerHarness.bin + "/mamlaunch")
         let program = asScript ? ["clients/python/example_app.py"] : [Self.python, "clients/python/example_app.py"]
-        p.arguments = ["run", "--manifest", "clients/python/Info.plist", "--broker", b.launcherSocket, "--containers", b.device + "-containers",
-                       "--"] + program + ["--script"]
-        p.currentDirectoryURL = URL(fileURLWithPath: BrokerHarness.root)
-        let i = Pipe(), o = Pipe(), e = Pipe()
-        p.standardInput = i
-        p.standardOutput = o
-        p.standardError = e
-        try p.run()
-        return collect(p, input: commands.map { $0 + "\n" }.joined(), i, o, e)
+        return try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", ["run", "--manifest", "clients/python/Info.plist", "--broker", b.launcherSocket,
+                                                                      "--containers", b.device + "-containers", "--"] + program + ["--script"],
+                                    directory: BrokerHarness.root, input: commands.map { $0 + "\n" }.joined())
     }
 
     @Test func theExampleAppGetsTheBrokersDecisionsSandboxed() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MAMTestSupport
 import MAMWire
 import Testing
 
@@ -44,13 +45,13 @@ struct RobustnessTests {
         let s = WireSocket(fd: fd)
         defer { s.close() }
         try s.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
-        guard case let .welcome(_, bundle, account)? = try? s.receive()?.frame.get().message else { Issue.record("no welcome"); return }
+        guard case let .welcome(_, bundle, account)? = try? s.receive(within: 10)?.frame.get().message else { Issue.record("no welcome"); return }
         // A process that connected by itself is an unknown, unmanaged app.
         #expect(bundle == "unknown.pid\(getpid())" && account == nil)
         try s.sendRaw([UInt8](repeating: 0x4D, count: Wire.maximumFrame + 10))
-        guard case let .error(code, _)? = try? s.receive()?.frame.get().message else { Issue.record("no error"); return }
+        guard case let .error(code, _)? = try? s.receive(within: 10)?.frame.get().message else { Issue.record("no error"); return }
         #expect(code == .oversized)
-        #expect(s.receive() == nil, "the connection is closed after the error")
+        #expect(s.receive(within: 10) == nil, "the connection is closed after the error")
     }
 
     @Test func anAppKilledMidTransferLeavesNothingBehind() throws {
@@ -127,12 +128,11 @@ struct RobustnessTests {
 
     @Test func sigtermShutsDownCleanly() throws {
         let b = try BrokerHarness()
-        let process = try #require(b.process)
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let broker = try #require(b.broker)
+        try broker.stop(SIGTERM)
+        #expect(broker.process.terminationStatus == 0)
         #expect(!FileManager.default.fileExists(atPath: b.publicSocket) && !FileManager.default.fileExists(atPath: b.launcherSocket))
-        b.process = nil
+        b.broker = nil
         b.stop()
     }
 
@@ -178,17 +178,10 @@ struct AuditRotationTests {
 
 @Suite("A broker on a virtual clock", .serialized, .timeLimit(.minutes(1)))
 struct VirtualClockTests {
+    /// Runs mamlaunch to its end (bounded): its status and what it said on both streams.
     static func mamlaunch(_ arguments: [String]) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: BrokerHarness.bin + "/mamlaunch")
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        return (p.terminationStatus, text)
+        let r = try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", arguments, timeout: 30)
+        return (r.status, r.out + r.err)
     }
 
     @Test func timeMovesOnlyWhenToldAndWhatWasDueHappensThen() throws {
@@ -206,7 +199,7 @@ struct VirtualClockTests {
         #expect(poll(&pfd, 1, 2_500) == 0, "no answer while the virtual clock stands still")
         let (status, said) = try Self.mamlaunch(["clock", "advance", "16s", "--broker", b.launcherSocket])
         #expect(status == 0, "\(said)")
-        guard let r = notes.receive(), case let .success(f) = r.frame, case .error(.unknownTarget, _) = f.message else {
+        guard let r = notes.receive(within: 10), case let .success(f) = r.frame, case .error(.unknownTarget, _) = f.message else {
             Issue.record("the launch did not time out when the clock moved"); return
         }
         #expect(f.id == 5)
@@ -259,7 +252,7 @@ struct RestartProcessTests {
         defer { b.stop() }
         let app = try b.launch("Mail", ["hello", "enroll", "adele@contoso.com", "restart-answer", "sdk", "2", "bye"])
         let lines = app.finish()
-        let stderr = String(decoding: app.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = app.standardError
         #expect(lines.filter { $0["step"] as? String == "hello" }.count == 2, "\(lines) \(stderr)")
         #expect(lines.step("enroll")["status"] as? Int == 100)
         #expect(lines.step("restart-answer")["restart"] as? String == "sdk")
@@ -286,18 +279,8 @@ struct ConditionalAccessProcessTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         let oid = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: BrokerHarness.bin + "/mamlaunch")
         // Not `--user ben`: Mail would enroll him at launch (AutoEnrollOnLaunch); here he signs in later.
-        p.arguments = ["run", "--manifest", "\(BrokerHarness.root)/Apps/Mail/Info.plist", "--broker", b.launcherSocket,
-                       "--containers", b.device + "-containers", "--", BrokerHarness.bin + "/Courier",
-                       "hello", "token", "ben@contoso.com", "remediate", oid, "silent", "wait-compliance", "token", "ben@contoso.com"]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let lines = App(process: p, out: out, err: err).finish()
+        let lines = try b.run("Mail", ["hello", "token", "ben@contoso.com", "remediate", oid, "silent", "wait-compliance", "token", "ben@contoso.com"])
         #expect(lines.step("token")["token"] as? String == "protectionPolicyRequired")
         #expect((lines.step("token")["homeAccountId"] as? String)?.hasPrefix(oid + ".") == true)
         #expect(lines.step("remediate")["accepted"] as? String == "started")

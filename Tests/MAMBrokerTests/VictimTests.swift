@@ -30,7 +30,7 @@ struct VictimTests {
         var allowed = 0, refused = 0
         for i in 0..<3000 {
             try attacker.send(Frame(id: UInt32(100 + i), .openURL(url: "contosomail://x/\(i)")))
-            guard let r = attacker.receive(), case let .success(f) = r.frame else { break }
+            guard let r = attacker.receive(within: 10), case let .success(f) = r.frame else { break }
             if case let .decision(d) = f.message, d.allowed { allowed += 1 }
             if case .error(.limitReached, _) = f.message { refused += 1 }
         }
@@ -38,7 +38,7 @@ struct VictimTests {
         #expect(!eof && refused > 0, "the attacker was told; the victim kept its connection")
         #expect(frames.count == allowed, "every allowed URL arrived: \(frames.count) of \(allowed)")
         try victim.send(Frame(id: 7, .paste))
-        guard let r = victim.receive(), case let .success(f) = r.frame, case .pasteResult = f.message else {
+        guard let r = victim.receive(within: 10), case let .success(f) = r.frame, case .pasteResult = f.message else {
             Issue.record("the victim is no longer served"); return
         }
         let decided = b.auditRecords.filter { $0["channel"] as? String == "open-url" }.count
@@ -68,9 +68,9 @@ struct VictimTests {
             for (k, fd) in fds.enumerated() {
                 let id = UInt32(round * 100 + k * 4 + 10)
                 try app.send(Frame(id: id, .share(target: "com.contoso.mail", contentType: "public.plain-text", name: "a.txt")), descriptor: fd)
-                _ = app.receive()
+                _ = app.receive(within: 10)
                 try app.send(Frame(id: id + 1, .saveTo(location: 32, account: nil, name: "r\(k).txt")), descriptor: fd)
-                _ = app.receive()
+                _ = app.receive(within: 10)
             }
             fds.forEach { _ = close($0) }
         }

@@ -11,7 +11,7 @@ final class KitBroker: @unchecked Sendable {
     static var bin: String { BuiltProducts.bin }
 
     let device: String
-    var process: Process?
+    var broker: BrokerProcess?
     var launcherSocket: String { device + "/launcher.sock" }
     var audit: String { device + "/audit.jsonl" }
     let log: String
@@ -24,27 +24,18 @@ final class KitBroker: @unchecked Sendable {
 
     func start() throws {
         try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.bin + "/mambroker")
-        p.arguments = ["--tenant", Self.root + "/Policies/contoso/tenant.json", "--device", device, "--apps", Self.root + "/Apps"]
-        p.environment = ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": Self.root]) { _, b in b }
-        let out = Pipe()
-        p.standardOutput = out
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        p.standardError = FileHandle(forWritingAtPath: log)
-        try p.run()
-        process = p
-        guard String(decoding: out.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready") else {
-            p.waitUntilExit()
-            throw KitTestError("mambroker did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-        }
+        broker = try BrokerProcess(["--tenant", Self.root + "/Policies/contoso/tenant.json", "--device", device, "--apps", Self.root + "/Apps"],
+                                   environment: ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": Self.root]) { _, b in b }, log: log)
     }
 
+    var process: Process? { broker?.process }
+
+    /// Sends `signal` and waits for the broker's end (bounded: a broker that does not end is
+    /// killed and the test fails).
     func kill(_ signal: Int32) {
-        guard let p = process else { return }
-        Glibc.kill(p.processIdentifier, signal)
-        p.waitUntilExit()
-        process = nil
+        guard let broker else { return }
+        do { try broker.stop(signal) } catch { Issue.record("\(error)") }
+        self.broker = nil
     }
 
     func stop() {

@@ -11,20 +11,10 @@ enum Built {
     static var bin: String { BuiltProducts.bin }
     static var environment: [String: String] { ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": root]) { _, b in b } }
 
-    /// Runs a tool to its end: status, output and errors.
-    static func run(_ tool: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: bin + "/" + tool)
-        p.arguments = arguments
-        p.environment = environment
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    /// Runs a tool to its end (bounded: one that does not end within `timeout` seconds is
+    /// killed and the call throws with what it printed): status, output and errors.
+    static func run(_ tool: String, _ arguments: [String], timeout: Double = 60) throws -> (status: Int32, out: String, err: String) {
+        try ChildProcess.run(bin + "/" + tool, arguments, environment: environment, timeout: timeout)
     }
 }
 
@@ -36,29 +26,20 @@ struct SampleTestError: Error, CustomStringConvertible {
 /// A real broker on a throwaway device directory (the contoso tenant, the project's apps).
 final class Broker: @unchecked Sendable {
     let device = "/tmp/mamlab-samples-\(UUID().uuidString.prefix(8))"
-    let process = Process()
+    private var broker: BrokerProcess?
+    var process: Process? { broker?.process }
     var launcherSocket: String { device + "/launcher.sock" }
     var containers: String { device + "-containers" }
 
     init() throws {
         try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
-        process.executableURL = URL(fileURLWithPath: Built.bin + "/mambroker")
-        process.arguments = ["--tenant", Built.root + "/Policies/contoso/tenant.json", "--device", device, "--apps", Built.root + "/Apps",
-                             "--log-level", "warning"]
-        process.environment = Built.environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        guard String(decoding: out.fileHandleForReading.availableData, as: UTF8.self).hasPrefix("ready") else {
-            process.waitUntilExit()
-            throw SampleTestError("mambroker did not start")
-        }
+        broker = try BrokerProcess(["--tenant", Built.root + "/Policies/contoso/tenant.json", "--device", device, "--apps", Built.root + "/Apps",
+                                    "--log-level", "warning"], environment: Built.environment)
     }
 
+    /// Ends the broker (bounded: one that does not end is killed and the test fails).
     func stop() {
-        process.terminate()
-        process.waitUntilExit()
+        do { try broker?.stop() } catch { Issue.record("\(error)") }
         try? FileManager.default.removeItem(atPath: device)
         try? FileManager.default.removeItem(atPath: containers)
     }
