@@ -33,13 +33,19 @@ final class BrokerConnection: Sendable {
     }
 
     let socket: WireSocket
+    /// Seconds a request waits for its reply. The broker answers at once or, for a request that
+    /// waits on another app (a URL's launch, an import), within 30 s; a broker that goes silent
+    /// must not leave the app waiting forever.
+    let requestTimeout: Double
+    static let defaultRequestTimeout: Double = 60
     private let state = Locked(State())
     /// Frames nobody asked for, in arrival order, for the kit's event loop.
     let unsolicited: AsyncStream<Incoming>
     private let sink: AsyncStream<Incoming>.Continuation
 
-    init(fd: Int32) {
+    init(fd: Int32, requestTimeout: Double = BrokerConnection.defaultRequestTimeout) {
         socket = WireSocket(fd: fd)
+        self.requestTimeout = requestTimeout
         (unsolicited, sink) = AsyncStream.makeStream(of: Incoming.self, bufferingPolicy: .unbounded)
     }
 
@@ -60,9 +66,17 @@ final class BrokerConnection: Sendable {
     private func readLoop() {
         let buffer = ReceiveBuffer()
         while let raw = socket.receiveRaw(buffer: buffer) {
-            if raw.error != nil { continue }
-            guard let frame = try? Wire.decode(raw.bytes) else {
+            // A frame that cannot be read is dropped; when its header still names a request, that
+            // request fails now rather than at its time-out.
+            if let error = raw.error {
                 raw.descriptor.map { _ = Glibc.close($0) }
+                fail(Self.requestID(raw.bytes), MAMKitError(.unexpectedReply, "a reply that could not be received: \(error)"))
+                continue
+            }
+            let frame: Frame
+            do { frame = try Wire.decode(raw.bytes) } catch {
+                raw.descriptor.map { _ = Glibc.close($0) }
+                fail(Self.requestID(raw.bytes), MAMKitError(.unexpectedReply, "a reply that could not be read: \(error)"))
                 continue
             }
             deliver(Incoming(frame: frame, descriptor: raw.descriptor))
@@ -74,6 +88,21 @@ final class BrokerConnection: Sendable {
         }
         for p in waiting { p.continuation.resume(throwing: MAMKitError(.disconnected, "the broker closed the connection")) }
         sink.finish()
+    }
+
+    /// The id in a frame's header (bytes 4-7, little-endian) when it has one of this side's
+    /// requests' numbers.
+    private static func requestID(_ bytes: [UInt8]) -> UInt32? {
+        guard bytes.count >= 8, bytes[0] == 0x4D, bytes[1] == 0x57 else { return nil }
+        let id = UInt32(bytes[4]) | UInt32(bytes[5]) << 8 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 24
+        return id > 0 && id < 0x8000_0000 ? id : nil
+    }
+
+    /// Ends a pending request with `error` (nothing when it is no longer pending).
+    private func fail(_ id: UInt32?, _ error: MAMKitError) {
+        guard let id, let p = state.withLock({ $0.pending.removeValue(forKey: id) }) else { return }
+        p.replies.forEach { $0.descriptor.map { _ = Glibc.close($0) } }
+        p.continuation.resume(throwing: error)
     }
 
     private func deliver(_ incoming: Incoming) {
@@ -126,6 +155,11 @@ final class BrokerConnection: Sendable {
             guard let id else {
                 c.resume(throwing: MAMKitError(.disconnected, "the broker connection is closed"))
                 return
+            }
+            let timeout = requestTimeout
+            let name = String(describing: message).prefix { $0 != "(" }
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [self] in
+                fail(id, MAMKitError(.timedOut, "the broker did not answer \(name) within \(timeout) s"))
             }
             do {
                 try socket.send(Frame(id: id, message), descriptor: descriptor)

@@ -8,8 +8,11 @@ public struct MAMKitError: Error, Sendable, Equatable, CustomStringConvertible {
         case refused(WireErrorCode)
         /// The connection to the broker is closed (or was never there).
         case disconnected
-        /// The broker answered something this request does not expect.
+        /// The broker answered something this request does not expect (or a reply that could not
+        /// be read).
         case unexpectedReply
+        /// The broker did not answer within the request's time-out.
+        case timedOut
         /// The app passed something the kit cannot send (too long, not a name).
         case invalidArgument
         /// Data protection failed (no key, not protected, corrupt).

@@ -50,9 +50,12 @@ public final class MAMApp: Sendable {
         try await start(connection: BrokerConnection.fromEnvironment(), integratesSDK: integratesSDK, policyDelegate: policyDelegate)
     }
 
-    /// The same over a descriptor the caller holds (tests, the benchmark).
-    public static func start(descriptor: Int32, integratesSDK: Bool = true, policyDelegate: (any PolicyDelegate)? = nil) async throws -> MAMApp {
-        try await start(connection: BrokerConnection(fd: descriptor), integratesSDK: integratesSDK, policyDelegate: policyDelegate)
+    /// The same over a descriptor the caller holds (tests, the benchmark). `requestTimeout`:
+    /// seconds a request waits for the broker's answer before it throws `timedOut`.
+    public static func start(descriptor: Int32, integratesSDK: Bool = true, policyDelegate: (any PolicyDelegate)? = nil,
+                             requestTimeout: Double = 60) async throws -> MAMApp {
+        try await start(connection: BrokerConnection(fd: descriptor, requestTimeout: requestTimeout), integratesSDK: integratesSDK,
+                        policyDelegate: policyDelegate)
     }
 
     static func start(connection: BrokerConnection, integratesSDK: Bool, policyDelegate: (any PolicyDelegate)?) async throws -> MAMApp {

@@ -40,7 +40,9 @@ public enum ScriptedApp {
                 app.stop()
                 return 0
             }
+            delegate.commandStarted()
             await executor.execute(number, command)
+            delegate.commandEnded()
         }
         if serveAfterInput { await events.value }
         app.stop()
@@ -113,15 +115,28 @@ final class ScriptedDelegate: PolicyDelegate, @unchecked Sendable {
     private var switchAnswer = SwitchIdentityResult.success
     private var wipes = true
     private var restartsItself = true
+    private var commandsRunning = 0
 
     func set(conditionalLaunch passes: Bool) { lock.lock(); conditionalLaunchPasses = passes; lock.unlock() }
     func set(switchAnswer answer: SwitchIdentityResult) { lock.lock(); switchAnswer = answer; lock.unlock() }
     func set(wipes: Bool) { lock.lock(); self.wipes = wipes; lock.unlock() }
     func set(restartsItself: Bool) { lock.lock(); self.restartsItself = restartsItself; lock.unlock() }
 
+    func commandStarted() { lock.withLock { commandsRunning += 1 } }
+    func commandEnded() { lock.withLock { commandsRunning -= 1 } }
+
     /// A scripted app applies a first policy in place (it "restarts itself") unless the script
     /// leaves the restart to the SDK side (`delegate restart sdk`): the launcher then restarts it.
-    func restartApplication() async -> Bool { lock.withLock { restartsItself } }
+    /// Then the command in flight (the enroll that brought the first policy) writes its answer
+    /// first: the launcher kills this instance as soon as the broker hears the answer, and an
+    /// answer not yet written is lost with it, leaving the driver waiting (issue 20). Bounded,
+    /// so a command that waits on something else cannot hold the restart up.
+    func restartApplication() async -> Bool {
+        if lock.withLock({ restartsItself }) { return true }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while lock.withLock({ commandsRunning > 0 }), ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        return false
+    }
 
     /// The app's own wipe: this scripted app keeps nothing of its own beyond files, so it only
     /// says whether it claims to have wiped; the kit removes the account's files either way.
