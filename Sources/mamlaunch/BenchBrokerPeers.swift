@@ -14,7 +14,11 @@ struct BrokerUnderTest {
     /// connection, past hello.
     func adopt(_ bundle: String) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
-        Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil), fd: theirs.fd)
+        do { try Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil), fd: theirs.fd) } catch {
+            theirs.close()
+            mine.close()
+            throw BenchError("the broker did not take \(bundle)'s connection: \(error)")
+        }
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
         guard let answer = mine.receive(), case .success(let frame) = answer.frame, case .welcome = frame.message else {

@@ -58,14 +58,21 @@ final class ScriptedApp: @unchecked Sendable {
         do {
             app = try Sandbox.launch(config) { v in
                 Violations.shared.record(v)
-                Handoff.send(control, .violation(v))
+                Handoff.report(control, v)
             }
         } catch {
             for fd in [control, pair[0], pair[1], stdin[0], stdin[1], stdout[0], stdout[1], errFD] where fd >= 0 { close(fd) }
             throw Failure(description: "\(bundle): \(error)")
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
-        Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account), fd: pair[1])
+        do {
+            try Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account), fd: pair[1])
+        } catch {
+            kill(app.pid, SIGKILL)
+            _ = app.wait()
+            for fd in [control, pair[1], stdin[1], stdout[0]] where fd >= 0 { close(fd) }
+            throw Failure(description: "\(bundle) was stopped: the broker did not take its connection (\(error))")
+        }
         close(pair[1])
         let scripted = ScriptedApp(bundleID: bundle, app: app, input: stdin[1], output: stdout[0], control: control)
         let reader = Thread { scripted.readLines() }

@@ -102,7 +102,7 @@ struct Run: ParsableCommand {
         let bundle = manifest.bundleID
         let report: @Sendable (Violation) -> Void = { v in
             FileHandle.standardError.write(Data("mamlaunch: \(v)\n".utf8))
-            if controlFD >= 0 { Handoff.send(controlFD, .violation(v)) }
+            if controlFD >= 0 { Handoff.report(controlFD, v) }
         }
         var config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
@@ -178,7 +178,15 @@ struct Run: ParsableCommand {
             FileHandle.standardError.write(Data("mamlaunch: warning: \(config.bundleID) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n".utf8))
         }
         if control >= 0 {
-            Handoff.send(control, Handoff.adopt(bundleID: config.bundleID, pid: app.pid, account: user), fd: brokerEnd)
+            do {
+                try Handoff.send(control, Handoff.adopt(bundleID: config.bundleID, pid: app.pid, account: user), fd: brokerEnd)
+            } catch {
+                // Not adopted, the app would run on a connection nobody serves: it goes, and the
+                // launch fails saying why.
+                kill(app.pid, SIGKILL)
+                _ = app.wait()
+                throw World.Failure(description: "\(config.bundleID) was stopped: the broker did not take its connection (\(error))")
+            }
         }
         return app
     }
@@ -294,7 +302,19 @@ enum Handoff {
         .adopt(Adoption(bundleID: bundleID, pid: pid, account: account))
     }
 
-    static func send(_ socket: Int32, _ message: LauncherMessage, fd: Int32 = -1) {
-        try? message.send(on: WireSocket(fd: socket), descriptor: fd >= 0 ? fd : nil)
+    /// Sends a message to the broker; a failure is the caller's to handle (an app the broker did
+    /// not adopt would run on a dead connection).
+    static func send(_ socket: Int32, _ message: LauncherMessage, fd: Int32 = -1) throws {
+        do { try message.send(on: WireSocket(fd: socket), descriptor: fd >= 0 ? fd : nil) } catch {
+            throw World.Failure(description: "the broker's launcher socket refused the message: \(error)")
+        }
+    }
+
+    /// A violation report: the launcher has already printed it; the broker's copy is for its
+    /// audit, and a broker that is gone cannot take it, which the launcher says.
+    static func report(_ socket: Int32, _ violation: Violation) {
+        do { try send(socket, .violation(violation)) } catch {
+            FileHandle.standardError.write(Data("mamlaunch: the broker did not take the violation report: \(error)\n".utf8))
+        }
     }
 }

@@ -100,6 +100,7 @@ struct CoreLab {
                     queue.insert(contentsOf: then, at: queue.startIndex)
                 }
             case let .close(id, _): closed.insert(id)
+            case let .exportUndelivered(brokerID): queue.insert(contentsOf: core.handle(.exportUndelivered(brokerFrameID: brokerID)), at: queue.startIndex)
             case let .audit(a): audits.append(a)
             case let .log(line): logs.append(line)
             case .persist: break

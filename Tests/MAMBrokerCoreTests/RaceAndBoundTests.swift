@@ -98,6 +98,25 @@ struct RaceAndBoundTests {
         #expect(lab.closed.isEmpty && lab.audits.isEmpty && lab.heldDescriptors == 0)
     }
 
+    // Issue 20: an import whose export request could not be delivered was answered limitReached
+    // and then, at the time-out, unknownTarget under the same frame id.
+    @Test func anImportWhoseSourceIsNotReadingIsAnsweredOnceAndFreesItsSlot() {
+        var limits = BrokerLimits()
+        limits.pendingImportsPerApp = 1
+        var lab = CoreLab(limits: limits)
+        let m = lab.launch(mail), d = lab.launch(docs)
+        lab.notReading = [m]
+        #expect(lab.send(d, .importRequest(source: mail, contentType: "a"), frameID: 7).error == .limitReached)
+        lab.clock.advance(by: .seconds(31))
+        lab.run(lab.core.handle(.tick))
+        lab.run(lab.core.handle(.disconnected(m)))
+        #expect(lab.received(d).filter { $0.frame.id == 7 }.count == 1, "\(lab.received(d).map(\.frame))")
+        // Its slot is free again: another import may wait (for a source that is there).
+        let n = lab.launch(notes)
+        #expect(lab.send(d, .importRequest(source: notes, contentType: "a"), frameID: 8).isEmpty)
+        _ = n
+    }
+
     @Test func theCopierIsStillTheCopierAfterAReload() {
         var lab = CoreLab()
         let m = lab.launch(mail), n = lab.launch(notes)

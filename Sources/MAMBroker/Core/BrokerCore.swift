@@ -113,6 +113,7 @@ public struct BrokerCore: Sendable {
         case let .opened(job, result): finishOpen(job, result, &out)
         case let .encrypted(job, result): finishEncrypt(job, result, &out)
         case let .startFailed(bundle, reason): failLaunch(bundle.lowercased(), reason, &out)
+        case let .exportUndelivered(brokerID): exportUndelivered(brokerID, &out)
         case .tick:
             expireLaunches(&out)
             expireImports(&out)

@@ -181,6 +181,10 @@ public indirect enum BrokerEffect: Sendable, Equatable {
     /// Send the account's key (made the first time, kept in the state database) as `accountKey`
     /// answering `frameID`, or `internalError` when it cannot be read.
     case sendKey(SessionID, frameID: UInt32, account: String, keyID: String)
+    /// An export request could not be delivered (its source is not reading): the shell hands it
+    /// back as the event of the same name, so the core answers the importer once and frees its
+    /// slot (before, the time-out answered the same request a second time).
+    case exportUndelivered(brokerFrameID: UInt32)
     /// The core is done with this descriptor: close it.
     case release(attachment: Int)
     case log(LogLine)
@@ -204,6 +208,8 @@ public enum BrokerEvent: Sendable {
     case sync
     /// The admin: a selective wipe of an account, in one app or every app.
     case wipe(account: String, app: String?)
+    /// The effect `exportUndelivered`, handed back.
+    case exportUndelivered(brokerFrameID: UInt32)
 }
 
 public struct JobFailure: Error, Sendable, Equatable {

@@ -65,9 +65,21 @@ extension BrokerCore {
         pendingImports[brokerID] = PendingImport(requester: id, frameID: frameID, source: src, contentType: type, started: clock.now())
         sessions[id]!.pendingImports += 1
         out.append(.deliver(src, Frame(id: brokerID, .exportRequest(contentType: type)), then: [],
-                            otherwise: [.send(id, Frame(id: frameID, .error(code: .limitReached, detail: "\(source) is not reading its connection")))]))
-        // (A refused export request leaves its entry; the source's disconnect or answer clears it.)
+                            otherwise: [.exportUndelivered(brokerFrameID: brokerID)]))
         return .success(())
+    }
+
+    /// The export request did not reach its source: the importer is answered now, once. The
+    /// entry stays, abandoned, so a source that is not reading still counts against its limit
+    /// until it answers (dropped) or leaves, and neither the time-out nor its leaving answers the
+    /// importer a second time under the same frame id.
+    mutating func exportUndelivered(_ brokerID: UInt32, _ out: inout [BrokerEffect]) {
+        guard let p = pendingImports[brokerID], !p.abandoned else { return }
+        pendingImports[brokerID]!.abandoned = true
+        guard sessions[p.requester] != nil else { return }
+        sessions[p.requester]!.pendingImports -= 1
+        let source = sessions[p.source]?.bundleID ?? "the source"
+        out.append(.send(p.requester, Frame(id: p.frameID, .error(code: .limitReached, detail: "\(source) is not reading its connection"))))
     }
 
     mutating func exported(_ id: SessionID, _ frameID: UInt32, type: String, name: String, _ a: Attachment,

@@ -57,6 +57,10 @@ public final class Broker: @unchecked Sendable {
     let crypto = WorkerLane(name: "mambroker-crypto")
     let starts = WorkerLane(name: "mambroker-starts", nice: 0)
     let persistence = DispatchQueue(label: "mambroker.state")
+    /// Whether the loop runs: `stop` waits for its end only when it started (a broker whose
+    /// `start` threw, or was never called, has no loop to wait for), and only once.
+    private let life = NSLock()
+    private var loopRuns = false
 
     // Loop-thread state.
     var handles: [Int32: Handle] = [:]
@@ -119,6 +123,7 @@ public final class Broker: @unchecked Sendable {
         try loop.add(launcherFD)
         let t = Thread { [self] in run() }
         t.name = "mambroker-loop"
+        life.withLock { loopRuns = true }
         t.start()
         logger.info("broker serving", metadata: ["socket": "\(configuration.publicSocket)", "launcher": "\(configuration.launcherSocket)",
                                                  "device": "\(configuration.deviceDirectory)"])
@@ -131,8 +136,14 @@ public final class Broker: @unchecked Sendable {
 
     /// Stops serving, closes every connection, removes the sockets; returns once the loop ended.
     public func stop() {
-        loop.post(Mail.stop)
-        loop.finished.wait()
+        let running = life.withLock { () -> Bool in
+            defer { loopRuns = false }
+            return loopRuns
+        }
+        if running {
+            loop.post(Mail.stop)
+            loop.finished.wait()
+        }
         persistence.sync {}
         unlink(configuration.publicSocket)
         unlink(configuration.launcherSocket)
@@ -378,6 +389,7 @@ public final class Broker: @unchecked Sendable {
                 }
                 queue.insert(contentsOf: delivered ? then : otherwise, at: queue.startIndex)
             case let .close(id, reason): drop(id, reason: reason)
+            case let .exportUndelivered(brokerID): queue.insert(contentsOf: core.handle(.exportUndelivered(brokerFrameID: brokerID)), at: queue.startIndex)
             case let .audit(entry): audit.append(entry, id: (try? store.nextDecisionID()) ?? 0)
             case let .persist(.pasteboard(state)): savePasteboard(state)
             case let .persist(.destroyKey(keyID)):

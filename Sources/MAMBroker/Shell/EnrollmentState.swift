@@ -25,22 +25,36 @@ extension StateStore {
     }
 
     public func loadEnrollments(now: Duration) throws -> (enrollments: [Enrollment], pendingWipes: Set<String>) {
-        guard let text = try db.read({ db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'enrollments'") }),
-              let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return ([], []) }
-        let rows = object["enrollments"] as? [[String: Any]] ?? []
-        let list: [Enrollment] = rows.compactMap { r in
-            guard let app = r["app"] as? String, let account = r["account"] as? String, let state = r["state"] as? String else { return nil }
-            let checkIn = now + .milliseconds(r["checkInInMs"] as? Int64 ?? 0)
-            let s: Enrollment.State
-            switch state {
-            case "enrolled": s = .enrolled(policy: r["policy"] as? String ?? "")
-            case "licensedNotTargeted": s = .licensedNotTargeted
-            default:
-                s = .failed(EnrollmentStatus(rawValue: r["status"] as? Int ?? 201) ?? .internalError, retryAt: now + .milliseconds(r["retryInMs"] as? Int64 ?? 0))
+        guard let text = try db.read({ db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'enrollments'") }) else { return ([], []) }
+        guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { throw Self.bad("not a JSON object") }
+        // A field missing or of another type is an error that says which: a made-up value (a
+        // check-in due now, status 201) would be a decision nobody took.
+        guard let rows = object["enrollments"] as? [[String: Any]] else { throw Self.bad("\"enrollments\" is not a list") }
+        let list: [Enrollment] = try rows.enumerated().map { i, r in
+            func field<T>(_ key: String, _ type: T.Type) throws -> T {
+                guard let value = r[key] as? T else { throw Self.bad("enrollment \(i + 1): \"\(key)\" is missing or not a \(T.self)") }
+                return value
             }
-            return Enrollment(app: app, account: account, state: s, nextCheckIn: checkIn, restartAsked: r["restartAsked"] as? Bool ?? false)
+            let app = try field("app", String.self), account = try field("account", String.self)
+            let checkIn = now + .milliseconds(try field("checkInInMs", Int64.self))
+            let s: Enrollment.State
+            switch try field("state", String.self) {
+            case "enrolled": s = .enrolled(policy: try field("policy", String.self))
+            case "licensedNotTargeted": s = .licensedNotTargeted
+            case "failed":
+                let code = try field("status", Int.self)
+                guard let status = EnrollmentStatus(rawValue: code) else { throw Self.bad("enrollment \(i + 1): status \(code) is not an enrollment status") }
+                s = .failed(status, retryAt: now + .milliseconds(try field("retryInMs", Int64.self)))
+            case let other: throw Self.bad("enrollment \(i + 1): state \"\(other)\" is not enrolled, licensedNotTargeted or failed")
+            }
+            return Enrollment(app: app, account: account, state: s, nextCheckIn: checkIn, restartAsked: try field("restartAsked", Bool.self))
         }
-        return (list, Set(object["pendingWipes"] as? [String] ?? []))
+        guard let wipes = object["pendingWipes"] as? [String] else { throw Self.bad("\"pendingWipes\" is not a list of accounts") }
+        return (list, Set(wipes))
+    }
+
+    static func bad(_ what: String) -> BrokerError {
+        BrokerError("state.sqlite: the saved enrollments cannot be read: \(what)")
     }
 
     /// Destroys an account's key: what was encrypted under it can never be read again.
