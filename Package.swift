@@ -52,7 +52,7 @@ let package = Package(
         // prediction, live observations turned into outcomes, diff and the reports. Pure; the
         // live runner is in mamlaunch.
         .target(name: "MAMMatrix", dependencies: ["MAMPolicy", "MAMScript"]),
-        .testTarget(name: "MAMMatrixTests", dependencies: ["MAMMatrix", "MAMPolicy", "MAMCatalog", "MAMScript"]),
+        .testTarget(name: "MAMMatrixTests", dependencies: ["MAMMatrix", "MAMPolicy", "MAMCatalog", "MAMScript", "MAMTestSupport"]),
         .testTarget(name: "MAMScriptTests", dependencies: ["MAMScript"]),
         // Encrypted documents, protected data, file owners, encrypted files, wipe of an
         // account's files (docs/PROTECTION.md). Keys come in as parameters: no lookup, no network.
@@ -124,10 +124,10 @@ let package = Package(
         // The cost of a policy query through MAMKit against the engine call it wraps.
         .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
         .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire", "MAMTestSupport", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog"], exclude: ["Golden"]),
-        .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire"]),
+        .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog", "MAMTestSupport"], exclude: ["Golden"]),
+        .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire", "MAMTestSupport"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
-        .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog"]),
+        .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog", "MAMTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

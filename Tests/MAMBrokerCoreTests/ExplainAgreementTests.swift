@@ -1,6 +1,7 @@
 import Foundation
 import MAMBroker
 import MAMPolicy
+import MAMTestSupport
 import MAMWire
 import Testing
 
@@ -34,17 +35,9 @@ struct ExplainAgreementTests {
 
     /// `explain --json` for one question: (outcome, rule id).
     static func explain(_ arguments: [String]) throws -> (String, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: mamlaunch)
-        p.arguments = ["explain", "--tenant", CoreLab.root.appendingPathComponent("Policies/contoso/tenant.json").path, "--json"] + arguments
-        p.environment = ["MAMLAB_ROOT": CoreLab.root.path]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let json = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+        let r = try ChildProcess.run(mamlaunch, ["explain", "--tenant", CoreLab.root.appendingPathComponent("Policies/contoso/tenant.json").path, "--json"] + arguments,
+                                     environment: ["MAMLAB_ROOT": CoreLab.root.path], timeout: 60)
+        let json = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any] ?? [:]
         return (json["outcome"] as? String ?? "?", json["rule"] as? String ?? "?")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MAMTestSupport
 import Testing
 
 /// The `mamconfigurator` executable, run as a process on copies of the golden files.
@@ -15,16 +16,7 @@ struct CommandTests {
     }
 
     func run(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = Self.tool
-        p.arguments = args
-        let o = Pipe(), e = Pipe()
-        p.standardOutput = o
-        p.standardError = e
-        try p.run()
-        let out = o.fileHandleForReading.readDataToEndOfFile(), err = e.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        try ChildProcess.run(Self.tool.path, args, timeout: 60)
     }
 
     func scratch(_ golden: String) throws -> URL {

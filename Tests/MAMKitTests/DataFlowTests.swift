@@ -1,5 +1,6 @@
 import Foundation
 import MAMScript
+import MAMTestSupport
 import Testing
 
 /// URLs, open-in, imports, locations and data protection between MAMKit apps, each answer the
@@ -7,16 +8,7 @@ import Testing
 @Suite("MAMKit: data between apps", .serialized, .timeLimit(.minutes(2)))
 struct DataFlowTests {
     static func sha256(_ text: String) -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        try? p.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try? input.fileHandleForWriting.close()
-        let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
+        let out = (try? ChildProcess.run("/usr/bin/sha256sum", [], input: text, timeout: 30).out) ?? "sha256sum did not run"
         return String(out.prefix(64))
     }
 

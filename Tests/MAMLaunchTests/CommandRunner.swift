@@ -1,4 +1,5 @@
 import Foundation
+import MAMTestSupport
 
 /// Runs the built `mamlaunch` as a separate process, the way a person would.
 struct CommandRunner {
@@ -24,20 +25,10 @@ struct CommandRunner {
     }
 
     static func run(_ arguments: [String], in directory: URL = root) throws -> Result {
-        let p = Process()
-        p.executableURL = executable
-        p.arguments = arguments
-        p.currentDirectoryURL = directory
         var env = ProcessInfo.processInfo.environment
         env["MAMLAB_ROOT"] = root.path
-        p.environment = env
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        // Bounded, both streams drained at once (MAMTestSupport's ChildProcess).
+        let r = try ChildProcess.run(executable.path, arguments, environment: env, directory: directory.path, timeout: 120)
+        return Result(status: r.status, stdout: r.out, stderr: r.err)
     }
 }

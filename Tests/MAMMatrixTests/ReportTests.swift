@@ -5,6 +5,7 @@ import FoundationXML
 import MAMMatrix
 import MAMPolicy
 import MAMScript
+import MAMTestSupport
 import Testing
 
 @Suite("Reports: every format parses")
@@ -111,17 +112,12 @@ struct ChromiumTests {
     }
 
     func run(_ arguments: [String], in dir: String) throws -> Data {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.chromium()!)
-        p.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(dir)/profile"] + arguments
-        p.currentDirectoryURL = URL(fileURLWithPath: dir)
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return data
+        // Bounded, its errors drained beside its output (MAMTestSupport's ChildProcess); the output
+        // as bytes, whatever it is.
+        let child = try ChildProcess(Self.chromium()!, ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(dir)/profile"] + arguments,
+                                     directory: dir, input: false)
+        try child.waitForExit(timeout: 120)
+        return child.standardOutput
     }
 
     @Test func theHeatmapRendersAndHasOneCellPerMatrixCell() throws {

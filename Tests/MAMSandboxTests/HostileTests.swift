@@ -1,6 +1,7 @@
 import CMAMSandbox
 import Foundation
 import MAMSandbox
+import MAMTestSupport
 import MAMWire
 import Testing
 
@@ -16,23 +17,9 @@ enum Built {
     }
 
     static func run(_ tool: String, _ args: [String], in cwd: URL? = nil, input: FileHandle = .nullDevice) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = tool.hasPrefix("/") ? URL(fileURLWithPath: tool) : directory.appendingPathComponent(tool)
-        p.arguments = args
-        if let cwd { p.currentDirectoryURL = cwd }
-        let o = Pipe(), e = Pipe()
-        p.standardOutput = o
-        p.standardError = e
-        p.standardInput = input
-        try p.run()
-        // Read both pipes at once so neither fills up and stalls the child.
-        nonisolated(unsafe) var errData = Data()
-        let t = Thread { errData = e.fileHandleForReading.readDataToEndOfFile() }
-        t.start()
-        let out = o.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        while t.isExecuting || !t.isFinished { usleep(1000) }
-        return (p.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        // Bounded, both streams drained at once (MAMTestSupport's ChildProcess).
+        try ChildProcess.run(tool.hasPrefix("/") ? tool : directory.appendingPathComponent(tool).path, args, directory: cwd?.path,
+                             standardInput: input, timeout: 120)
     }
 }
 

@@ -1,6 +1,7 @@
 import CMAMSandbox
 import Foundation
 import MAMSandbox
+import MAMTestSupport
 import Testing
 
 /// A pseudo-terminal the test holds, standing in for the user's terminal.
@@ -120,22 +121,13 @@ struct IsolationTests {
     @Test func everythingTheAppStartedEndsWhenTheLauncherIsKilled() throws {
         let scene = try Scene()
         defer { scene.remove() }
-        let p = Process()
-        p.executableURL = Built.directory.appendingPathComponent("mamlaunch")
-        p.arguments = ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--",
-                       "--daemon", scene.daemonName, "--linger", "30"] + Scene.light
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        // Wait for the app to have started its daemon and finished its attempts.
-        var seen = Data()
-        while !String(decoding: seen, as: UTF8.self).contains(#""done": true"#) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += chunk
-        }
+        let launcher = try ChildProcess(Built.directory.appendingPathComponent("mamlaunch").path,
+                                        ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--",
+                                         "--daemon", scene.daemonName, "--linger", "30"] + Scene.light, input: false)
+        let p = launcher.process
+        // Wait (bounded) for the app to have started its daemon and finished its attempts.
+        _ = try launcher.waitForOutput("its attempts done", timeout: 60) { String(decoding: $0, as: UTF8.self).contains(#""done": true"#) }
+        let seen = launcher.standardOutput
         #expect(!processes(named: scene.daemonName).isEmpty, "the daemon did not start: \(String(decoding: seen, as: UTF8.self))")
         let app = processes(named: "Hostile").filter { (try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8))?.contains(scene.daemonName) == true }
         #expect(app.count == 1)
@@ -193,21 +185,14 @@ struct IsolationTests {
     @Test func twoAppsRunningAtOnceHaveUidsOfTheirOwn() throws {
         let scene = try Scene()
         defer { scene.remove() }
-        func start(_ containers: String) throws -> (Process, Pipe) {
-            let p = Process()
-            p.executableURL = Built.directory.appendingPathComponent("mamlaunch")
-            p.arguments = ["run", "Hostile", "--no-broker", "--containers", containers, "--", "--linger", "1"] + Scene.light
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            p.standardInput = FileHandle.nullDevice
-            try p.run()
-            return (p, out)
+        func start(_ containers: String) throws -> ChildProcess {
+            try ChildProcess(Built.directory.appendingPathComponent("mamlaunch").path,
+                             ["run", "Hostile", "--no-broker", "--containers", containers, "--", "--linger", "1"] + Scene.light, input: false)
         }
         let a = try start(scene.containers.path + "-a"), b = try start(scene.containers.path + "-b")
-        let uids = [a, b].map { p, out -> Int in
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+        let uids = try [a, b].map { launcher -> Int in
+            try launcher.waitForExit(timeout: 60)
+            let text = String(decoding: launcher.standardOutput, as: UTF8.self)
             return lines(text).compactMap { ($0["identity"] as? [String: Any])?["uid"] as? Int }.first ?? -1
         }
         #expect(uids[0] > 0 && uids[1] > 0 && uids[0] != uids[1], "\(uids)")

@@ -33,15 +33,17 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `executable`. `stderrTo`: a file that takes standard error instead of the drained
     /// pipe (a broker's log, read by its tests as a file).
+    /// `standardInput`: a descriptor the child reads instead of a pipe the test writes (then
+    /// `input` is nil).
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
-                input: Bool = true, stderrTo file: String? = nil) throws {
+                input: Bool = true, standardInput: FileHandle? = nil, stderrTo file: String? = nil) throws {
         name = (executable as NSString).lastPathComponent
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let environment { process.environment = environment }
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        self.input = input ? Pipe() : nil
-        process.standardInput = self.input ?? FileHandle.nullDevice
+        self.input = input && standardInput == nil ? Pipe() : nil
+        process.standardInput = self.input ?? standardInput ?? FileHandle.nullDevice
         let outPipe = Pipe()
         process.standardOutput = outPipe
         var errPipe: Pipe?
@@ -75,7 +77,9 @@ public final class ChildProcess: @unchecked Sendable {
                 state.unlock()
                 if n <= 0 { break }
             }
-            _ = handle  // kept open until the reader is done with its descriptor
+            // Closed at once, not when the driver goes: a test process holding hundreds of
+            // descriptors makes an in-process sandbox launch fail (its RLIMIT_NOFILE is 256).
+            try? handle.close()
         }
         thread.name = "child-reader"
         thread.start()
@@ -162,8 +166,9 @@ extension ChildProcess {
     /// so a child that answers before it has read everything cannot stall the test): its status,
     /// output and errors. Past `timeout` seconds it is killed and this throws `TimedOut`.
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
-                           input: String? = nil, timeout: Double = 60) throws -> (status: Int32, out: String, err: String) {
-        let child = try ChildProcess(executable, arguments, environment: environment, directory: directory, input: input != nil)
+                           input: String? = nil, standardInput: FileHandle? = nil, timeout: Double = 60) throws -> (status: Int32, out: String, err: String) {
+        let child = try ChildProcess(executable, arguments, environment: environment, directory: directory, input: input != nil,
+                                     standardInput: standardInput)
         if let input, let pipe = child.input {
             let writer = Thread {
                 try? pipe.fileHandleForWriting.write(contentsOf: Data(input.utf8))
