@@ -67,6 +67,33 @@ final class BrokerHarness: @unchecked Sendable {
 
     var openDescriptors: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1 }
 
+    /// The broker's open descriptors once the count holds still (the same in five samples 20 ms
+    /// apart, bounded at five seconds): a baseline taken when the broker is idle, not after a
+    /// guessed sleep.
+    func settledDescriptors() -> Int {
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var last = openDescriptors, same = 0
+        while same < 5 && Date() < deadline {
+            usleep(20_000)
+            let now = openDescriptors
+            same = now == last ? same + 1 : 0
+            last = now
+        }
+        return last
+    }
+
+    /// Waits (up to `timeout` seconds) until the broker holds at most `bound` descriptors; the
+    /// count then, so the test's expectation says how many it still held.
+    func descriptors(atMost bound: Int, timeout: Double = 5) -> Int {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        var now = openDescriptors
+        while now > bound && Date() < deadline {
+            usleep(20_000)
+            now = openDescriptors
+        }
+        return now
+    }
+
     var auditRecords: [[String: Any]] {
         let text = (try? String(contentsOfFile: audit, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }

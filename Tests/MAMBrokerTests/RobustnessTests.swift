@@ -57,18 +57,16 @@ struct RobustnessTests {
     @Test func anAppKilledMidTransferLeavesNothingBehind() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
-        usleep(200_000)
-        let baseline = b.openDescriptors
+        let baseline = b.settledDescriptors()
         // The receiver dies while documents are on their way to it; the sender keeps sharing.
         let docs = try b.launch("Docs", ["hello", "sleep", "5000"])
         docs.waitForLines(1)
         let mail = try b.launch("Mail", ["hello"] + Array(repeating: ["share", "com.contoso.docs", "com.adobe.pdf", "q.pdf", "bytes"], count: 20).flatMap { $0 })
-        usleep(100_000)
+        mail.waitForLines(3)  // hello and two shares: documents are on their way
         docs.process.terminate()
         _ = docs.finish()
         _ = mail.finish()
-        var settled = b.openDescriptors
-        for _ in 0..<50 where settled != baseline { usleep(100_000); settled = b.openDescriptors }
+        let settled = b.descriptors(atMost: baseline)
         #expect(settled == baseline, "the broker holds \(settled - baseline) more descriptors than before")
         let delivered = b.auditRecords.filter { $0["channel"] as? String == "open-in" }
         #expect(delivered.allSatisfy { $0["outcome"] as? String == "allowed" })

@@ -52,8 +52,7 @@ struct VictimTests {
         defer { launcher.close() }
         let app = try FloodTests.adopt(launcher, "com.example.notes")
         _ = try FloodTests.adopt(launcher, "com.contoso.mail")
-        usleep(200_000)
-        let before = b.openDescriptors
+        let before = b.settledDescriptors()
         let fifo = "/tmp/mamlab-fifo-\(getpid())"
         unlink(fifo)
         mkfifo(fifo, 0o600)
@@ -74,7 +73,7 @@ struct VictimTests {
             }
             fds.forEach { _ = close($0) }
         }
-        usleep(300_000)
-        #expect(b.openDescriptors <= before + 1, "before \(before), after \(b.openDescriptors)")
+        let after = b.descriptors(atMost: before + 1)
+        #expect(after <= before + 1, "before \(before), after \(after)")
     }
 }
