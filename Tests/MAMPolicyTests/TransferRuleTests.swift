@@ -18,7 +18,7 @@ struct TransferRuleTests {
     @Test func sendNoneBlocksEvenManagedTargets() {
         let lab = Lab(settings: .with { $0.send = .none })
         let d = lab.engine.send(from: lab.party("mail"), to: lab.party("docs"), mode: .push)
-        #expect(d.outcome == .blocked && d.rule.id == "4.1.3")
+        #expect(d.outcome == .blocked && d.rule == .sendNone)
         #expect(d.message == UserMessage.sendNone)
         // admin, Send org data = None: a document sent through a managed Open-in arrives
         // encrypted and unreadable, even at a managed app; pulled by an import it is blocked.
@@ -94,7 +94,7 @@ struct TransferRuleTests {
     @Test func receiveNoneBlocksWithItsMessage() {
         let lab = Lab(settings: .with { $0.receive = .none })
         let d = lab.engine.transfer(from: lab.party("notes"), to: lab.party("docs"), mode: .push)
-        #expect(d.outcome == .blocked && d.rule.id == "4.2.4")
+        #expect(d.outcome == .blocked && d.rule == .receiveNone)
         #expect(d.message == UserMessage.receiveNone)
         // A multi-identity receiver with a personal account takes it as personal instead.
         let m = lab.engine.transfer(from: lab.party("notes"), to: lab.party("mail", alsoPersonal: true), mode: .push)
