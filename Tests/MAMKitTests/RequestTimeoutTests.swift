@@ -23,18 +23,19 @@ struct RequestTimeoutTests {
     @Test func aRequestTheBrokerNeverAnswersFailsAtItsTimeout() async throws {
         let (broker, app) = try WireSocket.pair()
         defer { broker.close() }
-        let start = Date()
         let starting = Task { try await MAMApp.start(descriptor: app.fd, requestTimeout: 0.5) }
         _ = try await Self.hello(broker)
+        // The broker never answers: only the time-out can end the request (the suite's time
+        // limit would stop a hang; the code says it was the time-out that ended it).
         await #expect { _ = try await starting.value } throws: { ($0 as? MAMKitError)?.code == .timedOut }
-        #expect(Date().timeIntervalSince(start) < 5)
     }
 
     @Test func aReplyThatCannotBeReadFailsItsRequestAtOnce() async throws {
         let (broker, app) = try WireSocket.pair()
         defer { broker.close() }
-        let start = Date()
-        let starting = Task { try await MAMApp.start(descriptor: app.fd, requestTimeout: 30) }
+        // Were the frame dropped, the request would end at its time-out, as `timedOut`: the code
+        // tells the two apart, and the time-out keeps a regression from hanging the suite.
+        let starting = Task { try await MAMApp.start(descriptor: app.fd, requestTimeout: 20) }
         let hello = try await Self.hello(broker)
         // A welcome under the hello's id whose header announces more bytes than came.
         var bytes: [UInt8] = [0x4D, 0x57, Wire.version, 0x02]
@@ -42,6 +43,5 @@ struct RequestTimeoutTests {
         withUnsafeBytes(of: UInt32(100).littleEndian) { bytes += $0 }
         try broker.sendRaw(bytes)
         await #expect { _ = try await starting.value } throws: { ($0 as? MAMKitError)?.code == .unexpectedReply }
-        #expect(Date().timeIntervalSince(start) < 10, "failed when the frame came, not at the 30 s time-out")
     }
 }

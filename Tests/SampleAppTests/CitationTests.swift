@@ -12,16 +12,10 @@ struct CitationTests {
     func everyLineReferenceIsInItsFile(_ document: String) throws {
         let path = Built.root + "/" + document
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        let pattern = try NSRegularExpression(pattern: #"\]\(([^)#]+)#L(\d+)(?:-L(\d+))?\)"#)
-        let matches = pattern.matches(in: text, range: NSRange(text.startIndex..., in: text))
+        let matches = Self.link.matches(in: text, range: NSRange(text.startIndex..., in: text))
         #expect(!matches.isEmpty, "\(document) cites no lines")
         for m in matches {
-            let file = String(text[Range(m.range(at: 1), in: text)!])
-            let first = Int(text[Range(m.range(at: 2), in: text)!])!
-            let last = m.range(at: 3).location == NSNotFound ? first : Int(text[Range(m.range(at: 3), in: text)!])!
-            // A link starting with "/" is from the repository's root, as GitHub reads it.
-            let target = file.hasPrefix("/") ? Built.root + file
-                : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(file)
+            let (file, first, last, target) = Self.citation(m, in: text, of: path)
             guard let source = try? String(contentsOfFile: target, encoding: .utf8) else {
                 Issue.record("\(document): \(file) does not exist")
                 continue
@@ -36,6 +30,19 @@ struct CitationTests {
                 #expect(said == first...last, "\(document): the text says lines \(said), the link goes to \(first)-\(last) of \(file)")
             }
         }
+    }
+
+    /// A link to lines: `](File.swift#L9-L21)`.
+    static var link: NSRegularExpression { try! NSRegularExpression(pattern: #"\]\(([^)#]+)#L(\d+)(?:-L(\d+))?\)"#) }
+
+    /// A `link` match in `text` of the document at `path`: the file as written, its lines, and
+    /// its path (a link starting with "/" is from the repository's root, as GitHub reads it).
+    static func citation(_ m: NSTextCheckingResult, in text: String, of path: String) -> (file: String, first: Int, last: Int, target: String) {
+        let file = String(text[Range(m.range(at: 1), in: text)!])
+        let first = Int(text[Range(m.range(at: 2), in: text)!])!
+        let last = m.range(at: 3).location == NSNotFound ? first : Int(text[Range(m.range(at: 3), in: text)!])!
+        let target = file.hasPrefix("/") ? Built.root + file : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(file)
+        return (file, first, last, target)
     }
 
     /// Lines a link's text names (`File.swift:9-21` or `File.swift:12`), when it names any.
@@ -68,21 +75,16 @@ struct CitationTests {
     static func checkRows(_ document: String) throws -> Int {
         let path = Built.root + "/" + document
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        let link = try NSRegularExpression(pattern: #"\]\(([^)#]+)#L(\d+)(?:-L(\d+))?\)"#)
         let code = try NSRegularExpression(pattern: #"`([A-Za-z_][A-Za-z0-9_.]*)(?:\([^`]*\))?`"#)
         var checked = 0
         for row in text.components(separatedBy: "\n") where row.hasPrefix("|") {
             let range = NSRange(row.startIndex..., in: row)
             let names = code.matches(in: row, range: range).map { String(row[Range($0.range(at: 1), in: row)!]) }
-            let links = link.matches(in: row, range: range)
+            let links = Self.link.matches(in: row, range: range)
             guard !names.isEmpty, !links.isEmpty else { continue }
             var cited = ""
             for m in links {
-                let file = String(row[Range(m.range(at: 1), in: row)!])
-                let first = Int(row[Range(m.range(at: 2), in: row)!])!
-                let last = m.range(at: 3).location == NSNotFound ? first : Int(row[Range(m.range(at: 3), in: row)!])!
-                let target = file.hasPrefix("/") ? Built.root + file
-                    : ((path as NSString).deletingLastPathComponent as NSString).appendingPathComponent(file)
+                let (_, first, last, target) = citation(m, in: row, of: path)
                 let lines = ((try? String(contentsOfFile: target, encoding: .utf8)) ?? "").components(separatedBy: "\n")
                 guard first >= 1, first <= last, last <= lines.count else { continue }
                 cited += lines[(first - 1)..<last].joined(separator: "\n")

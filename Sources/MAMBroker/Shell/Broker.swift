@@ -416,8 +416,14 @@ public final class Broker: @unchecked Sendable {
                 // The launcher that adopted the app restarts it; its connection is still open
                 // while it waits for the app.
                 if let fd = launcherOf[session], case let .launcher(socket)? = handles[fd] {
-                    try? LauncherMessage.restart(pid: pid).send(on: socket)
-                    log(LogLine(level: .info, message: "asked the launcher to restart an app", metadata: ["pid": "\(pid)"]))
+                    // Said as it went: a request the launcher's socket refused restarts nothing.
+                    do {
+                        try LauncherMessage.restart(pid: pid).send(on: socket)
+                        log(LogLine(level: .info, message: "asked the launcher to restart an app", metadata: ["pid": "\(pid)"]))
+                    } catch {
+                        log(LogLine(level: .warning, message: "the launcher could not be asked to restart an app",
+                                    metadata: ["pid": "\(pid)", "error": error.description]))
+                    }
                 } else {
                     log(LogLine(level: .warning, message: "an app declined to restart, but its launcher is gone", metadata: ["pid": "\(pid)"]))
                 }
