@@ -23,14 +23,8 @@ struct UserTerminal {
         tcgetattr(secondary.fileDescriptor, &t)
         t.c_oflag &= ~tcflag_t(OPOST)  // the screen gets "\n" as written
         tcsetattr(secondary.fileDescriptor, TCSANOW, &t)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = args
-        p.standardInput = secondary
-        p.standardOutput = secondary
-        let e = Pipe()
-        p.standardError = e
-        try p.run()
+        let child = try ChildProcess(tool, args, standardInput: secondary, standardOutput: secondary)
+        let p = child.process
         let primary = self.primary
         nonisolated(unsafe) var screen = Data()
         let reader = Thread {
@@ -46,10 +40,10 @@ struct UserTerminal {
             }
         }
         reader.start()
-        let err = e.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
+        // Bounded: a launcher that does not end is killed, and this throws with what it said.
+        let status = try child.waitForExit(timeout: 60)
         while !reader.isFinished { usleep(1000) }
-        return (p.terminationStatus, String(decoding: screen, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        return (status, String(decoding: screen, as: UTF8.self), child.standardError)
     }
 }
 

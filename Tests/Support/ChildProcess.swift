@@ -34,9 +34,10 @@ public final class ChildProcess: @unchecked Sendable {
     /// Starts `executable`. `stderrTo`: a file that takes standard error instead of the drained
     /// pipe (a broker's log, read by its tests as a file).
     /// `standardInput`: a descriptor the child reads instead of a pipe the test writes (then
-    /// `input` is nil).
+    /// `input` is nil). `standardOutput`: where its output goes instead of the drained pipe (a
+    /// terminal the test reads itself).
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
-                input: Bool = true, standardInput: FileHandle? = nil, stderrTo file: String? = nil) throws {
+                input: Bool = true, standardInput: FileHandle? = nil, standardOutput: FileHandle? = nil, stderrTo file: String? = nil) throws {
         name = (executable as NSString).lastPathComponent
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -44,8 +45,9 @@ public final class ChildProcess: @unchecked Sendable {
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         self.input = input && standardInput == nil ? Pipe() : nil
         process.standardInput = self.input ?? standardInput ?? FileHandle.nullDevice
-        let outPipe = Pipe()
-        process.standardOutput = outPipe
+        let outPipe = standardOutput == nil ? Pipe() : nil
+        process.standardOutput = outPipe ?? standardOutput
+        if outPipe == nil { outOpen = false }
         var errPipe: Pipe?
         if let file {
             _ = FileManager.default.createFile(atPath: file, contents: nil)
@@ -57,9 +59,9 @@ public final class ChildProcess: @unchecked Sendable {
         }
         try process.run()
         // The parent's copies of the write ends must go, or the readers never see the end.
-        try? outPipe.fileHandleForWriting.close()
+        try? outPipe?.fileHandleForWriting.close()
         try? errPipe?.fileHandleForWriting.close()
-        startReader(outPipe.fileHandleForReading, append: { $0.out.append($1) }, ended: { $0.outOpen = false })
+        if let outPipe { startReader(outPipe.fileHandleForReading, append: { $0.out.append($1) }, ended: { $0.outOpen = false }) }
         if let errPipe { startReader(errPipe.fileHandleForReading, append: { $0.err.append($1) }, ended: { $0.errOpen = false }) }
     }
 
