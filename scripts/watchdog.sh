@@ -41,19 +41,29 @@ mamlab_kill_tree() {
     done
 }
 
-# Tests that the swift-testing console output in $1 shows started and not yet ended, with the
-# number still running when one name runs several times (parameterised tests).
+# Tests that the swift-testing console output in $1 shows started and not yet ended, in the
+# order they started (swift-testing starts many at once; the first ones still running are the
+# likeliest to be stuck), with how many still run when one name runs several times.
 mamlab_running_tests() {
     awk '
         /^[^ A-Za-z]+ Test .* started\.$/ {
-            name = $0; sub(/^[^ A-Za-z]+ Test /, "", name); sub(/ started\.$/, "", name); running[name]++; next
+            name = $0; sub(/^[^ A-Za-z]+ Test /, "", name); sub(/ started\.$/, "", name)
+            if (!(name in seen)) { seen[name] = 1; order[++count] = name }
+            running[name]++; next
         }
         /^[^ A-Za-z]+ Test .* ((passed|failed) after|skipped)/ {
             name = $0; sub(/^[^ A-Za-z]+ Test /, "", name); sub(/ ((passed|failed) after|skipped).*$/, "", name)
             if (running[name] > 0) running[name]--
         }
-        END { for (n in running) if (running[n] > 0) print "  " n (running[n] > 1 ? " (x" running[n] ")" : "") }
-    ' "$1" | sort
+        END {
+            for (i = 1; i <= count; i++) if (running[order[i]] > 0) still++
+            print "  " still + 0 " of " count " started tests had not ended, first started first:"
+            for (i = 1; i <= count; i++) {
+                n = order[i]
+                if (running[n] > 0) print "  " n (running[n] > 1 ? " (x" running[n] ")" : "")
+            }
+        }
+    ' "$1"
 }
 
 # Runs "$@" with its output copied to the terminal and to $MAMLAB_WATCHDOG_LOG, for at most
