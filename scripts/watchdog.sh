@@ -46,6 +46,8 @@ mamlab_kill_tree() {
 # likeliest to be stuck), with how many still run when one name runs several times.
 mamlab_running_tests() {
     awk '
+        # A parameterised test prints a line per case started, and ends as the test.
+        /^[^ A-Za-z]+ Test case passing / { next }
         /^[^ A-Za-z]+ Test .* started\.$/ {
             name = $0; sub(/^[^ A-Za-z]+ Test /, "", name); sub(/ started\.$/, "", name)
             if (!(name in seen)) { seen[name] = 1; order[++count] = name }
