@@ -47,7 +47,7 @@ mamlab_kill_tree() {
 mamlab_running_tests() {
     awk '
         # A parameterised test prints a line per case started, and ends as the test.
-        /^[^ A-Za-z]+ Test case passing / { next }
+        /^[^ A-Za-z]+ Test (case passing |run started)/ { next }
         /^[^ A-Za-z]+ Test .* started\.$/ {
             name = $0; sub(/^[^ A-Za-z]+ Test /, "", name); sub(/ started\.$/, "", name)
             if (!(name in seen)) { seen[name] = 1; order[++count] = name }
@@ -55,6 +55,7 @@ mamlab_running_tests() {
         }
         /^[^ A-Za-z]+ Test .* ((passed|failed) after|skipped)/ {
             name = $0; sub(/^[^ A-Za-z]+ Test /, "", name); sub(/ ((passed|failed) after|skipped).*$/, "", name)
+            sub(/ with [0-9]+ test cases?$/, "", name)
             if (running[name] > 0) running[name]--
         }
         END {
