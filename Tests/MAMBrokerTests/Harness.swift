@@ -4,66 +4,15 @@ import MAMTestSupport
 import MAMWire
 import Testing
 
-/// A broker process on a throwaway device directory, and apps launched against it.
-final class BrokerHarness: @unchecked Sendable {
-    static let root = BuiltProducts.root
-    static var bin: String { BuiltProducts.bin }
-
-    let device: String
-    let tenant: String
-    var broker: BrokerProcess?
-    var launcherSocket: String { device + "/launcher.sock" }
-    var publicSocket: String { device + "/mambroker.sock" }
-    var audit: String { device + "/audit.jsonl" }
-    let log: String
-
-    let extraArguments: [String]
-    /// The installed apps' folder (default: the project's Apps).
-    let apps: String
-
+/// A broker process on a throwaway device directory (MAMTestSupport's TestBroker), and Courier
+/// launched against it as the installed apps.
+final class BrokerHarness: TestBroker, @unchecked Sendable {
     init(tenant: String = BrokerHarness.root + "/Policies/contoso/tenant.json", device: String? = nil, extraArguments: [String] = [],
          apps: String = BrokerHarness.root + "/Apps") throws {
-        self.device = device ?? "/tmp/mamlab-broker-\(UUID().uuidString.prefix(8))"
-        self.tenant = tenant
-        self.extraArguments = extraArguments
-        self.apps = apps
-        log = self.device + ".log"
-        try start()
+        try super.init(device: device, prefix: "mamlab-broker", tenant: tenant, apps: apps, extraArguments: extraArguments)
     }
 
-    func start() throws {
-        try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
-        broker = try BrokerProcess(["--tenant", tenant, "--device", device, "--apps", apps] + extraArguments, log: log)
-    }
-
-    var process: Process? { broker?.process }
-    var pid: Int32 { broker?.pid ?? -1 }
-
-    /// Waits (up to `timeout` seconds) until the broker's log says `text`; the test fails when it
-    /// never does.
-    func waitForLog(_ text: String, timeout: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        repeat {
-            if let log = try? String(contentsOfFile: log, encoding: .utf8), log.contains(text) { return }
-            usleep(20_000)
-        } while Date() < deadline
-        Issue.record("the broker's log did not say \"\(text)\" within \(timeout) s:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")",
-                     sourceLocation: sourceLocation)
-    }
-
-    /// Sends `signal` and waits for the broker's end (bounded: a broker that does not end is
-    /// killed and the test fails).
-    func kill(_ signal: Int32) {
-        guard let broker else { return }
-        do { try broker.stop(signal) } catch { Issue.record("\(error)") }
-        self.broker = nil
-    }
-
-    func stop() {
-        kill(SIGTERM)
-        try? FileManager.default.removeItem(atPath: device)
-        try? FileManager.default.removeItem(atPath: log)
-    }
+    var audit: String { auditPath }
 
     var openDescriptors: Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1 }
 
@@ -94,15 +43,10 @@ final class BrokerHarness: @unchecked Sendable {
         return now
     }
 
-    var auditRecords: [[String: Any]] {
-        let text = (try? String(contentsOfFile: audit, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
-
     /// Starts `Courier` as the app of `Apps/<app>` (its bundle id), sandboxed, with these steps.
     func launch(_ app: String, _ steps: [String]) throws -> App {
         App(try ChildProcess(Self.bin + "/mamlaunch", ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
-                                                       "--containers", device + "-containers", "--", Self.bin + "/Courier"] + steps, input: false))
+                                                       "--containers", containers, "--", Self.bin + "/Courier"] + steps, input: false))
     }
 
     func run(_ app: String, _ steps: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {

@@ -23,25 +23,11 @@ struct SampleTestError: Error, CustomStringConvertible {
     init(_ d: String) { description = d }
 }
 
-/// A real broker on a throwaway device directory (the contoso tenant, the project's apps).
-final class Broker: @unchecked Sendable {
-    let device = "/tmp/mamlab-samples-\(UUID().uuidString.prefix(8))"
-    private var broker: BrokerProcess?
-    var process: Process? { broker?.process }
-    var launcherSocket: String { device + "/launcher.sock" }
-    var containers: String { device + "-containers" }
-
+/// A real broker on a throwaway device directory (the contoso tenant, the project's apps):
+/// MAMTestSupport's TestBroker.
+final class Broker: TestBroker, @unchecked Sendable {
     init() throws {
-        try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
-        broker = try BrokerProcess(["--tenant", Built.root + "/Policies/contoso/tenant.json", "--device", device, "--apps", Built.root + "/Apps",
-                                    "--log-level", "warning"], environment: Built.environment)
-    }
-
-    /// Ends the broker (bounded: one that does not end is killed and the test fails).
-    func stop() {
-        do { try broker?.stop() } catch { Issue.record("\(error)") }
-        try? FileManager.default.removeItem(atPath: device)
-        try? FileManager.default.removeItem(atPath: containers)
+        try super.init(prefix: "mamlab-samples", extraArguments: ["--log-level", "warning"])
     }
 
     /// `mamlaunch run APP` against this broker, with more arguments (`--user`, `--`, ...).
@@ -49,10 +35,7 @@ final class Broker: @unchecked Sendable {
         ["run", app, "--broker", launcherSocket, "--containers", containers] + more
     }
 
-    func audit() -> [[String: Any]] {
-        let text = (try? String(contentsOfFile: device + "/audit.jsonl", encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
+    func audit() -> [[String: Any]] { auditRecords }
 }
 
 /// A sample app in scripted mode (`-- --script`): a command line in, its JSON result out.
