@@ -1,0 +1,85 @@
+import MAMBroker
+import MAMPolicy
+import MAMTestSupport
+import MAMWire
+import Testing
+
+/// Random conversations in which apps stop reading and leave, checked for what an app waiting on
+/// the broker relies on (issue 20): every request is answered, and exactly once. An answer is a
+/// frame under the request's id other than the document or file that follows an allowed
+/// decision. The import answered twice (`limitReached`, then `unknownTarget` at the time-out)
+/// breaks it.
+@Suite("Broker core: every request is answered exactly once")
+struct AnsweredOnceTests {
+    typealias SplitMix = SplitMix64
+
+    static let apps = ["com.contoso.mail", "com.contoso.docs", "com.example.notes", "com.example.chat", "com.microsoft.msedge"]
+    static let accounts: [String?] = [nil, "adele@contoso.com", "ben@contoso.com"]
+    static let types = ["com.adobe.pdf", "public.plain-text"]
+
+    static func isAnswer(_ m: Message) -> Bool {
+        switch m {
+        case .document, .file: return false
+        default: return true
+        }
+    }
+
+    @Test func tenThousandConversationsAnswerEveryRequestOnce() {
+        var g = SplitMix(state: 0x2020_0A55_0E4D)
+        var requests = 0, refusedDeliveries = 0
+        for round in 0..<10_000 {
+            var lab = CoreLab()
+            var sessions: [SessionID] = []
+            for _ in 0..<Int.random(in: 2...4, using: &g) {
+                sessions.append(lab.launch(Self.apps.randomElement(using: &g)!, account: Self.accounts.randomElement(using: &g)!))
+            }
+            var asked: [(session: SessionID, id: UInt32, what: String)] = []
+            var left: Set<SessionID> = []
+            var nextID: UInt32 = 100
+            for _ in 0..<Int.random(in: 3...10, using: &g) {
+                // Some apps stop reading for a while (their deliveries are refused), some leave.
+                lab.notReading = Set(sessions.filter { _ in Int.random(in: 0..<4, using: &g) == 0 })
+                let s = sessions.randomElement(using: &g)!
+                let other = sessions.randomElement(using: &g)!
+                guard !left.contains(s), let target = lab.core.party(of: other)?.bundleID else { continue }
+                nextID += 1
+                let message: Message
+                var attachment: MAMBroker.Attachment?
+                switch Int.random(in: 0...6, using: &g) {
+                case 0: message = .copy(text: "t\(nextID)", types: ["public.utf8-plain-text"])
+                case 1: message = .paste
+                case 2:
+                    message = .share(target: target, contentType: Self.types.randomElement(using: &g)!, name: "d.pdf")
+                    attachment = lab.document("d\(nextID)")
+                case 3, 4: message = .importRequest(source: target, contentType: Self.types.randomElement(using: &g)!)
+                case 5: message = .openURL(url: ["contosomail://x", "https://example.com", "courier://y"].randomElement(using: &g)!)
+                default:
+                    // A source leaves with export requests unanswered.
+                    if !left.contains(other) && other != s {
+                        left.insert(other)
+                        lab.run(lab.core.handle(.disconnected(other)))
+                    }
+                    continue
+                }
+                lab.send(s, message, attachment, frameID: nextID)
+                asked.append((s, nextID, "\(message)".prefix { $0 != "(" }.description))
+            }
+            // Everything that waits on time (imports, launches) runs out.
+            lab.notReading = []
+            lab.clock.advance(by: .seconds(61))
+            lab.run(lab.core.handle(.tick))
+            for request in asked {
+                let answers = lab.received(request.session).filter { $0.frame.id == request.id && Self.isAnswer($0.frame.message) }
+                if answers.contains(where: { if case .error(.limitReached, _) = $0.frame.message { true } else { false } }) { refusedDeliveries += 1 }
+                if left.contains(request.session) {
+                    #expect(answers.count <= 1, "round \(round): \(request.what) \(request.id) answered \(answers.map(\.frame.message))")
+                } else {
+                    #expect(answers.count == 1, "round \(round): \(request.what) \(request.id) answered \(answers.map(\.frame.message))")
+                }
+                requests += 1
+            }
+        }
+        // The generator reaches the cases that matter: refused deliveries among them.
+        #expect(requests > 40_000 && refusedDeliveries > 500, "\(requests) requests, \(refusedDeliveries) answered limitReached")
+    }
+}
