@@ -224,7 +224,9 @@ struct EnrollmentProcessTests {
         #expect(mail.step("enroll", 1)["status"] as? Int == 227)
         #expect(b.auditRecords.contains { $0["channel"] as? String == "enrollment" && $0["outcome"] as? String == "newPoliciesReceived" })
         // kill -9, restart on the same device: adele is still enrolled (a repeat is answered 208).
-        usleep(200_000)
+        // Killed once the broker is done with Mail (enrollments are written before the app is
+        // answered; this only keeps the kill from landing mid-conversation).
+        b.waitForLog("app disconnected")
         b.kill(SIGKILL)
         try b.start()
         let again = try b.run("Mail", ["hello", "enroll", "adele@contoso.com"])
