@@ -158,8 +158,12 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     if (out >= 0 && dup2(out, 1) < 0) child_fail(status_fd, "stdout");
     if (err >= 0 && dup2(err, 2) < 0) child_fail(status_fd, "stderr");
     if (broker >= 0 && dup2(broker, MAM_BROKER_FD) < 0) child_fail(status_fd, "broker descriptor");
-    // 5. Resource limits before anything can allocate or fork on the app's behalf.
+    // 5. Resource limits before anything can allocate or fork on the app's behalf. The limit on
+    //    descriptors waits until step 10: until exec this process still holds every descriptor of
+    //    the launcher (closed at exec), and with 256 of them open the Landlock ruleset, its rules
+    //    and the seccomp listener below could not be opened (EMFILE). No app code runs before then.
     for (int i = 0; i < c->rlimit_count; i++) {
+        if (c->rlimits[i].resource == RLIMIT_NOFILE) continue;
         struct rlimit r = { c->rlimits[i].soft, c->rlimits[i].hard };
         if (setrlimit(c->rlimits[i].resource, &r) != 0) child_fail(status_fd, "resource limit");
     }
@@ -221,7 +225,13 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
         close(listener);
     }
     close(notify_sock);
-    // 10. Everything above descriptor 3 closes at exec (the status pipe too, which tells the launcher).
+    // 10. The limit on descriptors (step 5 says why it comes now); everything above descriptor 3
+    //     closes at exec (the status pipe too, which tells the launcher).
+    for (int i = 0; i < c->rlimit_count; i++) {
+        if (c->rlimits[i].resource != RLIMIT_NOFILE) continue;
+        struct rlimit r = { c->rlimits[i].soft, c->rlimits[i].hard };
+        if (setrlimit(RLIMIT_NOFILE, &r) != 0) child_fail(status_fd, "resource limit");
+    }
     if (syscall(SYS_close_range, MAM_BROKER_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0) child_fail(status_fd, "close descriptors");
     if (c->broker_fd < 0) close(MAM_BROKER_FD);
     execve(c->executable, c->argv, c->envp);
