@@ -20,6 +20,10 @@ public enum LauncherMessage: Sendable, Equatable {
     /// The broker asks the launcher to restart the app it started with this pid: the app
     /// declined to restart itself after its first policy (the SDK restarts it then).
     case restart(pid: Int32)
+    /// The broker has let go of the app the launcher started with this pid (its connection
+    /// ended). Sent after anything the broker had for that app (a `restart`), so a launcher
+    /// whose app has exited knows when no restart request can still come.
+    case ended(pid: Int32)
 
     public static let version: UInt8 = 1
     static let magic: [UInt8] = [0x4D, 0x4C]
@@ -53,6 +57,9 @@ public enum LauncherMessage: Sendable, Equatable {
             w.text(account); w.optionalText(app)
         case let .restart(pid):
             type = 0x07
+            w.u32(UInt32(bitPattern: pid))
+        case let .ended(pid):
+            type = 0x08
             w.u32(UInt32(bitPattern: pid))
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
@@ -95,6 +102,8 @@ public enum LauncherMessage: Sendable, Equatable {
             message = .wipe(account: try r.text("account"), app: try r.optionalText("app"))
         case 0x07:
             message = .restart(pid: Int32(bitPattern: try r.u32("pid")))
+        case 0x08:
+            message = .ended(pid: Int32(bitPattern: try r.u32("pid")))
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }

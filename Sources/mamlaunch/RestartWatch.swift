@@ -5,13 +5,21 @@ import MAMWire
 /// Listens on the launcher's broker connection while the app runs, for the broker's request to
 /// restart it (docs/PROTOCOL.md, "Launcher hand-off": `restart`). On a request naming this app's
 /// pid it kills the app, so that `wait` returns and the launcher starts it again.
+///
+/// The race it closes: an app that leaves the restart to the SDK answers the broker and may exit
+/// at once (a script's next step is `bye`); its exit can reach the launcher before the broker has
+/// read that answer and sent the request. So once the app has exited the watch listens on until
+/// the broker says it has let the app go (`ended`, sent after any `restart` for it), for at most
+/// `drainLimit`: a broker that went silent cannot hold the launcher.
 final class RestartWatch: @unchecked Sendable {
     private let control: Int32
     private let pid: Int32
     private let lock = NSLock()
-    private var stopping = false
+    private var appExited = false
+    private var exitedAt = Date.distantFuture
     private var requested = false
     private let finished = DispatchSemaphore(value: 0)
+    static let drainLimit: TimeInterval = 2
 
     init(control: Int32, pid: Int32) {
         self.control = control
@@ -21,9 +29,13 @@ final class RestartWatch: @unchecked Sendable {
         thread.start()
     }
 
-    /// Ends the watch once the app has exited; true when the broker asked for the restart.
+    /// Ends the watch once the app has exited (before it is reaped, so its pid is still its
+    /// own); true when the broker asked for the restart.
     func stop() -> Bool {
-        lock.withLock { stopping = true }
+        lock.withLock {
+            appExited = true
+            exitedAt = Date()
+        }
         finished.wait()
         return lock.withLock { requested }
     }
@@ -32,17 +44,29 @@ final class RestartWatch: @unchecked Sendable {
         defer { finished.signal() }
         let socket = WireSocket(fd: control)
         let buffer = ReceiveBuffer()
-        while !lock.withLock({ stopping }) {
+        var sessionEnded = false
+        while true {
+            let (exited, since) = lock.withLock { (appExited, exitedAt) }
+            if exited && (sessionEnded || Date().timeIntervalSince(since) > Self.drainLimit) { return }
             var p = pollfd(fd: control, events: Int16(POLLIN), revents: 0)
-            guard poll(&p, 1, 100) > 0 else { continue }
+            guard poll(&p, 1, exited ? 20 : 100) > 0 else { continue }
             guard let raw = socket.receiveRaw(dontWait: true, buffer: buffer) else { return }
             if raw.wouldBlock { continue }
             raw.descriptor.map { _ = close($0) }
             // Replies to control messages are not for this launcher; anything undecodable is
             // ignored rather than trusted.
-            guard raw.error == nil, case let .restart(pid)? = try? LauncherMessage.decode(raw.bytes), pid == self.pid else { continue }
-            lock.withLock { requested = true }
-            kill(pid, SIGKILL)
+            guard raw.error == nil, let message = try? LauncherMessage.decode(raw.bytes) else { continue }
+            switch message {
+            case let .restart(pid) where pid == self.pid:
+                lock.withLock { requested = true }
+                kill(pid, SIGKILL)
+                return
+            case let .ended(pid) where pid == self.pid:
+                // Nothing more will come for this app (while it runs: it closed its connection
+                // early; its exit then ends the watch at once).
+                sessionEnded = true
+            default: continue
+            }
         }
     }
 }

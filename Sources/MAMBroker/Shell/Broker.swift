@@ -66,6 +66,8 @@ public final class Broker: @unchecked Sendable {
     var handles: [Int32: Handle] = [:]
     /// Which launcher connection adopted each app (to ask it for a restart).
     var launcherOf: [SessionID: Int32] = [:]
+    /// The pid each launcher gave its app, to tell it when the broker has let the app go.
+    var adoptedPid: [SessionID: Int32] = [:]
     var sockets: [SessionID: WireSocket] = [:]
     var descriptors: [Int: Int32] = [:]
     var nextToken = 1
@@ -267,6 +269,7 @@ public final class Broker: @unchecked Sendable {
             case let .adopt(a):
                 let session = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true))
                 launcherOf[session] = socket.fd
+                adoptedPid[session] = a.pid
             case let .advanceClock(ms):
                 // Only a broker started with a virtual clock lets time be skipped.
                 let reply: LauncherMessage
@@ -286,8 +289,8 @@ public final class Broker: @unchecked Sendable {
                 apply(core.handle(.wipe(account: account, app: app)))
                 try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
                     .send(on: socket)
-            case .restart:
-                log(LogLine(level: .warning, message: "launcher sent a restart, which only the broker sends; ignored", metadata: [:]))
+            case .restart, .ended:
+                log(LogLine(level: .warning, message: "launcher sent a message only the broker sends; ignored", metadata: [:]))
             case .controlReply:
                 log(LogLine(level: .warning, message: "launcher sent a reply, which only the broker sends; ignored", metadata: [:]))
             case let .violation(v):
@@ -301,6 +304,7 @@ public final class Broker: @unchecked Sendable {
 
     private func closeLauncher(_ socket: WireSocket) {
         launcherOf = launcherOf.filter { $0.value != socket.fd }
+        adoptedPid = adoptedPid.filter { launcherOf[$0.key] != nil }
         loop.remove(socket.fd)
         handles[socket.fd] = nil
         socket.close()
@@ -341,6 +345,15 @@ public final class Broker: @unchecked Sendable {
     }
 
     private func drop(_ id: SessionID, reason: String?) {
+        // The launcher hears that this app's session is over, after any restart request for it:
+        // then a launcher whose app has exited stops listening for one (RestartWatch).
+        if let fd = launcherOf[id], case let .launcher(launcher)? = handles[fd], let pid = adoptedPid[id] {
+            do { try LauncherMessage.ended(pid: pid).send(on: launcher) } catch {
+                log(LogLine(level: .notice, message: "the launcher could not be told an app's session ended",
+                            metadata: ["pid": "\(pid)", "error": error.description]))
+            }
+        }
+        adoptedPid[id] = nil
         launcherOf[id] = nil
         refusedDeliveries[id] = nil
         guard let socket = sockets.removeValue(forKey: id) else { return }
