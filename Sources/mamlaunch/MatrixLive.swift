@@ -16,6 +16,8 @@ struct LiveMatrix {
     var progress: Progress
     /// Test-only: passed to mambroker as its hidden `--test-flip` (see MAMBrokerCommand).
     var brokerTestFlip: String?
+    /// --allow-weaker-sandbox, for each app the run starts.
+    var allowWeaker = false
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -48,7 +50,7 @@ struct LiveMatrix {
                     let shared = all.filter { !predicted[$0].cell.channel.channel.isAccountChannel }
                     let batches = (shared.isEmpty ? [] : [shared]) + all.filter { predicted[$0].cell.channel.channel.isAccountChannel }.map { [$0] }
                     for indices in batches {
-                        let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip)
+                        let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip, allowWeaker: allowWeaker)
                         defer { run.stop() }
                         try run.perform(indices.map { predicted[$0] }) { offset, result in
                             results.update { $0[indices[offset]] = result }
@@ -106,7 +108,13 @@ final class PolicyRun: @unchecked Sendable {
     let payload: Payload
     let auditPath: String
 
-    init(setup: MatrixSetup, policy: String, testFlip: String?) throws {
+    /// Why an app of this run could not start: every later cell fails at once with it rather
+    /// than trying again (an app that cannot start once will not start the next time).
+    var startFailure: String?
+    let allowWeaker: Bool
+
+    init(setup: MatrixSetup, policy: String, testFlip: String?, allowWeaker: Bool = false) throws {
+        self.allowWeaker = allowWeaker
         self.setup = setup
         self.policy = policy
         self.payload = setup.experiment.payload
@@ -126,6 +134,7 @@ final class PolicyRun: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker"))
         p.arguments = ["--tenant", tenant, "--device", base, "--apps", setup.root.appendingPathComponent("Apps").path,
                        "--clock", "virtual", "--log-level", "error"] + (testFlip.map { ["--test-flip", $0] } ?? [])
+            + (allowWeaker ? ["--allow-weaker-sandbox"] : [])
         let out = Pipe()
         p.standardOutput = out
         _ = FileManager.default.createFile(atPath: base + "/logs/mambroker.log", contents: nil)
@@ -199,7 +208,7 @@ final class PolicyRun: @unchecked Sendable {
                 let app = try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
                                                  launcherSocket: device + "/launcher.sock", containers: device + "/containers",
                                                  account: e.manifest.integratesSDK ? first : nil, hidden: [device],
-                                                 log: device + "/logs/\(bundle).log")
+                                                 log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
                 let hello = try app.call(ScriptCommand("hello"))
                 if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
                 // The other accounts sign in through the SDK, as a user adds them.
@@ -244,9 +253,17 @@ final class PolicyRun: @unchecked Sendable {
                 done(i, r)
                 continue
             }
+            if let startFailure {
+                r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(startFailure)")
+                done(i, r)
+                continue
+            }
             let before = auditSize()
             do {
                 r.live = try perform(r.cell)
+            } catch let error as ScriptedApp.StartFailure {
+                startFailure = error.description
+                r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(error)")
             } catch {
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "the run could not perform the cell: \(error)")
             }
