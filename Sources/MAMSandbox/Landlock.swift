@@ -105,7 +105,7 @@ public struct LandlockPolicy: Sendable {
     /// once, since they do not change while it runs.
     static let mappedLibraryDirectories: [String] = {
         var dirs = systemLibraries.compactMap(realPath)
-        if let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) {
+        if let maps = readProcFile("/proc/self/maps") {
             for line in maps.split(separator: "\n") {
                 guard let slash = line.firstIndex(of: "/") else { continue }
                 let path = String(line[slash...])
@@ -132,4 +132,23 @@ public struct LandlockPolicy: Sendable {
     static func beneath(_ path: String, _ dir: String) -> Bool {
         path == dir || path.hasPrefix(dir == "/" ? "/" : dir + "/")
     }
+}
+
+/// A /proc file's text, read with plain read(2) until its end. Foundation's String(contentsOfFile:)
+/// came back empty for /proc/self/maps on Debian 12's kernel (6.1), where the file reports size 0:
+/// the launcher then granted its apps no Swift runtime, and every Swift app failed to load.
+func readProcFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = read(fd, &buffer, buffer.count)
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 { return nil }
+        if n == 0 { break }
+        bytes += buffer[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
