@@ -103,6 +103,7 @@ struct MatrixCommand: ParsableCommand {
         // run in one line instead of failing every cell with the same reason.
         let containment = mode == .live ? try sandbox.decide("run the matrix live") : nil
         if mode == .live {
+            RunningBrokers.endOnSignals()
             let runner = LiveMatrix(setup: setup, jobs: jobs, progress: progress, brokerTestFlip: testFlip,
                                     allowWeaker: sandbox.allowWeakerSandbox)
             results = try runner.run(results)

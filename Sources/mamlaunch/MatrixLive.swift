@@ -86,6 +86,31 @@ struct LiveMatrix {
     }
 }
 
+/// The brokers a live matrix has running, so that SIGTERM or Ctrl-C ends them too: the apps die
+/// with the launcher (their parent-death signal), a broker would outlive it with its device folder.
+enum RunningBrokers {
+    private static let brokers = Locked<[Int32: Process]>([:])
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+
+    static func add(_ p: Process) { brokers.update { $0[p.processIdentifier] = p } }
+    static func remove(_ p: Process) { brokers.update { $0[p.processIdentifier] = nil } }
+
+    /// On SIGTERM or SIGINT: end every broker, then exit with 128 + the signal.
+    static func endOnSignals() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)  // handled below, once the brokers are told
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                for p in brokers.value.values { kill(p.processIdentifier, SIGTERM) }
+                FileHandle.standardError.write(Data("matrix: stopped by signal \(sig)\n".utf8))
+                Glibc.exit(128 + sig)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}
+
 /// A value several threads update.
 final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
@@ -140,6 +165,7 @@ final class PolicyRun: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: base + "/logs/mambroker.log", contents: nil)
         p.standardError = FileHandle(forWritingAtPath: base + "/logs/mambroker.log")
         try p.run()
+        RunningBrokers.add(p)
         broker = p
         let ready = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
         guard ready.hasPrefix("ready") else {
@@ -179,6 +205,7 @@ final class PolicyRun: @unchecked Sendable {
         apps.removeAll()
         broker.terminate()
         broker.waitUntilExit()
+        RunningBrokers.remove(broker)
         if ProcessInfo.processInfo.environment["MAMLAB_MATRIX_KEEP"] == nil {
             try? FileManager.default.removeItem(atPath: device)
         }
