@@ -232,6 +232,9 @@ public enum Sandbox {
         var placement: Placement?
         if isolate, case let .success(layout) = support.cgroups {
             placement = Placement(layout: layout, bundleID: config.bundleID, limits: config.limits)
+            // Settled before the clone: the launcher may have to move itself into a leaf of its
+            // cgroup first (Delegation), which frees that cgroup only while no child shares it.
+            if case .v2 = layout { _ = try Delegation.base() }
         }
         var handedOver = false
         defer { if !handedOver { placement?.cgroup?.remove(); user?.release() } }
