@@ -63,7 +63,7 @@ public struct LandlockPolicy: Sendable {
     /// symbolic link planted beside the executable (`libzz.so -> /`) must never become a rule.
     /// The root directory itself is never granted.
     public static func forApp(executable: String, container: String, abi: Int, interpreter: String? = nil, appFolder: String? = nil,
-                              extraReadOnly: [String] = []) -> LandlockPolicy {
+                              extraReadOnly: [String] = [], libraries: [String]? = nil) -> LandlockPolicy {
         var rules: [(String, UInt64)] = []
         func grant(_ path: String, _ access: UInt64) {
             guard let real = realPath(path), real != "/" else { return }
@@ -73,7 +73,7 @@ public struct LandlockPolicy: Sendable {
         if let interpreter { grant(interpreter, readExecute) }
         if let appFolder { grant(appFolder, read) }
         grant(container, readWrite)
-        for dir in libraryDirectories(for: executable) { grant(dir, readExecute) }
+        for dir in libraries ?? libraryDirectories(for: executable) { grant(dir, readExecute) }
         for path in ["/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/proc", "/sys/devices/system/cpu",
                      "/dev/urandom", "/dev/random"] + extraReadOnly {
             grant(path, read)

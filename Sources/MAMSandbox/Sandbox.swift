@@ -274,16 +274,17 @@ public enum Sandbox {
         }
         // The app's uid must reach its program and files even beneath a folder only the
         // launcher's user may enter: such folders are covered and what it needs bound back.
+        let libraries = LandlockPolicy.libraryDirectories(for: config.executable)
         var reach = Reach()
         if isolate {
             let files = [config.executable] + (interpreter.map { [$0] } ?? []) + (appFolder.map { [$0] } ?? [])
-                + LandlockPolicy.libraryDirectories(for: config.executable) + config.extraReadOnly
+                + libraries + config.extraReadOnly
             reach = Reach.plan(needed: files.compactMap(LandlockPolicy.realPath), container: container)
             hidden.removeAll { h in reach.masked.contains { LandlockPolicy.beneath(h, $0) } }
         }
         let landlock = support.landlockABI.map {
             LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, interpreter: interpreter,
-                                  appFolder: appFolder, extraReadOnly: config.extraReadOnly)
+                                  appFolder: appFolder, extraReadOnly: config.extraReadOnly, libraries: libraries)
         }
         let tmpfs = isolate ? config.limits.disk.map { "size=\($0),nr_inodes=65536,mode=0700,uid=\(uid),gid=\(uid)" } : nil
 
