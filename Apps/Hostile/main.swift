@@ -46,10 +46,19 @@ func line(_ attempt: String, outcome: String, _ result: probe_result, _ detail: 
 
 let container = FileManager.default.currentDirectoryPath
 let publicSocket = options["--public-socket"] ?? "/run/mambroker.sock"
-let otherContainer = options["--other-container"] ?? "/tmp"
+// Probes aimed at another app need a real one (scripts/hostile-pair starts one): a default would
+// aim at the app itself (pid 1 of its own namespace) or at a shared folder, and "succeed".
+let otherContainer = options["--other-container"]
 let brokerDir = options["--broker-dir"] ?? "/var/lib/mambroker"
 let outside = options["--outside"] ?? "/tmp/hostile-escape"
-let otherPID = pid_t(options["--other-pid"] ?? "1") ?? 1
+let otherPID = options["--other-pid"].flatMap { pid_t($0) }
+
+/// A probe aimed at another app, or a line saying it was not tried and how to give it a target.
+func aimed<T>(_ attempt: String, _ target: T?, option: String, _ probe: (T) -> Void) {
+    if let target { probe(target); return }
+    let object = ["attempt": attempt, "result": "not tried", "detail": "no \(option): give another app's (scripts/hostile-pair runs one)"]
+    print(String(decoding: try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self))
+}
 let parent = getppid()
 
 line("tcp_socket", probe_tcp_socket())
@@ -57,13 +66,13 @@ line("udp_socket", probe_udp_socket())
 line("unix_socketpair", probe_socketpair())
 line("connect_broker_public_socket", probe_connect_unix(publicSocket), publicSocket)
 line("connect_abstract_socket", probe_abstract_socket("mamlab-hostile-test"), "@mamlab-hostile-test")
-line("read_other_container", probe_open_read(otherContainer + "/secret.txt"), otherContainer + "/secret.txt")
+aimed("read_other_container", otherContainer, option: "--other-container") { line("read_other_container", probe_open_read($0 + "/secret.txt"), $0 + "/secret.txt") }
 line("read_broker_state", probe_open_read(brokerDir + "/state.sqlite"), brokerDir + "/state.sqlite")
 line("read_broker_audit", probe_open_read(brokerDir + "/audit.jsonl"), brokerDir + "/audit.jsonl")
 line("write_outside_container", probe_open_write(outside), outside)
 line("exec_shell", probe_exec("/bin/sh", 0), "/bin/sh")
 line("exec_shell_via_loader", probe_exec("/bin/sh", 1), "ld.so /bin/sh")
-line("signal_other_app", probe_signal(otherPID), "pid \(otherPID)")
+aimed("signal_other_app", otherPID, option: "--other-pid") { line("signal_other_app", probe_signal($0), "pid \($0)") }
 line("io_uring_setup", probe_io_uring())
 line("keyctl", probe_keyctl())
 line("process_vm_readv_parent", probe_vm_read(parent), "pid \(parent)")
@@ -85,16 +94,16 @@ if let readable = options["--readable"] { line("read_outside_grant", probe_open_
 if let key = options["--shm-key"].flatMap(Int32.init) { line("sysv_shm_other_app", probe_sysv_shm(key), "key \(key)") }
 if let key = options["--msg-key"].flatMap(Int32.init) { line("sysv_msg_other_app", probe_sysv_msg(key), "key \(key)") }
 if let name = options["--posix-shm"] { line("posix_shm_other_app", probe_posix_shm(name), "/dev/shm/\(name)") }
-line("chmod_other_container", probe_chmod(otherContainer), otherContainer)
-line("setxattr_other_container", probe_setxattr(otherContainer), otherContainer)
-line("utimes_other_container", probe_utimes(otherContainer), otherContainer)
-line("stat_other_container", probe_stat(otherContainer), otherContainer)
+aimed("chmod_other_container", otherContainer, option: "--other-container") { line("chmod_other_container", probe_chmod($0), $0) }
+aimed("setxattr_other_container", otherContainer, option: "--other-container") { line("setxattr_other_container", probe_setxattr($0), $0) }
+aimed("utimes_other_container", otherContainer, option: "--other-container") { line("utimes_other_container", probe_utimes($0), $0) }
+aimed("stat_other_container", otherContainer, option: "--other-container") { line("stat_other_container", probe_stat($0), $0) }
 line("stat_broker_folder", probe_stat(brokerDir), brokerDir)
 line("inotify_broker_folder", probe_inotify(brokerDir), brokerDir)
-line("name_to_handle_other_container", probe_name_to_handle(otherContainer), otherContainer)
+aimed("name_to_handle_other_container", otherContainer, option: "--other-container") { line("name_to_handle_other_container", probe_name_to_handle($0), $0) }
 var listed: Int32 = 0
 line("read_proc_net_unix", probe_proc_net_unix(&listed), "\(listed) sockets listed")
-line("read_other_cmdline", probe_read_cmdline(otherPID), "pid \(otherPID)")
+aimed("read_other_cmdline", otherPID, option: "--other-pid") { line("read_other_cmdline", probe_read_cmdline($0), "pid \($0)") }
 // Limits that must bind for the app as a whole.
 let memoryMiB = Int32(options["--memory-mib"] ?? "") ?? 2048
 var held: Int32 = 0

@@ -19,6 +19,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -95,6 +96,54 @@ static int make_directories(const char *path) {
     return 0;
 }
 
+// The app's uid must reach its program, its folder and its container even when the checkout
+// lies in a folder only its owner may enter (a clone in `mktemp -d`, a home of mode 0700). Such
+// a folder is covered, in the app's namespace only, by a tmpfs it may traverse, and what the app
+// needs beneath it is bound back at its own path, read-only; nothing else there is visible.
+// The paths are opened first, while the launcher's root can still reach them.
+static void reveal(const mam_spawn_config *c, int status_fd) {
+    enum { most = 64 };
+    int fds[most];
+    if (c->revealed_count > most) { errno = E2BIG; child_fail(status_fd, "too many paths to reveal"); }
+    for (int i = 0; i < c->revealed_count; i++) {
+        fds[i] = open(c->revealed[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fds[i] < 0) child_fail(status_fd, c->revealed[i]);
+    }
+    for (int i = 0; i < c->masked_count; i++) {
+        if (mount("tmpfs", c->masked[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=4096,mode=0755") != 0)
+            child_fail(status_fd, c->masked[i]);
+    }
+    for (int i = 0; i < c->revealed_count; i++) {
+        const char *path = c->revealed[i];
+        struct stat st;
+        if (fstat(fds[i], &st) != 0) child_fail(status_fd, path);
+        if (S_ISDIR(st.st_mode)) {
+            if (make_directories(path) != 0) child_fail(status_fd, path);
+        } else {
+            // A file is bound onto an empty file made in its folder.
+            char folder[4096];
+            size_t length = strlen(path);
+            if (length >= sizeof folder) { errno = ENAMETOOLONG; child_fail(status_fd, path); }
+            memcpy(folder, path, length + 1);
+            char *slash = strrchr(folder, '/');
+            if (slash && slash != folder) *slash = 0;
+            if (make_directories(folder) != 0) child_fail(status_fd, path);
+            int made = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+            if (made < 0) child_fail(status_fd, path);
+            close(made);
+        }
+        char source[32];
+        fd_path(fds[i], source);
+        if (mount(source, path, NULL, MS_BIND, NULL) != 0) child_fail(status_fd, path);
+        // Read-only on top of what the host's mount allowed: a noexec file system stays noexec.
+        struct statvfs host;
+        unsigned long keep = fstatvfs(fds[i], &host) == 0 && (host.f_flag & ST_NOEXEC) ? MS_NOEXEC : 0;
+        if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | keep, NULL) != 0)
+            child_fail(status_fd, path);
+        close(fds[i]);
+    }
+}
+
 // The app's own view of the file system: nothing it does to mounts reaches the host, a /proc of
 // its own PID namespace, empty folders over other apps' containers and the broker's files, and
 // its container (a size-bounded tmpfs, or the on-disk folder bound back in).
@@ -114,6 +163,7 @@ static void setup_mounts(const mam_spawn_config *c, int status_fd) {
     }
     if ((c->clone_flags & CLONE_NEWPID) && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
         child_fail(status_fd, "mount /proc");
+    reveal(c, status_fd);
     for (int i = 0; i < c->hidden_count; i++) {
         if (mount("tmpfs", c->hidden[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=256,mode=0755") != 0)
             child_fail(status_fd, c->hidden[i]);

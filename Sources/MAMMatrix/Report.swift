@@ -10,6 +10,8 @@ public struct MatrixReport: Sendable {
     public var live: Bool
     /// Wall time of the run, in seconds.
     public var seconds: Double
+    /// The sandbox's strength the live run had (every command that launches apps states it).
+    public var sandbox: String?
 
     public init(experiment: Experiment, results: [CellResult], live: Bool, seconds: Double = 0) {
         self.experiment = experiment
@@ -35,6 +37,7 @@ public struct MatrixReport: Sendable {
         s += failures.isEmpty ? "all passed" : "\(failures.count) failed"
         if !leaks.isEmpty { s += ", \(leaks.count) LEAKED org data" }
         s += "; \(String(format: "%.2f", seconds)) s, \(String(format: "%.0f", cellsPerSecond)) cells/s"
+        if let sandbox { s += "; \(sandbox)" }
         return s
     }
 }

@@ -21,7 +21,7 @@ public enum CgroupLayout: Sendable, Equatable {
             return .success(.v2(base: root + "/mamlab"))
         }
         // Version 1: the launcher's own cgroup in each hierarchy, from /proc/self/cgroup.
-        let own = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
+        let own = readProcFile("/proc/self/cgroup") ?? ""
         var paths: [String: String] = [:]
         for line in own.split(separator: "\n") {
             let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
@@ -66,11 +66,8 @@ final class AppCgroup: @unchecked Sendable {
         var settings: [(String, String)] = []
         var bases: [String] = []
         switch layout {
-        case let .v2(base):
-            // Controllers reach a child only when every ancestor enables them for its children.
-            try write(CgroupLayout.root + "/cgroup.subtree_control", "+memory +pids +cpu")
-            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-            try write(base + "/cgroup.subtree_control", "+memory +pids +cpu")
+        case .v2:
+            let base = try Delegation.base()
             let dir = base + "/" + name
             bases = [dir]
             settings = [
@@ -114,6 +111,8 @@ final class AppCgroup: @unchecked Sendable {
         }
     }
 
+    static func writeValue(_ path: String, _ value: String) throws { try write(path, value) }
+
     private static func write(_ path: String, _ value: String) throws {
         let fd = open(path, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw LaunchError("cgroup \(path): \(String(cString: strerror(errno)))") }
@@ -135,11 +134,14 @@ final class AppCgroup: @unchecked Sendable {
 
     /// Removes the cgroups once the app and all it started are gone (the last tasks may take a
     /// moment to leave after they are reaped), and those a launcher killed with SIGKILL left
-    /// behind (named with its pid; empty, since its app died with it).
+    /// behind (named with its pid; empty, since its app died with it). What still runs in a v2
+    /// cgroup after a while (an app without a PID namespace of its own leaves its descendants)
+    /// is ended with cgroup.kill, the whole tree at once (Linux 5.14+).
     func remove() {
         for dir in directories.reversed() {
-            for _ in 0..<200 {
+            for attempt in 0..<200 {
                 if rmdir(dir) == 0 || errno == ENOENT { break }
+                if attempt == 50 { try? Self.write(dir + "/cgroup.kill", "1") }
                 usleep(1000)
             }
             let base = (dir as NSString).deletingLastPathComponent
@@ -150,5 +152,69 @@ final class AppCgroup: @unchecked Sendable {
                 rmdir(base + "/" + entry)
             }
         }
+    }
+}
+
+/// Where the apps' cgroups go in the unified hierarchy, settled at the first launch. Controllers
+/// reach a cgroup only when its parent enables them for its children, and a cgroup other than
+/// the root may not both hold processes and enable them (EBUSY): so on a systemd host or in a
+/// container, where the launcher sits in a non-root cgroup with processes, the launcher first
+/// moves itself into a leaf of its own (`mamlab-launcher`) and enables them in the cgroup it
+/// left; when others still live there it tries each ancestor up to the root it can see. Apps
+/// then go under `mamlab` of the first that works: a subtree delegated to the launcher is used
+/// as it is.
+enum Delegation {
+    static let controllers = "+memory +pids +cpu"
+    private static let settled = LockedValue<Result<String, LaunchError>?>(nil)
+
+    static func base() throws -> String {
+        try settled.withLock { value -> Result<String, LaunchError> in
+            if let value { return value }
+            let result = settle(own: ownPath())
+            value = result
+            return result
+        }.get()
+    }
+
+    /// The launcher's cgroup as /proc/self/cgroup names it ("0::/user.slice/…").
+    static func ownPath() -> String {
+        let text = readProcFile("/proc/self/cgroup") ?? ""
+        for line in text.split(separator: "\n") where line.hasPrefix("0::") {
+            let path = String(line.dropFirst(3))
+            return path.isEmpty ? "/" : path
+        }
+        return "/"
+    }
+
+    static func settle(own: String) -> Result<String, LaunchError> {
+        var candidate = own
+        var tried: [String] = []
+        while true {
+            let dir = candidate == "/" ? CgroupLayout.root : CgroupLayout.root + candidate
+            var error = enable(dir)
+            if error == EBUSY && candidate == own {
+                let leaf = dir + "/mamlab-launcher"
+                if mkdir(leaf, 0o755) == 0 || errno == EEXIST, (try? AppCgroup.writeValue(leaf + "/cgroup.procs", String(getpid()))) != nil {
+                    error = enable(dir)
+                }
+            }
+            if error == 0 {
+                let base = dir + "/mamlab"
+                if mkdir(base, 0o755) != 0 && errno != EEXIST { error = errno } else { error = enable(base) }
+                if error == 0 { return .success(base) }
+            }
+            tried.append("\(dir): \(String(cString: strerror(error)))")
+            if candidate == "/" { break }
+            candidate = (candidate as NSString).deletingLastPathComponent
+        }
+        return .failure(LaunchError("cannot enable the memory, pids and cpu controllers for apps (\(tried.joined(separator: "; "))); run mamlaunch in a cgroup of its own with them delegated (systemd-run --scope -p Delegate=yes mamlaunch …)"))
+    }
+
+    /// 0, or why `dir` cannot enable the controllers for its children.
+    private static func enable(_ dir: String) -> Int32 {
+        let fd = open(dir + "/cgroup.subtree_control", O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno }
+        defer { close(fd) }
+        return controllers.withCString { Glibc.write(fd, $0, strlen($0)) } >= 0 ? 0 : errno
     }
 }

@@ -63,7 +63,7 @@ public struct LandlockPolicy: Sendable {
     /// symbolic link planted beside the executable (`libzz.so -> /`) must never become a rule.
     /// The root directory itself is never granted.
     public static func forApp(executable: String, container: String, abi: Int, interpreter: String? = nil, appFolder: String? = nil,
-                              extraReadOnly: [String] = []) -> LandlockPolicy {
+                              extraReadOnly: [String] = [], libraries: [String]? = nil) -> LandlockPolicy {
         var rules: [(String, UInt64)] = []
         func grant(_ path: String, _ access: UInt64) {
             guard let real = realPath(path), real != "/" else { return }
@@ -73,7 +73,7 @@ public struct LandlockPolicy: Sendable {
         if let interpreter { grant(interpreter, readExecute) }
         if let appFolder { grant(appFolder, read) }
         grant(container, readWrite)
-        for dir in libraryDirectories(for: executable) { grant(dir, readExecute) }
+        for dir in libraries ?? libraryDirectories(for: executable) { grant(dir, readExecute) }
         for path in ["/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/proc", "/sys/devices/system/cpu",
                      "/dev/urandom", "/dev/random"] + extraReadOnly {
             grant(path, read)
@@ -105,7 +105,7 @@ public struct LandlockPolicy: Sendable {
     /// once, since they do not change while it runs.
     static let mappedLibraryDirectories: [String] = {
         var dirs = systemLibraries.compactMap(realPath)
-        if let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) {
+        if let maps = readProcFile("/proc/self/maps") {
             for line in maps.split(separator: "\n") {
                 guard let slash = line.firstIndex(of: "/") else { continue }
                 let path = String(line[slash...])
@@ -132,4 +132,23 @@ public struct LandlockPolicy: Sendable {
     static func beneath(_ path: String, _ dir: String) -> Bool {
         path == dir || path.hasPrefix(dir == "/" ? "/" : dir + "/")
     }
+}
+
+/// A /proc file's text, read with plain read(2) until its end. Foundation's String(contentsOfFile:)
+/// came back empty for /proc/self/maps on Debian 12's kernel (6.1), where the file reports size 0:
+/// the launcher then granted its apps no Swift runtime, and every Swift app failed to load.
+func readProcFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = read(fd, &buffer, buffer.count)
+        if n < 0 && errno == EINTR { continue }
+        if n < 0 { return nil }
+        if n == 0 { break }
+        bytes += buffer[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }

@@ -92,6 +92,20 @@ public struct SandboxSupport: Sendable {
     public var namespaces: [String]
     public var cgroups: Result<CgroupLayout, LaunchError>
 
+    public init(landlockABI: Int?, seccompFilter: Bool, seccompNotify: Bool, libseccompVersion: String, privileged: Bool,
+                namespaces: [String], cgroups: Result<CgroupLayout, LaunchError>) {
+        self.landlockABI = landlockABI
+        self.seccompFilter = seccompFilter
+        self.seccompNotify = seccompNotify
+        self.libseccompVersion = libseccompVersion
+        self.privileged = privileged
+        self.namespaces = namespaces
+        self.cgroups = cgroups
+    }
+
+    /// Which layers cover each attack class on this kernel.
+    public var containment: Containment { Containment(self) }
+
     /// What this kernel offers does not change while the launcher runs: probed once.
     public static let current = probe()
 
@@ -186,9 +200,12 @@ public enum Sandbox {
             throw LaunchError("cannot launch: bundle id \"\(config.bundleID.prefix(80))\" \(problem)")
         }
         let support = SandboxSupport.current
-        var weakened = support.missing
-        if !weakened.isEmpty && !config.allowWeaker {
-            throw LaunchError("cannot sandbox \(config.bundleID): missing \(weakened.joined(separator: "; ")); pass --allow-weaker-sandbox to run with less")
+        // Refused only when an attack class has no layer left (Containment); a missing layer
+        // that only repeats another's cover is no reason.
+        let containment = support.containment
+        var weakened = containment.uncovered.map { "\($0.attack) uncovered" }
+        if let refusal = containment.refusal, !config.allowWeaker {
+            throw LaunchError("cannot sandbox \(config.bundleID): \(refusal); pass --allow-weaker-sandbox to run with less")
         }
         guard FileManager.default.isExecutableFile(atPath: config.executable) else {
             throw LaunchError("\(config.executable): not an executable file")
@@ -215,6 +232,9 @@ public enum Sandbox {
         var placement: Placement?
         if isolate, case let .success(layout) = support.cgroups {
             placement = Placement(layout: layout, bundleID: config.bundleID, limits: config.limits)
+            // Settled before the clone: the launcher may have to move itself into a leaf of its
+            // cgroup first (Delegation), which frees that cgroup only while no child shares it.
+            if case .v2 = layout { _ = try Delegation.base() }
         }
         var handedOver = false
         defer { if !handedOver { placement?.cgroup?.remove(); user?.release() } }
@@ -252,9 +272,19 @@ public enum Sandbox {
             }
             appFolder = real
         }
+        // The app's uid must reach its program and files even beneath a folder only the
+        // launcher's user may enter: such folders are covered and what it needs bound back.
+        let libraries = LandlockPolicy.libraryDirectories(for: config.executable)
+        var reach = Reach()
+        if isolate {
+            let files = [config.executable] + (interpreter.map { [$0] } ?? []) + (appFolder.map { [$0] } ?? [])
+                + libraries + config.extraReadOnly
+            reach = Reach.plan(needed: files.compactMap(LandlockPolicy.realPath), container: container)
+            hidden.removeAll { h in reach.masked.contains { LandlockPolicy.beneath(h, $0) } }
+        }
         let landlock = support.landlockABI.map {
             LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, interpreter: interpreter,
-                                  appFolder: appFolder, extraReadOnly: config.extraReadOnly)
+                                  appFolder: appFolder, extraReadOnly: config.extraReadOnly, libraries: libraries)
         }
         let tmpfs = isolate ? config.limits.disk.map { "size=\($0),nr_inodes=65536,mode=0700,uid=\(uid),gid=\(uid)" } : nil
 
@@ -289,6 +319,8 @@ public enum Sandbox {
         let rc: Int32 = withCStrings(argv) { cArgv in
             withCStrings(envp) { cEnv in
                 withCStrings(hidden) { cHidden in
+                withCStrings(reach.masked) { cMasked in
+                withCStrings(reach.revealed) { cRevealed in
                 withCStrings(landlock?.rules.map(\.path) ?? []) { rulePaths in
                     let rules = (landlock?.rules ?? []).enumerated().map { mam_landlock_rule(path: rulePaths[$0.offset], access: $0.element.access) }
                     return rules.withUnsafeBufferPointer { rulesBuf in
@@ -318,6 +350,10 @@ public enum Sandbox {
                                             c.clone_flags = namespaceFlags
                                             c.hidden = UnsafePointer(OpaquePointer(cHidden))
                                             c.hidden_count = Int32(hidden.count)
+                                            c.masked = UnsafePointer(OpaquePointer(cMasked))
+                                            c.masked_count = Int32(reach.masked.count)
+                                            c.revealed = UnsafePointer(OpaquePointer(cRevealed))
+                                            c.revealed_count = Int32(reach.revealed.count)
                                             if let placement {
                                                 c.place = Placement.callback
                                                 c.place_context = Unmanaged.passUnretained(placement).toOpaque()
@@ -342,6 +378,8 @@ public enum Sandbox {
                             }
                         }
                     }
+                }
+                }
                 }
                 }
             }

@@ -53,6 +53,9 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("real: the machine's clock; virtual: a clock that moves only when `mamlaunch clock advance` says (experiments and tests skip time).", valueName: "real|virtual"))
     var clock: String = "real"
 
+    @Flag(help: "Apps this broker starts run even when an attack class has no cover on this kernel (mamlaunch run's flag of the same name).")
+    var allowWeakerSandbox = false
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
@@ -98,7 +101,7 @@ struct MAMBrokerCommand: ParsableCommand {
                                                      limits: limits, auditMaximumBytes: auditMaxBytes)
             configuration.testFlip = testFlip
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
-                                          appsDirectory: appsDir)
+                                          appsDirectory: appsDir, allowWeaker: allowWeakerSandbox)
             let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()
             broker = try Broker(configuration, tenant: tenant, apps: manifests, starter: starter, conditionalAccess: access,
                                 clock: brokerClock, logger: logger)
@@ -142,6 +145,8 @@ struct LauncherStarter: AppStarter {
     let launcherSocket: String
     let deviceDirectory: String
     let appsDirectory: String?
+    /// The one flag every command that launches apps shares, passed on to `mamlaunch run`.
+    var allowWeaker = false
 
     func start(bundleID: String) -> String? {
         let launcher = (Catalog.toolDirectory as NSString).appendingPathComponent("mamlaunch")
@@ -157,6 +162,7 @@ struct LauncherStarter: AppStarter {
         p.executableURL = URL(fileURLWithPath: launcher)
         p.arguments = ["run", bundleID, "--broker", launcherSocket,
                        "--containers", (deviceDirectory as NSString).appendingPathComponent("containers")]
+            + (allowWeaker ? ["--allow-weaker-sandbox"] : [])
         if let dir = appsDirectory {
             p.environment = ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": (dir as NSString).deletingLastPathComponent]) { _, b in b }
         }

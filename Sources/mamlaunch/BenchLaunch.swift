@@ -28,9 +28,13 @@ struct BenchLaunch: ParsableCommand {
     @Option(help: ArgumentHelp("An executable to launch (repeat for several; default: Hostile, built beside mamlaunch). It must send one byte on descriptor 3.", valueName: "PATH"))
     var executable: [String] = []
 
+    @OptionGroup var sandbox: SandboxOptions
+
     enum Kind: String, CaseIterable { case plain, bwrap, mamlab }
 
     func run() throws {
+        let containment = try sandbox.decide("benchmark sandboxed launches")
+        print(containment.statement)
         let exes = executable.isEmpty ? [(Catalog.toolDirectory as NSString).appendingPathComponent("Hostile")] : executable
         let container = NSTemporaryDirectory() + "mamlab-bench-\(getpid())"
         try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
@@ -60,7 +64,8 @@ struct BenchLaunch: ParsableCommand {
                         case .mamlab:
                             ms = try time { fd in
                                 try Sandbox.launch(LaunchConfiguration(bundleID: "bench", executable: exe, arguments: args,
-                                                                       containersRoot: container, brokerDescriptor: fd), report: { _ in }).wait
+                                                                       containersRoot: container, brokerDescriptor: fd,
+                                                                       allowWeaker: sandbox.allowWeakerSandbox), report: { _ in }).wait
                             }
                         }
                         times[kind, default: []].append(ms)

@@ -10,8 +10,10 @@ struct Doctor: ParsableCommand {
             (and its ABI), seccomp filters and user notification, the libseccomp version, the \
             app's own session and terminal, PID, mount, IPC and network namespaces, the \
             launcher's uid range, cgroups (memory, tasks, CPU) and the size-bounded container; \
-            then what the sandbox would miss. Exit status 1 when a protection is missing \
-            (mamlaunch run then refuses to launch unless --allow-weaker-sandbox is given).
+            then, per attack class, the layers that cover it here and its status. Exit status 1 \
+            when a class has no cover at all (every command that launches apps then refuses \
+            unless --allow-weaker-sandbox is given); a missing layer another one covers is not \
+            a failure.
             """
     )
 
@@ -38,10 +40,13 @@ struct Doctor: ParsableCommand {
         case let .failure(why): row("cgroups", "unavailable: \(why.description)")
         }
         row("container", root ? "tmpfs of --limit disk (default 256 MiB), 0700, the app's uid" : "the folder itself, unbounded")
-        if s.missing.isEmpty {
-            row("sandbox", "complete")
-        } else {
-            for m in s.missing { row("missing", m) }
+        // Each attack class and the layers that cover it here: the launcher refuses only a
+        // class with none (docs/SANDBOX.md, "Containment by layers").
+        let containment = s.containment
+        print("")
+        print(containment.table)
+        if let refusal = containment.refusal {
+            print("refused: \(refusal)")
             throw ExitCode(1)
         }
     }

@@ -84,6 +84,8 @@ struct MatrixCommand: ParsableCommand {
     @Option(help: .hidden)
     var testFlip: String?
 
+    @OptionGroup var sandbox: SandboxOptions
+
     func validate() throws {
         guard diff.isEmpty || diff.count == 2 else { throw ValidationError("--diff takes two policies: --diff POLICY_A POLICY_B") }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be 1 to 64") }
@@ -97,15 +99,21 @@ struct MatrixCommand: ParsableCommand {
         guard !cells.isEmpty else { throw World.Failure(description: "the experiment has no cells") }
         let progress = Progress(total: cells.count)
         var results = MatrixPrediction.run(cells, predictors: setup.predictors, payload: setup.experiment.payload)
+        // Decided once, before any cell: a kernel that leaves a class uncovered refuses the
+        // run in one line instead of failing every cell with the same reason.
+        let containment = mode == .live ? try sandbox.decide("run the matrix live") : nil
         if mode == .live {
-            let runner = LiveMatrix(setup: setup, jobs: jobs, progress: progress, brokerTestFlip: testFlip)
+            RunningBrokers.endOnSignals()
+            let runner = LiveMatrix(setup: setup, jobs: jobs, progress: progress, brokerTestFlip: testFlip,
+                                    allowWeaker: sandbox.allowWeakerSandbox)
             results = try runner.run(results)
         } else {
             progress.advance(cells.count)
         }
         progress.finish()
         let seconds = Date().timeIntervalSince(started)
-        let report = MatrixReport(experiment: setup.experiment, results: results, live: mode == .live, seconds: seconds)
+        var report = MatrixReport(experiment: setup.experiment, results: results, live: mode == .live, seconds: seconds)
+        report.sandbox = containment?.statement
         let diffResult = setup.diff.map { MatrixDiff(results, policyA: $0.0, policyB: $0.1) }
         let chosen = format ?? (out?.hasSuffix(".html") == true ? .html : .table)
         let text = report.render(chosen, diff: diffResult)

@@ -29,10 +29,15 @@ final class ScriptedApp: @unchecked Sendable {
         var description: String
     }
 
+    /// The sandbox refused or could not exec the app: trying again will not help.
+    struct StartFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
     /// Launches `executable --script` for `manifest` against the broker at `launcherSocket`.
     /// `account` is the account the launcher tells the broker the app starts under.
     static func launch(manifest: AppManifest, executable: String, launcherSocket: String, containers: String,
-                       account: String?, hidden: [String], log: String) throws -> ScriptedApp {
+                       account: String?, hidden: [String], log: String, allowWeaker: Bool = false) throws -> ScriptedApp {
         let control = mam_connect_seqpacket(launcherSocket)
         guard control >= 0 else { throw Failure(description: "cannot reach the broker at \(launcherSocket): \(String(cString: strerror(errno)))") }
         var pair: [Int32] = [-1, -1]
@@ -50,6 +55,7 @@ final class ScriptedApp: @unchecked Sendable {
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containers, brokerDescriptor: pair[0], hidden: hidden)
+        config.allowWeaker = allowWeaker
         config.standardInput = stdin[0]
         config.standardOutput = stdout[1]
         config.standardError = errFD >= 0 ? errFD : nil
@@ -62,7 +68,7 @@ final class ScriptedApp: @unchecked Sendable {
             }
         } catch {
             for fd in [control, pair[0], pair[1], stdin[0], stdin[1], stdout[0], stdout[1], errFD] where fd >= 0 { close(fd) }
-            throw Failure(description: "\(bundle): \(error)")
+            throw StartFailure(description: "\(bundle): \(error)")
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
         do {

@@ -16,6 +16,8 @@ struct LiveMatrix {
     var progress: Progress
     /// Test-only: passed to mambroker as its hidden `--test-flip` (see MAMBrokerCommand).
     var brokerTestFlip: String?
+    /// --allow-weaker-sandbox, for each app the run starts.
+    var allowWeaker = false
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -48,7 +50,7 @@ struct LiveMatrix {
                     let shared = all.filter { !predicted[$0].cell.channel.channel.isAccountChannel }
                     let batches = (shared.isEmpty ? [] : [shared]) + all.filter { predicted[$0].cell.channel.channel.isAccountChannel }.map { [$0] }
                     for indices in batches {
-                        let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip)
+                        let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip, allowWeaker: allowWeaker)
                         defer { run.stop() }
                         try run.perform(indices.map { predicted[$0] }) { offset, result in
                             results.update { $0[indices[offset]] = result }
@@ -84,6 +86,31 @@ struct LiveMatrix {
     }
 }
 
+/// The brokers a live matrix has running, so that SIGTERM or Ctrl-C ends them too: the apps die
+/// with the launcher (their parent-death signal), a broker would outlive it with its device folder.
+enum RunningBrokers {
+    private static let brokers = Locked<[Int32: Process]>([:])
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+
+    static func add(_ p: Process) { brokers.update { $0[p.processIdentifier] = p } }
+    static func remove(_ p: Process) { brokers.update { $0[p.processIdentifier] = nil } }
+
+    /// On SIGTERM or SIGINT: end every broker, then exit with 128 + the signal.
+    static func endOnSignals() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)  // handled below, once the brokers are told
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                for p in brokers.value.values { kill(p.processIdentifier, SIGTERM) }
+                FileHandle.standardError.write(Data("matrix: stopped by signal \(sig)\n".utf8))
+                Glibc.exit(128 + sig)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}
+
 /// A value several threads update.
 final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
@@ -106,7 +133,13 @@ final class PolicyRun: @unchecked Sendable {
     let payload: Payload
     let auditPath: String
 
-    init(setup: MatrixSetup, policy: String, testFlip: String?) throws {
+    /// Why an app of this run could not start: every later cell fails at once with it rather
+    /// than trying again (an app that cannot start once will not start the next time).
+    var startFailure: String?
+    let allowWeaker: Bool
+
+    init(setup: MatrixSetup, policy: String, testFlip: String?, allowWeaker: Bool = false) throws {
+        self.allowWeaker = allowWeaker
         self.setup = setup
         self.policy = policy
         self.payload = setup.experiment.payload
@@ -126,11 +159,13 @@ final class PolicyRun: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker"))
         p.arguments = ["--tenant", tenant, "--device", base, "--apps", setup.root.appendingPathComponent("Apps").path,
                        "--clock", "virtual", "--log-level", "error"] + (testFlip.map { ["--test-flip", $0] } ?? [])
+            + (allowWeaker ? ["--allow-weaker-sandbox"] : [])
         let out = Pipe()
         p.standardOutput = out
         _ = FileManager.default.createFile(atPath: base + "/logs/mambroker.log", contents: nil)
         p.standardError = FileHandle(forWritingAtPath: base + "/logs/mambroker.log")
         try p.run()
+        RunningBrokers.add(p)
         broker = p
         let ready = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
         guard ready.hasPrefix("ready") else {
@@ -170,6 +205,7 @@ final class PolicyRun: @unchecked Sendable {
         apps.removeAll()
         broker.terminate()
         broker.waitUntilExit()
+        RunningBrokers.remove(broker)
         if ProcessInfo.processInfo.environment["MAMLAB_MATRIX_KEEP"] == nil {
             try? FileManager.default.removeItem(atPath: device)
         }
@@ -199,7 +235,7 @@ final class PolicyRun: @unchecked Sendable {
                 let app = try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
                                                  launcherSocket: device + "/launcher.sock", containers: device + "/containers",
                                                  account: e.manifest.integratesSDK ? first : nil, hidden: [device],
-                                                 log: device + "/logs/\(bundle).log")
+                                                 log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
                 let hello = try app.call(ScriptCommand("hello"))
                 if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
                 // The other accounts sign in through the SDK, as a user adds them.
@@ -244,9 +280,17 @@ final class PolicyRun: @unchecked Sendable {
                 done(i, r)
                 continue
             }
+            if let startFailure {
+                r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(startFailure)")
+                done(i, r)
+                continue
+            }
             let before = auditSize()
             do {
                 r.live = try perform(r.cell)
+            } catch let error as ScriptedApp.StartFailure {
+                startFailure = error.description
+                r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(error)")
             } catch {
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "the run could not perform the cell: \(error)")
             }

@@ -51,8 +51,7 @@ struct Run: ParsableCommand {
     @Flag(help: "Delete the app's container when it exits.")
     var clean = false
 
-    @Flag(help: "Run even if the kernel cannot provide every protection (logged at every launch).")
-    var allowWeakerSandbox = false
+    @OptionGroup var sandbox: SandboxOptions
 
     @Option(name: .customLong("limit"), help: ArgumentHelp(
         "Override a resource limit: per process processes, address-space, open-files, file-size, core; per app memory (bytes, shmem included), tasks, cpu (CPUs, e.g. 0.5), disk (container bytes). A count or bytes (K, M, G); 'none' lifts it.",
@@ -66,6 +65,7 @@ struct Run: ParsableCommand {
         var arguments = self.arguments
         let (manifest, executable) = try resolveApp(&arguments)
         let resourceLimits = try parseLimits()
+        _ = try sandbox.decide("run \(app ?? "the app")")
         // The bundle id names the container folder: checked here again, whatever loaded it.
         if let problem = AppManifest.bundleIDProblem(manifest.bundleID) {
             throw World.Failure(description: "cannot launch: CFBundleIdentifier \"\(manifest.bundleID.prefix(80))\" \(problem)")
@@ -108,7 +108,7 @@ struct Run: ParsableCommand {
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containersRoot, brokerDescriptor: nil, limits: resourceLimits,
-                                         allowWeaker: allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
+                                         allowWeaker: sandbox.allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
         if self.manifest != nil {
             config.appFolder = AppFolder.locate(executable: executable, arguments: &config.arguments,
                                                 currentDirectory: FileManager.default.currentDirectoryPath)
@@ -204,6 +204,7 @@ struct Run: ParsableCommand {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = ["--tenant", tenantPath, "--device", device, "--log-level", "warning"]
+            + (sandbox.allowWeakerSandbox ? ["--allow-weaker-sandbox"] : [])
         let out = Pipe()
         p.standardOutput = out
         try p.run()

@@ -8,7 +8,7 @@ struct PythonScene {
     static let python = "/usr/bin/python3"
     static let manifest = CommandRunnerPaths.root + "/clients/python/Info.plist"
 
-    let root = URL(fileURLWithPath: "/tmp").appendingPathComponent("mamlab-python-\(UUID().uuidString.prefix(8).lowercased())")
+    let root: URL
     var app: URL { root.appendingPathComponent("app") }
     var probe: URL { app.appendingPathComponent("probe.py") }
     var elsewhere: URL { root.appendingPathComponent("elsewhere/secret.txt") }
@@ -44,7 +44,9 @@ struct PythonScene {
         print("a line for standard error", file=sys.stderr, flush=True)
     """#
 
-    init() throws {
+    /// `parent`: where the scene's folder goes (default /tmp).
+    init(under parent: URL = URL(fileURLWithPath: "/tmp")) throws {
+        root = parent.appendingPathComponent("mamlab-python-\(UUID().uuidString.prefix(8).lowercased())")
         let fm = FileManager.default
         for dir in [app, elsewhere.deletingLastPathComponent(), neighbour.deletingLastPathComponent()] {
             try fm.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -46,6 +46,12 @@ typedef struct {
     int clone_flags;                     // CLONE_NEW* namespaces of the app's own (0: none)
     const char *const *hidden;           // directories covered by an empty tmpfs (needs CLONE_NEWNS)
     int hidden_count;
+    // Folders the app's uid cannot enter (mode without o+x: a clone in a 0700 folder), covered
+    // by a tmpfs of mode 0755; each of `revealed` beneath one is bound back in at its own path.
+    const char *const *masked;
+    int masked_count;
+    const char *const *revealed;
+    int revealed_count;
     const char *container_tmpfs;         // tmpfs options: the container becomes a tmpfs; NULL: the folder itself
     int container_fd;                    // O_PATH of the on-disk container (opened beneath its root), or -1
     // Called in the launcher right after the clone, while the child makes its mounts: puts the
