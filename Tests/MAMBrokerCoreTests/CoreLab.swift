@@ -31,6 +31,8 @@ struct CoreLab {
     var disk: [StoredFileKey: Content] = [:]
     var inbox: [SessionID: [Delivered]] = [:]
     var audits: [AuditEntry] = []
+    /// What the core asked to be written, in order.
+    var persisted: [StateChange] = []
     var logs: [LogLine] = []
     var closed: Set<SessionID> = []
     /// Apps whose connection is full: deliveries to them fail, as a send that would block does.
@@ -102,7 +104,7 @@ struct CoreLab {
             case let .close(id, _): closed.insert(id)
             case let .audit(a): audits.append(a)
             case let .log(line): logs.append(line)
-            case .persist: break
+            case let .persist(change): persisted.append(change)
             case let .startApp(bundle): started.append(bundle)
             case let .restartApp(id, _): restarted.append(id)
             case let .sendKey(id, frameID, account, keyID):

@@ -160,3 +160,68 @@ struct SpellingAttackTests {
         #expect(lab.received(mail).contains { if case .urlDelivery = $0.frame.message { return true } else { return false } })
     }
 }
+
+/// Issue 19 in the core: an account is signed in to an instance by the user (the launcher's
+/// `--user`, or the tenant's default enrollment the user has not signed out), never by an app
+/// naming it; and one account is one account whatever its spelling.
+@Suite("Broker core: accounts are signed in, not claimed")
+struct SignInCoreTests {
+    static let ben = "ben@contoso.com", benOID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+    static let adele = "adele@contoso.com", adeleOID = "5F1C7A2E-3B4D-4E6F-8A9B-0C1D2E3F4A5B"
+
+    func gotKey(_ got: [CoreLab.Delivered]) -> Bool {
+        got.contains { if case .accountKey = $0.frame.message { return true } else { return false } }
+    }
+
+    @Test func anAccountTheAppOnlyNamesIsNeitherEnrolledNorGivenAKeyTokenOrConfiguration() {
+        var lab = CoreLab(conditionalAccess: CoreLab.sampleAccess)
+        let dialer = lab.launch("com.contoso.dialer")
+        for name in [Self.ben, Self.benOID, "BEN@contoso.com"] {
+            #expect(lab.send(dialer, .enroll(account: name)).error == .notAllowed, "\(name)")
+            #expect(lab.audits.last?.outcome == "notSignedIn" && lab.audits.last?.channel == "enrollment")
+            #expect(!gotKey(lab.send(dialer, .keyRequest(account: name))))
+            #expect(lab.send(dialer, .remediateCompliance(account: name, silent: true)).error == .notAllowed)
+            #expect(lab.send(dialer, .acquireToken(account: name)).error == .notAllowed)
+            #expect(lab.send(dialer, .appConfigRequest(account: name)).error == .notAllowed)
+        }
+        let notes = lab.launch("com.example.notes", sdk: false)
+        #expect(lab.send(notes, .acquireToken(account: Self.benOID)).error == .notAllowed)
+        #expect(lab.core.party(of: dialer)?.enrolled?.upn != Self.ben)
+    }
+
+    @Test func anUnenrollUnderAnotherSpellingTouchesOnlyTheAppsOwnRow() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: Self.adele)
+        lab.send(mail, .enroll(account: Self.adele))
+        let dialer = lab.launch("com.contoso.dialer", account: Self.adele)
+        lab.send(dialer, .enroll(account: Self.adeleOID))
+        lab.send(dialer, .unenroll(account: Self.adeleOID, wipe: true))
+        // Her key stays: Mail still has her.
+        #expect(!lab.persisted.contains { if case .destroyKey = $0 { return true } else { return false } }, "\(lab.persisted)")
+        #expect(gotKey(lab.send(mail, .keyRequest(account: Self.adele))))
+        #expect(lab.core.party(of: mail)?.isManaged == true)
+    }
+
+    @Test func aPersonalUserDoesNotHaveTheTenantsDefaultAccountSignedIn() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: "dana@outlook.com")
+        #expect(!gotKey(lab.send(mail, .keyRequest(account: Self.adele))))
+        lab.send(mail, .setIdentity(account: Self.adele))
+        #expect(lab.core.party(of: mail)?.identity.account?.upn != Self.adele)
+    }
+
+    @Test func aWipedAccountStaysSignedOutOfTheAppUntilTheUserSignsItIn() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: Self.adele)
+        lab.send(mail, .enroll(account: Self.adele))
+        lab.run(lab.core.handle(.wipe(account: Self.adeleOID, app: nil)))
+        #expect(lab.send(mail, .enroll(account: Self.adele)).error == .notAllowed)
+        // A relaunch with nobody signed in does not bring her back; one with --user does.
+        let alone = lab.launch("com.contoso.mail")
+        #expect(lab.send(alone, .enroll(account: Self.adele)).error == .notAllowed)
+        #expect(!gotKey(lab.send(alone, .keyRequest(account: Self.adele))))
+        let signedIn = lab.launch("com.contoso.mail", account: Self.adele)
+        #expect(lab.send(signedIn, .enroll(account: Self.adele)).error == nil)
+        #expect(gotKey(lab.send(signedIn, .keyRequest(account: Self.adele))))
+    }
+}

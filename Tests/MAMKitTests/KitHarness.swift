@@ -70,9 +70,22 @@ final class KitBroker: @unchecked Sendable {
     }
 
     /// Starts Courier under another app's manifest (an app without MAMKit, e.g. Notes).
-    func courier(_ app: String, _ steps: [String]) throws -> ScriptedProcess {
+    /// `user`: the account the user signs in with (`--user`); none by default.
+    func courier(_ app: String, user: String? = nil, _ steps: [String]) throws -> ScriptedProcess {
         try ScriptedProcess(Self.bin + "/mamlaunch", ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
-                                                     "--containers", device + "-containers", "--", Self.bin + "/Courier"] + steps)
+                                                     "--containers", device + "-containers"] + (user.map { ["--user", $0] } ?? [])
+                                                     + ["--", Self.bin + "/Courier"] + steps)
+    }
+
+    /// `mamlaunch wipe --user ACCOUNT`: the admin's selective wipe, for every app.
+    func wipe(_ account: String) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.bin + "/mamlaunch")
+        p.arguments = ["wipe", "--user", account, "--broker", launcherSocket]
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw KitTestError("mamlaunch wipe --user \(account) exited \(p.terminationStatus)") }
     }
 }
 

@@ -54,10 +54,17 @@ public struct BrokerCore: Sendable {
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
-                pendingWipes: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
+                pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
         self.engine = engine
         self.compliance = conditionalAccess.map { ComplianceManager(access: ConditionalAccess(tenant: engine.tenant, settings: $0)) }
-        self.service = EnrollmentService(enrollments: enrollments, pendingWipes: pendingWipes)
+        // Rows written before accounts were canonical may name a tenant user by object id or in
+        // another case: each is the user's UPN from now on, so one account is one row.
+        let canonical = enrollments.map { e -> Enrollment in
+            var e = e
+            e.account = Self.canonicalName(e.account, in: engine.tenant)
+            return e
+        }
+        self.service = EnrollmentService(enrollments: canonical, pendingWipes: pendingWipes, signedOut: signedOut)
         self.catalog = catalog
         self.clock = clock
         self.limits = limits
@@ -122,13 +129,13 @@ public struct BrokerCore: Sendable {
             let running = serviceApps
             tell(service.sync(engine: engine, now: clock.now(), running: running), requester: nil, &out)
         case let .wipe(account, app):
-            service.issueWipe(account: account, app: app)
+            service.issueWipe(account: Self.canonicalName(account, in: engine.tenant), app: app)
             let running = serviceApps
             var notices: [EnrollmentNotice] = []
             for a in running.sorted() where app == nil || app!.lowercased() == a { notices += service.deliverWipes(app: a, engine: engine, now: clock.now()) }
             tell(notices, requester: nil, &out)
             // Not running: delivered when the app next starts. Persisted either way.
-            out.append(.persist(.enrollments(Array(service.enrollments.values), service.pendingWipes)))
+            out.append(persistEnrollments)
         }
         return out
     }
@@ -155,7 +162,19 @@ public struct BrokerCore: Sendable {
         var s = SessionState(id: id, peer: peer, manifest: manifest, identity: identity)
         let probe = engine.party(manifest, identity: identity)
         s.enrolled = probe.enrolled
-        s.signedIn = [signedInAccount, probe.enrolled].compactMap { $0 }
+        // Signed in is the user's act, never the app's: the launcher's `--user` (which also signs
+        // an account the user had signed out back in), else the account the tenant enrolls in the
+        // app by default, unless the user signed it out of this app (an unenrollment, a wipe).
+        // With a `--user`, the default account is not signed in: the app has the user's account
+        // only [SEMANTICS §1: the enrolled account is the first signed-in targeted account].
+        if let signedInAccount {
+            s.signedIn = [signedInAccount]
+            if peer.fromLauncher, manifest.integratesSDK, service.signIn(app: manifest.bundleID, account: Self.canonicalName(signedInAccount)) {
+                out.append(persistEnrollments)
+            }
+        } else if let enrolled = probe.enrolled, !service.isSignedOut(app: manifest.bundleID, account: Self.canonicalName(enrolled)) {
+            s.signedIn = [enrolled]
+        }
         sessions[id] = s
         out.append(.log(LogLine(level: .info, message: "app connected", metadata: [
             "app": peer.bundleID, "pid": "\(peer.pid)", "session": "\(id)", "identity": "\(identity)", "managed": "\(probe.isManaged)",
@@ -378,6 +397,43 @@ public struct BrokerCore: Sendable {
         let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
         return DecisionRecord(allowed: d.allowed, outcome: UInt8(Outcome.allCases.firstIndex(of: d.outcome)!), rule: d.rule.id,
                               tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail)
+    }
+
+    /// One account, one name: a tenant user is named by its UPN whatever spelling an app used
+    /// (its object id, another case, padding), so the service never holds one user twice; an
+    /// account the tenant does not know keeps the name it was given, trimmed.
+    static func canonicalName(_ text: String, in tenant: Tenant) -> String {
+        switch tenant.identity(named: text) {
+        case .personal: return text.trimmingCharacters(in: .whitespaces)
+        case let .account(a): return canonicalName(a)
+        }
+    }
+
+    static func canonicalName(_ account: Account) -> String { account.upn ?? account.name }
+
+    /// The service's state as it must be written.
+    var persistEnrollments: BrokerEffect {
+        .persist(.enrollments(Array(service.enrollments.values).sorted { ($0.app, $0.account) < ($1.app, $1.account) },
+                              service.pendingWipes, signedOut: service.signedOut))
+    }
+
+    /// The account `text` names, when the user signed it in to this instance (the launcher's
+    /// `--user`, or the tenant's default enrollment the user has not signed out); nil for an
+    /// account the app only names. Enrollment, keys, tokens, remediation and app configuration
+    /// go to such an account only.
+    func signedInAccount(_ text: String, for id: SessionID) -> Account? {
+        guard case let .account(a) = engine.tenant.identity(named: text), sessions[id]!.signedIn.contains(a) else { return nil }
+        return a
+    }
+
+    /// The refusal of a request for an account the user has not signed in to this instance,
+    /// with its audit line (rule 1.identity: who an app is acting for is the user's to say).
+    mutating func notSignedIn(_ id: SessionID, _ frameID: UInt32, channel: String, account: String, _ out: inout [BrokerEffect]) -> WireError {
+        out.append(.audit(AuditEntry(session: id, request: frameID, channel: channel, source: auditParty(id), target: nil, dataType: nil,
+                                     size: nil, outcome: "notSignedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(account),
+                                     revision: revision)))
+        return WireError(.notAllowed, "\(account) is not signed in to this instance of \(sessions[id]!.bundleID); "
+                         + "only the user signs an account in (mamlaunch run --user)")
     }
 
     /// An account an app names for a location: a tenant user the app has signed in, or nothing.

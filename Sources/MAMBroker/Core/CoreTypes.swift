@@ -117,8 +117,9 @@ public struct AuditEntry: Sendable, Equatable {
 /// with the file, before the core hears that it landed.)
 public enum StateChange: Sendable, Equatable {
     case pasteboard(PasteboardState)
-    /// The service's enrollments and the wipes not yet delivered, whole.
-    case enrollments([Enrollment], Set<String>)
+    /// The service's enrollments, the wipes not yet delivered and the ("app|account") pairs the
+    /// user signed out, whole.
+    case enrollments([Enrollment], Set<String>, signedOut: Set<String>)
     /// A wiped account's key is destroyed: what was encrypted under it can never be read again.
     case destroyKey(String)
 }

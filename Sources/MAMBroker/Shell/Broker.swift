@@ -71,6 +71,7 @@ public final class Broker: @unchecked Sendable {
     var refusedDeliveries: [SessionID: Int] = [:]
     var lastEnrollments: [Enrollment] = []
     var lastWipes: Set<String> = []
+    var lastSignedOut: Set<String> = []
     /// The newest pasteboard not yet written, and whether a write is scheduled (coalesced).
     let pendingPasteboard = Mutex()
     nonisolated(unsafe) var unsavedPasteboard: PasteboardState?
@@ -102,7 +103,8 @@ public final class Broker: @unchecked Sendable {
         let enrolled = try store.loadEnrollments(now: clock.now())
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
                           pasteboard: try store.loadPasteboard(), files: try store.loadFiles(),
-                          enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, conditionalAccess: conditionalAccess)
+                          enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
+                          conditionalAccess: conditionalAccess)
         core.testFlipPaste = configuration.testFlip == "paste"
         loop = try EventLoop()
     }
@@ -387,15 +389,16 @@ public final class Broker: @unchecked Sendable {
                         logger.error("a wiped account's key could not be destroyed", metadata: ["error": "\(error)"])
                     }
                 }
-            case let .persist(.enrollments(list, wipes)):
+            case let .persist(.enrollments(list, wipes, signedOut)):
                 // Written before the app hears of it, and only when something changed: a repeat
                 // (208) costs nothing, and what an app was told survives a kill.
-                guard list != lastEnrollments || wipes != lastWipes else { continue }
+                guard list != lastEnrollments || wipes != lastWipes || signedOut != lastSignedOut else { continue }
                 lastEnrollments = list
                 lastWipes = wipes
+                lastSignedOut = signedOut
                 let now = clock.now()
                 persistence.sync {
-                    do { try store.saveEnrollments(list, pendingWipes: wipes, now: now) } catch {
+                    do { try store.saveEnrollments(list, pendingWipes: wipes, signedOut: signedOut, now: now) } catch {
                         logger.error("the enrollments could not be saved", metadata: ["error": "\(error)"])
                     }
                 }

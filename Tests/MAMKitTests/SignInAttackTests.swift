@@ -1,0 +1,92 @@
+import Foundation
+import MAMScript
+import Testing
+
+/// Issue 19: the broker believed what an app said about who it is. Each test is an attack
+/// through the real processes (mambroker, mamlaunch, Courier speaking the protocol step by
+/// step under an installed app's manifest) that succeeded before accounts had to be signed in
+/// by the user: an app naming an account got it enrolled, its key, its token and its
+/// configuration.
+@Suite("Sign-in is the user's act (issue 19)", .serialized, .timeLimit(.minutes(2)))
+struct SignInAttackTests {
+    static let ben = "ben@contoso.com"
+    static let benOID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+    static let adele = "adele@contoso.com"
+    static let adeleOID = "5f1c7a2e-3b4d-4e6f-8a9b-0c1d2e3f4a5b"
+
+    func step(_ lines: [JSONValue], _ name: String, _ n: Int = 0) -> JSONValue? {
+        lines.filter { $0["step"]?.string == name }.dropFirst(n).first
+    }
+
+    func refusedAsNotSignedIn(_ line: JSONValue?) -> Bool {
+        line?["error"]?.string == "notAllowed" && line?["detail"]?.string?.contains("not signed in") == true
+    }
+
+    @Test func dialerWithNoUserCannotEnrollBenNorTakeHisKeyTokenOrConfiguration() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let dialer = try b.courier("Dialer", ["hello", "enroll", Self.ben, "key", Self.ben, "remediate", Self.benOID, "silent",
+                                              "enroll", Self.benOID, "token", Self.ben, "app-config", Self.ben, "key", Self.benOID, "bye"]).courierLines()
+        for (name, n) in [("enroll", 0), ("enroll", 1), ("key", 0), ("key", 1), ("remediate", 0), ("token", 0), ("app-config", 0)] {
+            let line = step(dialer, name, n)
+            // (A key request is refused as any key request for an account not enrolled here.)
+            #expect(name == "key" ? line?["error"]?.string == "notAllowed" : refusedAsNotSignedIn(line), "\(name) #\(n): \(String(describing: line))")
+            #expect(line?["key"] == nil && line?["homeAccountId"] == nil && line?["config"] == nil && line?["status"] == nil)
+        }
+        // An app without the SDK learns nothing of Ben from the token endpoint either.
+        let notes = try b.courier("Notes", ["hello", "token", Self.ben, "token", Self.benOID, "bye"]).courierLines()
+        for n in 0..<2 {
+            let token = step(notes, "token", n)
+            #expect(refusedAsNotSignedIn(token) && token?["homeAccountId"] == nil, "\(String(describing: token))")
+        }
+        // Each refusal is audited.
+        let refused = b.auditRecords.filter { $0["outcome"] as? String == "notSignedIn" }
+        #expect(refused.count >= 7, "\(refused)")
+    }
+
+    @Test func anotherAppsUnenrollByObjectIdLeavesMailsEnrollmentAndKey() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let before = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
+        let key = try #require(step(before, "key")?["key"]?.string, "\(before)")
+        // Dialer, launched for Adele, spells her by object id and unenrolls that spelling with a wipe.
+        let dialer = try b.courier("Dialer", user: Self.adele, ["hello", "enroll", Self.adeleOID, "unenroll", Self.adeleOID, "wipe", "bye"]).courierLines()
+        // (Dialer enrolls at launch by itself, AutoEnrollOnLaunch: the object id is a repeat, 208.)
+        #expect(step(dialer, "enroll")?["status"]?.number == 208 && step(dialer, "unenroll")?["wipe"] != nil, "\(dialer)")
+        // Mail is still enrolled with Adele (a repeat is 208, already enrolled) and her key is the same.
+        let after = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
+        #expect(step(after, "enroll")?["status"]?.number == 208, "\(after)")
+        #expect(step(after, "key")?["key"]?.string == key, "\(after)")
+    }
+
+    @Test func mailSignedInAsDanaGetsNeitherAdelesKeyNorHerIdentityNorHerClipboard() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let adele = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "identity", Self.adele, "copy", "the merger memo", "bye"])
+            .courierLines()
+        #expect(step(adele, "copy")?["changeCount"] != nil, "\(adele)")
+        let dana = try b.courier("Mail", user: "dana@outlook.com", ["hello", "key", Self.adele, "identity", Self.adele, "paste", "bye"]).courierLines()
+        #expect(step(dana, "key")?["error"]?.string == "notAllowed" && step(dana, "key")?["key"] == nil, "\(dana)")
+        #expect(step(dana, "identity")?["decision"]?["allowed"]?.bool == false, "\(dana)")
+        #expect(step(dana, "paste")?["text"]?.string != "the merger memo", "\(dana)")
+    }
+
+    @Test func afterAWipeTheAppCannotEnrollAgainByItselfUntilTheUserSignsIn() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let first = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
+        let key = try #require(step(first, "key")?["key"]?.string, "\(first)")
+        try b.wipe(Self.adele)
+        // Started again with nobody signed in: the wipe arrives, and the app may not take Adele back.
+        let alone = try b.courier("Mail", ["hello", "wait-notice", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
+        #expect(step(alone, "wait-notice")?["wipe"]?.string == Self.adele, "\(alone)")
+        #expect(refusedAsNotSignedIn(step(alone, "enroll")), "\(alone)")
+        #expect(refusedAsNotSignedIn(step(alone, "key")) || step(alone, "key")?["error"]?.string == "notAllowed", "\(alone)")
+        // The user signs Adele in again (a launch with --user): enrolled anew (Mail enrolls at
+        // launch, AutoEnrollOnLaunch, so the app's own request is a repeat), under a new key.
+        let again = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
+        #expect(step(again, "enroll")?["status"]?.number == 208, "\(again)")
+        let newKey = try #require(step(again, "key")?["key"]?.string, "\(again)")
+        #expect(newKey != key)
+    }
+}
