@@ -24,7 +24,8 @@ let package = Package(
         .target(name: "MAMPolicy"),
         // File-system side of the engine: reading tenants, policy files and app manifests from
         // disk and turning them into MAMPolicy inputs. Shared by the command-line tools.
-        .target(name: "MAMCatalog", dependencies: ["MAMPolicy"]),
+        // (Crypto: the SHA-256 that binds an installed bundle id to the program built for it.)
+        .target(name: "MAMCatalog", dependencies: ["MAMPolicy", .product(name: "Crypto", package: "swift-crypto")]),
         .executableTarget(
             name: "mamlaunch",
             dependencies: [

@@ -20,8 +20,12 @@ public enum LauncherMessage: Sendable, Equatable {
     /// The broker asks the launcher to restart the app it started with this pid: the app
     /// declined to restart itself after its first policy (the SDK restarts it then).
     case restart(pid: Int32)
+    /// The user signed an account in to the app this launcher connection handed over with this
+    /// pid (a sign-in after launch, as `--user` is one at launch). Answered with `controlReply`.
+    case signIn(pid: Int32, account: String)
 
-    public static let version: UInt8 = 1
+    /// 2: `adopt` carries the program's digests and the developer flag.
+    public static let version: UInt8 = 2
     static let magic: [UInt8] = [0x4D, 0x4C]
 
     public var carriesDescriptor: Bool {
@@ -36,6 +40,7 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .adopt(a):
             type = 0x01
             w.text(a.bundleID); w.u32(UInt32(bitPattern: a.pid)); w.optionalText(a.account)
+            w.optionalText(a.manifestDigest); w.optionalText(a.executableDigest); w.bool(a.developer)
         case let .violation(v):
             type = 0x02
             w.text(v.bundleID); w.u32(UInt32(bitPattern: v.pid)); w.text(v.syscall); w.optionalText(v.detail)
@@ -54,6 +59,9 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .restart(pid):
             type = 0x07
             w.u32(UInt32(bitPattern: pid))
+        case let .signIn(pid, account):
+            type = 0x08
+            w.u32(UInt32(bitPattern: pid)); w.text(account)
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
     }
@@ -75,7 +83,10 @@ public enum LauncherMessage: Sendable, Equatable {
         switch bytes[3] {
         case 0x01:
             let bundle = try r.text("bundleID"), pid = Int32(bitPattern: try r.u32("pid"))
-            message = .adopt(Adoption(bundleID: bundle, pid: pid, account: try r.optionalText("account")))
+            let account = try r.optionalText("account")
+            let manifestDigest = try r.optionalText("manifestDigest"), executableDigest = try r.optionalText("executableDigest")
+            message = .adopt(Adoption(bundleID: bundle, pid: pid, account: account, manifestDigest: manifestDigest,
+                                      executableDigest: executableDigest, developer: try r.bool("developer")))
         case 0x02:
             let bundle = try r.text("bundleID"), pid = Int32(bitPattern: try r.u32("pid"))
             let syscall = try r.text("syscall"), detail = try r.optionalText("detail")
@@ -95,6 +106,9 @@ public enum LauncherMessage: Sendable, Equatable {
             message = .wipe(account: try r.text("account"), app: try r.optionalText("app"))
         case 0x07:
             message = .restart(pid: Int32(bitPattern: try r.u32("pid")))
+        case 0x08:
+            let pid = Int32(bitPattern: try r.u32("pid"))
+            message = .signIn(pid: pid, account: try r.text("account"))
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }
@@ -115,11 +129,24 @@ public struct Adoption: Sendable, Equatable {
     public var pid: Int32
     /// The account the run signed in (`mamlaunch run --user`), if any.
     public var account: String?
+    /// SHA-256 (lower-case hex) of the manifest file the app runs under, its real path resolved.
+    public var manifestDigest: String?
+    /// SHA-256 (lower-case hex) of the program the launcher executes, its real path resolved
+    /// (for an interpreter, the interpreter). An installed bundle id is the installed app only
+    /// when this is the digest of the program built for it.
+    public var executableDigest: String?
+    /// `mamlaunch run --developer`: the user runs a program of their own under an installed
+    /// app's manifest, knowingly; it keeps the app's bundle id but is never given a key.
+    public var developer: Bool
 
-    public init(bundleID: String, pid: Int32, account: String?) {
+    public init(bundleID: String, pid: Int32, account: String?, manifestDigest: String? = nil, executableDigest: String? = nil,
+                developer: Bool = false) {
         self.bundleID = bundleID
         self.pid = pid
         self.account = account
+        self.manifestDigest = manifestDigest
+        self.executableDigest = executableDigest
+        self.developer = developer
     }
 }
 

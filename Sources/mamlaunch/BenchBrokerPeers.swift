@@ -14,7 +14,8 @@ struct BrokerUnderTest {
     /// connection, past hello.
     func adopt(_ bundle: String) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
-        Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil), fd: theirs.fd)
+        // The bench itself, not the built app: it says so (--developer), keeping the bundle id.
+        Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil, developer: true), fd: theirs.fd)
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
         guard let answer = mine.receive(), case .success(let frame) = answer.frame, case .welcome = frame.message else {

@@ -65,7 +65,7 @@ final class ScriptedApp: @unchecked Sendable {
             throw Failure(description: "\(bundle): \(error)")
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
-        Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account), fd: pair[1])
+        Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account, executable: executable), fd: pair[1])
         close(pair[1])
         let scripted = ScriptedApp(bundleID: bundle, app: app, input: stdin[1], output: stdout[0], control: control)
         let reader = Thread { scripted.readLines() }
@@ -80,6 +80,28 @@ final class ScriptedApp: @unchecked Sendable {
         self.input = input
         self.output = output
         self.control = control
+    }
+
+    /// The user signs `account` in to this app (the launcher's `signIn`, as a user adds an
+    /// account), waiting up to `timeout` seconds for the broker to say it is done: only then may
+    /// the app enroll it.
+    func signIn(_ account: String, timeout: Double = 10) throws {
+        let socket = WireSocket(fd: control)
+        do { try LauncherMessage.signIn(pid: app.pid, account: account).send(on: socket) } catch {
+            throw Failure(description: "\(bundleID): the sign-in of \(account) could not be sent: \(error.detail)")
+        }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            var p = pollfd(fd: control, events: Int16(POLLIN), revents: 0)
+            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            guard left > 0, poll(&p, 1, left) > 0, let raw = socket.receiveRaw() else {
+                throw Failure(description: "\(bundleID): the broker did not answer the sign-in of \(account) within \(Int(timeout)) s")
+            }
+            // (A restart request may come first on this connection: not for this runner.)
+            guard case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else { continue }
+            if !ok { throw Failure(description: "\(bundleID): sign-in of \(account) refused: \(detail)") }
+            return
+        }
     }
 
     /// Sends one command and waits for its result (an object with `error` when it failed).

@@ -204,6 +204,8 @@ final class PolicyRun: @unchecked Sendable {
                 if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
                 // The other accounts sign in through the SDK, as a user adds them.
                 for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
+                    // Signed in by the user (the launcher), then enrolled by the app.
+                    try app.signIn(a)
                     let r = try app.call(ScriptCommand("enroll", [a]))
                     if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
                 }
@@ -361,6 +363,8 @@ final class PolicyRun: @unchecked Sendable {
         }
         var o = Observation()
         let account = cell.account ?? ""
+        // A login is the user's: the launcher signs the account in, then the app enrolls it.
+        if cell.channel.channel == .login, !account.isEmpty, account.lowercased() != "personal" { try app.signIn(account) }
         let r = cell.channel.channel == .login
             ? try app.call(ScriptCommand("enroll", [account]))
             : try app.call(ScriptCommand("unenroll", [account, "wipe"]))

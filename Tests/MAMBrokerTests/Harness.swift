@@ -80,11 +80,13 @@ final class BrokerHarness: @unchecked Sendable {
     }
 
     /// Starts `Courier` as the app of `Apps/<app>` (its bundle id), sandboxed, with these steps.
-    func launch(_ app: String, _ steps: [String]) throws -> App {
+    /// `user`: the account the user signs in with (`--user`); none by default. Courier is not
+    /// the app's built program: `--developer` runs it as the app, never given a key.
+    func launch(_ app: String, user: String? = nil, _ steps: [String]) throws -> App {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.bin + "/mamlaunch")
-        p.arguments = ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
-                       "--containers", device + "-containers", "--", Self.bin + "/Courier"] + steps
+        p.arguments = ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--developer", "--broker", launcherSocket,
+                       "--containers", device + "-containers"] + (user.map { ["--user", $0] } ?? []) + ["--", Self.bin + "/Courier"] + steps
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -93,8 +95,8 @@ final class BrokerHarness: @unchecked Sendable {
         return App(process: p, out: out, err: err)
     }
 
-    func run(_ app: String, _ steps: [String]) throws -> [[String: Any]] {
-        try launch(app, steps).finish()
+    func run(_ app: String, user: String? = nil, _ steps: [String]) throws -> [[String: Any]] {
+        try launch(app, user: user, steps).finish()
     }
 
     /// Installed apps where Mail (and its `contosomail` scheme) can never come up: its manifest

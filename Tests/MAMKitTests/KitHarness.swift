@@ -70,10 +70,13 @@ final class KitBroker: @unchecked Sendable {
     }
 
     /// Starts Courier under another app's manifest (an app without MAMKit, e.g. Notes).
-    /// `user`: the account the user signs in with (`--user`); none by default.
-    func courier(_ app: String, user: String? = nil, _ steps: [String]) throws -> ScriptedProcess {
+    /// `user`: the account the user signs in with (`--user`); none by default. Courier is not
+    /// the program built for the app: it runs as the app only with `--developer` (no key ever),
+    /// as an unknown app without it (`developer: false`).
+    func courier(_ app: String, user: String? = nil, developer: Bool = true, _ steps: [String]) throws -> ScriptedProcess {
         try ScriptedProcess(Self.bin + "/mamlaunch", ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
-                                                     "--containers", device + "-containers"] + (user.map { ["--user", $0] } ?? [])
+                                                     "--containers", device + "-containers"] + (developer ? ["--developer"] : [])
+                                                     + (user.map { ["--user", $0] } ?? [])
                                                      + ["--", Self.bin + "/Courier"] + steps)
     }
 

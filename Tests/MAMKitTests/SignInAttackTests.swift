@@ -1,5 +1,6 @@
 import Foundation
 import MAMScript
+import MAMTestSupport
 import Testing
 
 /// Issue 19: the broker believed what an app said about who it is. Each test is an attack
@@ -47,16 +48,21 @@ struct SignInAttackTests {
     @Test func anotherAppsUnenrollByObjectIdLeavesMailsEnrollmentAndKey() throws {
         let b = try KitBroker()
         defer { b.stop() }
-        let before = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
-        let key = try #require(step(before, "key")?["key"]?.string, "\(before)")
+        // The real Mail, signed in as Adele, protects a note under her key.
+        let mail = try b.launch("Mail", user: Self.adele)
+        let data = try #require(try mail.send("protect", Self.adele, "board minutes")["data"]?.string)
+        mail.finish()
         // Dialer, launched for Adele, spells her by object id and unenrolls that spelling with a wipe.
         let dialer = try b.courier("Dialer", user: Self.adele, ["hello", "enroll", Self.adeleOID, "unenroll", Self.adeleOID, "wipe", "bye"]).courierLines()
         // (Dialer enrolls at launch by itself, AutoEnrollOnLaunch: the object id is a repeat, 208.)
         #expect(step(dialer, "enroll")?["status"]?.number == 208 && step(dialer, "unenroll")?["wipe"] != nil, "\(dialer)")
-        // Mail is still enrolled with Adele (a repeat is 208, already enrolled) and her key is the same.
-        let after = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
-        #expect(step(after, "enroll")?["status"]?.number == 208, "\(after)")
-        #expect(step(after, "key")?["key"]?.string == key, "\(after)")
+        // Mail is still enrolled with Adele, and her key (a new Mail asks the broker for it) still opens the note.
+        let again = try b.launch("Mail", user: Self.adele)
+        let enrolled = try again.send("enroll", Self.adele)
+        #expect(enrolled["status"]?.number == 208, "\(enrolled) \(b.auditRecords)")
+        let opened = try again.send("unprotect", data)
+        #expect(opened["text"]?.string == "board minutes", "\(opened)")
+        again.finish()
     }
 
     @Test func mailSignedInAsDanaGetsNeitherAdelesKeyNorHerIdentityNorHerClipboard() throws {
@@ -74,19 +80,68 @@ struct SignInAttackTests {
     @Test func afterAWipeTheAppCannotEnrollAgainByItselfUntilTheUserSignsIn() throws {
         let b = try KitBroker()
         defer { b.stop() }
-        let first = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
-        let key = try #require(step(first, "key")?["key"]?.string, "\(first)")
+        let first = try b.launch("Mail", user: Self.adele)
+        let data = try #require(try first.send("protect", Self.adele, "board minutes")["data"]?.string)
+        first.finish()
         try b.wipe(Self.adele)
         // Started again with nobody signed in: the wipe arrives, and the app may not take Adele back.
         let alone = try b.courier("Mail", ["hello", "wait-notice", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
-        #expect(step(alone, "wait-notice")?["wipe"]?.string == Self.adele, "\(alone)")
+        #expect(step(alone, "wait-notice")?["wipe"]?.string == Self.adele, "\(alone) \(b.auditRecords)")
         #expect(refusedAsNotSignedIn(step(alone, "enroll")), "\(alone)")
         #expect(refusedAsNotSignedIn(step(alone, "key")) || step(alone, "key")?["error"]?.string == "notAllowed", "\(alone)")
         // The user signs Adele in again (a launch with --user): enrolled anew (Mail enrolls at
         // launch, AutoEnrollOnLaunch, so the app's own request is a repeat), under a new key.
-        let again = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
-        #expect(step(again, "enroll")?["status"]?.number == 208, "\(again)")
-        let newKey = try #require(step(again, "key")?["key"]?.string, "\(again)")
-        #expect(newKey != key)
+        let again = try b.launch("Mail", user: Self.adele)
+        let enrolled = try again.send("enroll", Self.adele)
+        #expect(enrolled["status"]?.number == 208, "\(enrolled)")
+        #expect(try again.send("protect", Self.adele, "new minutes")["protected"]?.bool == true)
+        // What was protected under the wiped key stays lost.
+        #expect(try again.send("unprotect", data)["text"]?.string != "board minutes")
+        again.finish()
+    }
+
+    // Item 3: the installed identity is the installed program's.
+
+    @Test func anotherProgramUnderMailsManifestRunsAsAnUnknownApp() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.courier("Mail", user: Self.adele, developer: false, ["hello", "key", Self.adele, "enroll", Self.adele, "bye"]).courierLines()
+        let hello = step(mail, "hello")
+        #expect(hello?["bundleId"]?.string != "com.contoso.mail" && hello?["bundleId"]?.string?.hasPrefix("unknown.pid") == true, "\(mail)")
+        #expect(step(mail, "key")?["error"]?.string == "notAllowed" && step(mail, "key")?["key"] == nil, "\(mail)")
+        #expect(step(mail, "enroll")?["status"] == nil, "\(mail)")
+    }
+
+    @Test func anAppFolderWhoseManifestLinksToMailsRunsAsAnUnknownApp() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let folder = "/tmp/mamkit-fake-mail-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createSymbolicLink(atPath: folder + "/Info.plist", withDestinationPath: KitBroker.root + "/Apps/Mail/Info.plist")
+        try FileManager.default.copyItem(atPath: KitBroker.bin + "/Courier", toPath: folder + "/Courier")
+        let p = try ScriptedProcess(KitBroker.bin + "/mamlaunch", ["run", "--manifest", folder + "/Info.plist", "--broker", b.launcherSocket,
+                                                                 "--containers", b.device + "-containers", "--user", Self.adele, "--",
+                                                                 folder + "/Courier", "hello", "key", Self.adele, "bye"])
+        let lines = p.courierLines()
+        #expect(step(lines, "hello")?["bundleId"]?.string?.hasPrefix("unknown.pid") == true, "\(lines)")
+        #expect(step(lines, "key")?["key"] == nil, "\(lines)")
+    }
+
+    @Test func theBuiltMailUnderItsManifestIsMailAndADevelopersProgramGetsNoKey() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        // The program built for Mail, named by --manifest: still Mail, with Adele's key.
+        let built = try ScriptedProcess(KitBroker.bin + "/mamlaunch", ["run", "--manifest", KitBroker.root + "/Apps/Mail/Info.plist",
+                                                                     "--broker", b.launcherSocket, "--containers", b.device + "-containers",
+                                                                     "--user", Self.adele, "--", KitBroker.bin + "/Mail", "--script"])
+        let enrolled = try built.send("enroll", Self.adele)
+        #expect(enrolled["status"]?.number == 208, "enrolled at launch: \(enrolled)")
+        #expect(try built.send("protect", Self.adele, "minutes")["encrypted"]?.bool == true)
+        built.finish()
+        // Courier with --developer: Mail's bundle id, never a key.
+        let dev = try b.courier("Mail", user: Self.adele, ["hello", "key", Self.adele, "bye"]).courierLines()
+        #expect(step(dev, "hello")?["bundleId"]?.string == "com.contoso.mail", "\(dev)")
+        #expect(step(dev, "key")?["error"]?.string == "notAllowed" && step(dev, "key")?["detail"]?.string?.contains("developer") == true, "\(dev)")
     }
 }

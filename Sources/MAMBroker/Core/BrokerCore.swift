@@ -17,6 +17,10 @@ public struct BrokerCore: Sendable {
     public var limits: BrokerLimits
     /// Test-only: every paste decision is inverted (Broker.Configuration.testFlip).
     public var testFlipPaste = false
+    /// The installed apps' programs by lower-cased bundle id, as the shell found them: a hand-off
+    /// under an installed bundle id is that app only with its digests. An app with no entry here
+    /// is taken at the launcher's word (a broker that was told nothing of its apps' programs).
+    public var installedPrograms: [String: InstalledProgram] = [:]
     let clock: any BrokerClock
     /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
     let catalog: [AppManifest]
@@ -136,11 +140,31 @@ public struct BrokerCore: Sendable {
             tell(notices, requester: nil, &out)
             // Not running: delivered when the app next starts. Persisted either way.
             out.append(persistEnrollments)
+        case let .signIn(id, account):
+            signIn(id, account: account, &out)
         }
         return out
     }
 
-    mutating func connect(_ id: SessionID, _ peer: Peer, _ out: inout [BrokerEffect]) {
+    mutating func connect(_ id: SessionID, _ handedOver: Peer, _ out: inout [BrokerEffect]) {
+        var peer = handedOver
+        var developer = false
+        // The installed identity is the installed program's: another program under an installed
+        // manifest (a symbolic link to it, `--manifest Apps/Mail/Info.plist -- anything`) is an
+        // unknown app, or, when the user said --developer, the app without its key.
+        if peer.fromLauncher, let expected = installedPrograms[peer.bundleID.lowercased()],
+           engine.apps[peer.bundleID.lowercased()]?.bundleID == peer.bundleID, !expected.matches(peer) {
+            if peer.developer {
+                developer = true
+                out.append(.log(LogLine(level: .notice, message: "a developer's program runs under an installed app's manifest; it gets no account key",
+                                        metadata: ["bundleId": peer.bundleID, "pid": "\(peer.pid)"])))
+            } else {
+                out.append(.log(LogLine(level: .warning, message: "the program is not the installed app's build; it runs as an unknown app",
+                                        metadata: ["bundleId": peer.bundleID, "pid": "\(peer.pid)",
+                                                   "executableDigest": peer.executableDigest ?? "none"])))
+                peer.bundleID = "unknown.pid\(peer.pid)"
+            }
+        }
         if peer.fromLauncher && !NameRules.isBundleID(peer.bundleID) {
             out.append(.log(LogLine(level: .warning, message: "launcher handed over an app with an invalid bundle id; refused",
                                     metadata: ["bundleId": peer.bundleID, "pid": "\(peer.pid)"])))
@@ -160,6 +184,7 @@ public struct BrokerCore: Sendable {
         let signedInAccount = peer.account.flatMap { engine.tenant.identity(named: $0).account }
         let identity = signedInAccount.map(Identity.account) ?? engine.defaultIdentity(for: manifest)
         var s = SessionState(id: id, peer: peer, manifest: manifest, identity: identity)
+        s.developer = developer
         let probe = engine.party(manifest, identity: identity)
         s.enrolled = probe.enrolled
         // Signed in is the user's act, never the app's: the launcher's `--user` (which also signs
@@ -399,6 +424,26 @@ public struct BrokerCore: Sendable {
                               tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail)
     }
 
+    /// The pid the launcher handed a session over with (the shell matches sign-ins to it).
+    public func pid(of id: SessionID) -> Int32? { sessions[id]?.peer.pid }
+
+    /// The user signed `account` in to this instance after launch: it may now be enrolled, and
+    /// its key, token and configuration follow as for `--user`; a sign-out is undone.
+    mutating func signIn(_ id: SessionID, account: String, _ out: inout [BrokerEffect]) {
+        guard let s = sessions[id], s.peer.fromLauncher, case let .account(acct) = engine.tenant.identity(named: account),
+              NameRules.check(account, field: "account") == nil else {
+            out.append(.log(LogLine(level: .warning, message: "sign-in refused: no such app, or not an account",
+                                    metadata: ["session": "\(id)", "account": account])))
+            return
+        }
+        if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
+        parties[id] = nil
+        if s.manifest.integratesSDK, service.signIn(app: s.manifest.bundleID, account: Self.canonicalName(acct)) { out.append(persistEnrollments) }
+        out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil, size: nil,
+                                     outcome: "signedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(Self.canonicalName(acct)),
+                                     revision: revision)))
+    }
+
     /// One account, one name: a tenant user is named by its UPN whatever spelling an app used
     /// (its object id, another case, padding), so the service never holds one user twice; an
     /// account the tenant does not know keeps the name it was given, trimmed.
@@ -476,6 +521,8 @@ struct SessionState: Sendable {
     var refusals = 0
     /// A restart request was sent and not yet answered.
     var restartAsked = false
+    /// The user's own program under an installed manifest (`--developer`): never given a key.
+    var developer = false
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id

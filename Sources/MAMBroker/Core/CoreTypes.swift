@@ -18,12 +18,40 @@ public struct Peer: Sendable, Equatable {
     /// The account the launcher's run signed in (`--user`); nil for none.
     public var account: String?
     public var fromLauncher: Bool
+    /// SHA-256 of the manifest and of the program the launcher ran (nil: not said).
+    public var manifestDigest: String?
+    public var executableDigest: String?
+    /// `mamlaunch run --developer`: the user's own program under an installed manifest.
+    public var developer: Bool
 
-    public init(bundleID: String, pid: Int32, account: String? = nil, fromLauncher: Bool) {
+    public init(bundleID: String, pid: Int32, account: String? = nil, fromLauncher: Bool, manifestDigest: String? = nil,
+                executableDigest: String? = nil, developer: Bool = false) {
         self.bundleID = bundleID
         self.pid = pid
         self.account = account
         self.fromLauncher = fromLauncher
+        self.manifestDigest = manifestDigest
+        self.executableDigest = executableDigest
+        self.developer = developer
+    }
+}
+
+/// What an installed app is made of, as the broker expects it: the SHA-256 of its manifest file
+/// and of the program built for it (nil: not built, so no program is that app).
+public struct InstalledProgram: Sendable, Equatable {
+    public var manifestDigest: String?
+    public var executableDigest: String?
+
+    public init(manifestDigest: String?, executableDigest: String?) {
+        self.manifestDigest = manifestDigest
+        self.executableDigest = executableDigest
+    }
+
+    /// Whether a hand-off's digests are this app's: the program must be the built one; the
+    /// manifest, when the launcher names one, the installed one.
+    public func matches(_ peer: Peer) -> Bool {
+        guard let expected = executableDigest, peer.executableDigest == expected else { return false }
+        return peer.manifestDigest == nil || peer.manifestDigest == manifestDigest
     }
 }
 
@@ -205,6 +233,8 @@ public enum BrokerEvent: Sendable {
     case sync
     /// The admin: a selective wipe of an account, in one app or every app.
     case wipe(account: String, app: String?)
+    /// The user signed an account in to this app instance after its launch (the launcher says so).
+    case signIn(SessionID, account: String)
 }
 
 public struct JobFailure: Error, Sendable, Equatable {

@@ -43,7 +43,7 @@ extension BrokerCore {
         // this app's enrolled account when it has one (a second instance run for another user
         // does not get the key of the first's).
         let serviceEnrolled = service.enrolledAccount(in: s.manifest.bundleID).map { engine.tenant.identity(named: $0).account }
-        let granted = wanted != nil && s.enrolled == wanted && p.enrolled == wanted && p.policy != nil && wanted!.userIndex != nil
+        let granted = !s.developer && wanted != nil && s.enrolled == wanted && p.enrolled == wanted && p.policy != nil && wanted!.userIndex != nil
             && engine.tenant.device.allows(wanted!) && s.signedIn.contains(wanted!)
             && (serviceEnrolled == nil || serviceEnrolled! == wanted)
             && !service.isSignedOut(app: s.manifest.bundleID, account: Self.canonicalName(wanted!))
@@ -51,6 +51,9 @@ extension BrokerCore {
                                      size: nil, outcome: granted ? "allowed" : "blocked", rule: "7.protect", tag: "chosen",
                                      detail: account, revision: revision)))
         guard granted, let acct = wanted else {
+            if s.developer {
+                return .failure(WireError(.notAllowed, "\(s.bundleID) runs a developer's program (mamlaunch run --developer), which is never given a key"))
+            }
             return .failure(WireError(.notAllowed, "\(account) is not a managed account \(s.bundleID) is enrolled with"))
         }
         out.append(.sendKey(id, frameID: frameID, account: account, keyID: Self.keyID(acct)))

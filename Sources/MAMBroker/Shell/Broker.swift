@@ -31,6 +31,9 @@ public final class Broker: @unchecked Sendable {
         /// inverts, so that a test can show `mamlaunch matrix` catches a broker that disagrees
         /// with the engine. Set only by whoever starts the broker; nothing an app sends reaches it.
         public var testFlip: String?
+        /// The installed app's program as it is now, by bundle id (nil: not installed, or no
+        /// programs known): asked at each hand-off, so a rebuilt app is still itself.
+        public var installedProgram: (@Sendable (String) -> InstalledProgram?)?
 
         public init(deviceDirectory: String, publicSocket: String? = nil, launcherSocket: String? = nil,
                     limits: BrokerLimits = BrokerLimits(), auditMaximumBytes: Int = 64 << 20) {
@@ -256,7 +259,10 @@ public final class Broker: @unchecked Sendable {
             }
             switch message {
             case let .adopt(a):
-                let session = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true))
+                if let expected = configuration.installedProgram?(a.bundleID) { core.installedPrograms[a.bundleID.lowercased()] = expected }
+                let session = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true,
+                                                         manifestDigest: a.manifestDigest, executableDigest: a.executableDigest,
+                                                         developer: a.developer))
                 launcherOf[session] = socket.fd
             case let .advanceClock(ms):
                 // Only a broker started with a virtual clock lets time be skipped.
@@ -277,6 +283,19 @@ public final class Broker: @unchecked Sendable {
                 apply(core.handle(.wipe(account: account, app: app)))
                 try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
                     .send(on: socket)
+            case let .signIn(pid, account):
+                // Only the launcher connection that handed the app over speaks for its user.
+                let session = launcherOf.filter { $0.value == socket.fd }.keys.first { core.pid(of: $0) == pid }
+                let reply: LauncherMessage
+                if let session {
+                    let effects = core.handle(.signIn(session, account: account))
+                    let refused = effects.contains { if case .log(let l) = $0, l.level == .warning { return true } else { return false } }
+                    apply(effects)
+                    reply = .controlReply(ok: !refused, detail: refused ? "\(account) was not signed in (see the broker's log)" : "\(account) signed in to pid \(pid)")
+                } else {
+                    reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over on this launcher connection")
+                }
+                try? reply.send(on: socket)
             case .restart:
                 log(LogLine(level: .warning, message: "launcher sent a restart, which only the broker sends; ignored", metadata: [:]))
             case .controlReply:
