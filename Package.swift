@@ -69,7 +69,8 @@ let package = Package(
         // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
         // manifests and an app starter; it finds nothing on disk by itself.
         .target(name: "MAMBroker", dependencies: [
-            "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService",
+            // (MAMCatalog: a tenant user's credential is checked against its salted SHA-256.)
+            "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMCatalog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),

@@ -20,9 +20,11 @@ public enum LauncherMessage: Sendable, Equatable {
     /// The broker asks the launcher to restart the app it started with this pid: the app
     /// declined to restart itself after its first policy (the SDK restarts it then).
     case restart(pid: Int32)
-    /// The user signed an account in to the app this launcher connection handed over with this
-    /// pid (a sign-in after launch, as `--user` is one at launch). Answered with `controlReply`.
-    case signIn(pid: Int32, account: String)
+    /// The user signed an account in to the app handed over with this pid (a sign-in after
+    /// launch, as `--user` is one at launch): from the launcher connection that handed it over,
+    /// or from any launcher with the account's credential (`secret`, the password the user typed).
+    /// Answered with `controlReply`.
+    case signIn(pid: Int32, account: String, secret: String?)
 
     /// 2: `adopt` carries the program's digests and the developer flag.
     public static let version: UInt8 = 2
@@ -59,9 +61,9 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .restart(pid):
             type = 0x07
             w.u32(UInt32(bitPattern: pid))
-        case let .signIn(pid, account):
+        case let .signIn(pid, account, secret):
             type = 0x08
-            w.u32(UInt32(bitPattern: pid)); w.text(account)
+            w.u32(UInt32(bitPattern: pid)); w.text(account); w.optionalText(secret)
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
     }
@@ -108,7 +110,8 @@ public enum LauncherMessage: Sendable, Equatable {
             message = .restart(pid: Int32(bitPattern: try r.u32("pid")))
         case 0x08:
             let pid = Int32(bitPattern: try r.u32("pid"))
-            message = .signIn(pid: pid, account: try r.text("account"))
+            let account = try r.text("account")
+            message = .signIn(pid: pid, account: account, secret: try r.optionalText("secret"))
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }

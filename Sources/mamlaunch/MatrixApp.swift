@@ -87,7 +87,7 @@ final class ScriptedApp: @unchecked Sendable {
     /// the app enroll it.
     func signIn(_ account: String, timeout: Double = 10) throws {
         let socket = WireSocket(fd: control)
-        do { try LauncherMessage.signIn(pid: app.pid, account: account).send(on: socket) } catch {
+        do { try LauncherMessage.signIn(pid: app.pid, account: account, secret: nil).send(on: socket) } catch {
             throw Failure(description: "\(bundleID): the sign-in of \(account) could not be sent: \(error.detail)")
         }
         let deadline = Date(timeIntervalSinceNow: timeout)

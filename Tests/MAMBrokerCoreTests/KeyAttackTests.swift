@@ -1,4 +1,5 @@
 import MAMBroker
+import MAMCatalog
 import MAMPolicy
 import MAMWire
 import Testing
@@ -223,5 +224,42 @@ struct SignInCoreTests {
         let signedIn = lab.launch("com.contoso.mail", account: Self.adele)
         #expect(lab.send(signedIn, .enroll(account: Self.adele)).error == nil)
         #expect(gotKey(lab.send(signedIn, .keyRequest(account: Self.adele))))
+    }
+}
+
+/// The emulated identity provider: a sign-in from a launcher other than the app's is proven
+/// with the account's password (the sample tenant's credentials, docs/POLICIES.md).
+@Suite("Broker core: an interactive sign-in is proven with a credential")
+struct CredentialSignInTests {
+    static let ben = "ben@contoso.com"
+
+    @Test func aSignInFromAnotherLauncherNeedsTheAccountsPassword() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        for secret in [nil, "", "contoso-adele", "Contoso-Ben", "contoso-ben "] as [String?] {
+            lab.run(lab.core.handle(.signIn(mail, account: Self.ben, secret: secret, sameLauncher: false)))
+            #expect(lab.send(mail, .enroll(account: Self.ben)).error == .notAllowed, "\(String(describing: secret))")
+        }
+        #expect(lab.audits.contains { $0.channel == "signIn" && $0.outcome == "badCredential" })
+        lab.run(lab.core.handle(.signIn(mail, account: "9A8B7C6D-5E4F-4A3B-8C2D-1E0F9A8B7C6D", secret: "contoso-ben", sameLauncher: false)))
+        #expect(lab.audits.last?.channel == "signIn" && lab.audits.last?.outcome == "signedIn")
+        #expect(lab.send(mail, .enroll(account: Self.ben)).error == nil)
+    }
+
+    @Test func theLauncherThatStartedTheAppSignsInWithoutAPasswordButAWrongOneIsRefused() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        lab.run(lab.core.handle(.signIn(mail, account: Self.ben, secret: "guess", sameLauncher: true)))
+        #expect(lab.send(mail, .enroll(account: Self.ben)).error == .notAllowed)
+        lab.run(lab.core.handle(.signIn(mail, account: Self.ben, secret: nil, sameLauncher: true)))
+        #expect(lab.send(mail, .enroll(account: Self.ben)).error == nil)
+    }
+
+    @Test func aCredentialMatchesOnlyItsPassword() {
+        let salt: [UInt8] = Array(0..<16)
+        let stored = Credential.make(password: "correct horse", salt: salt)
+        #expect(Credential.matches(stored, password: "correct horse"))
+        for wrong in ["correct hors", "correct horse ", "", "Correct horse"] { #expect(!Credential.matches(stored, password: wrong)) }
+        #expect(!Credential.matches("sha256:00:zz", password: "x") && !Credential.matches("md5:00:" + String(repeating: "0", count: 64), password: "x"))
     }
 }

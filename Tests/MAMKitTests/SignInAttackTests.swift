@@ -145,3 +145,51 @@ struct SignInAttackTests {
         #expect(step(dev, "key")?["error"]?.string == "notAllowed" && step(dev, "key")?["detail"]?.string?.contains("developer") == true, "\(dev)")
     }
 }
+
+/// `mamlaunch signin`: the user signs an account in to a running app with its password.
+@Suite("Interactive sign-in with a credential (issue 19)", .serialized, .timeLimit(.minutes(2)))
+struct CredentialSignInProcessTests {
+    /// `mamlaunch signin`, the password on standard input; its exit status.
+    func signIn(_ b: KitBroker, _ account: String, pid: Int32, password: String) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: KitBroker.bin + "/mamlaunch")
+        p.arguments = ["signin", "--user", account, "--pid", "\(pid)", "--broker", b.launcherSocket]
+        let input = Pipe()
+        p.standardInput = input
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        try input.fileHandleForWriting.write(contentsOf: Data((password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    /// The pid the broker logged for the app's connection (its log names every hand-off).
+    func pid(of bundle: String, in b: KitBroker) throws -> Int32 {
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while Date() < deadline {
+            let log = (try? String(contentsOfFile: b.log, encoding: .utf8)) ?? ""
+            for line in log.split(separator: "\n") where line.contains("app connected") && line.contains("app=\(bundle) ") {
+                if let range = line.range(of: " pid="), let pid = Int32(line[range.upperBound...].prefix { $0.isNumber }) { return pid }
+            }
+            usleep(50_000)
+        }
+        throw KitTestError("no 'app connected' line for \(bundle) in \(b.log) within 5 s")
+    }
+
+    @Test func benSignsInToARunningMailWithHisPasswordAndOnlyThen() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail")
+        #expect(try mail.send("enroll", "ben@contoso.com")["status"] == nil, "not signed in yet")
+        let pid = try pid(of: "com.contoso.mail", in: b)
+        #expect(try signIn(b, "ben@contoso.com", pid: pid, password: "contoso-adele") != 0)
+        #expect(try mail.send("enroll", "ben@contoso.com")["status"] == nil, "a wrong password signs nobody in")
+        #expect(try signIn(b, "ben@contoso.com", pid: pid, password: "contoso-ben") == 0)
+        let enrolled = try mail.send("enroll", "ben@contoso.com")
+        #expect(enrolled["status"]?.number == 100, "\(enrolled)")
+        mail.finish()
+        #expect(b.auditRecords.contains { $0["channel"] as? String == "signIn" && $0["outcome"] as? String == "badCredential" })
+    }
+}

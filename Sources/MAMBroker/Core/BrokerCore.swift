@@ -1,3 +1,4 @@
+import MAMCatalog
 import MAMPolicy
 import MAMService
 import MAMWire
@@ -140,8 +141,8 @@ public struct BrokerCore: Sendable {
             tell(notices, requester: nil, &out)
             // Not running: delivered when the app next starts. Persisted either way.
             out.append(persistEnrollments)
-        case let .signIn(id, account):
-            signIn(id, account: account, &out)
+        case let .signIn(id, account, secret, sameLauncher):
+            signIn(id, account: account, secret: secret, sameLauncher: sameLauncher, &out)
         }
         return out
     }
@@ -429,12 +430,25 @@ public struct BrokerCore: Sendable {
 
     /// The user signed `account` in to this instance after launch: it may now be enrolled, and
     /// its key, token and configuration follow as for `--user`; a sign-out is undone.
-    mutating func signIn(_ id: SessionID, account: String, _ out: inout [BrokerEffect]) {
+    mutating func signIn(_ id: SessionID, account: String, secret: String?, sameLauncher: Bool, _ out: inout [BrokerEffect]) {
         guard let s = sessions[id], s.peer.fromLauncher, case let .account(acct) = engine.tenant.identity(named: account),
               NameRules.check(account, field: "account") == nil else {
             out.append(.log(LogLine(level: .warning, message: "sign-in refused: no such app, or not an account",
                                     metadata: ["session": "\(id)", "account": account])))
             return
+        }
+        // The launcher that started the app speaks for its user; anyone else proves the user
+        // with the account's credential. A secret given is checked either way.
+        if secret != nil || !sameLauncher {
+            let stored = acct.userIndex.flatMap { engine.tenant.users[$0].credential }
+            guard let secret, let stored, Credential.matches(stored, password: secret) else {
+                out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
+                                             size: nil, outcome: "badCredential", rule: "1.identity", tag: "chosen",
+                                             detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
+                out.append(.log(LogLine(level: .warning, message: "sign-in refused: wrong or missing credential",
+                                        metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
+                return
+            }
         }
         if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
         parties[id] = nil

@@ -233,8 +233,9 @@ public enum BrokerEvent: Sendable {
     case sync
     /// The admin: a selective wipe of an account, in one app or every app.
     case wipe(account: String, app: String?)
-    /// The user signed an account in to this app instance after its launch (the launcher says so).
-    case signIn(SessionID, account: String)
+    /// The user signed an account in to this app instance after its launch: said by the launcher
+    /// that handed it over (`sameLauncher`), or proven with the account's credential (`secret`).
+    case signIn(SessionID, account: String, secret: String?, sameLauncher: Bool)
 }
 
 public struct JobFailure: Error, Sendable, Equatable {

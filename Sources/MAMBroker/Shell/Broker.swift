@@ -283,17 +283,19 @@ public final class Broker: @unchecked Sendable {
                 apply(core.handle(.wipe(account: account, app: app)))
                 try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
                     .send(on: socket)
-            case let .signIn(pid, account):
-                // Only the launcher connection that handed the app over speaks for its user.
-                let session = launcherOf.filter { $0.value == socket.fd }.keys.first { core.pid(of: $0) == pid }
+            case let .signIn(pid, account, secret):
+                // The launcher connection that handed the app over speaks for its user; another
+                // one (`mamlaunch signin`) brings the account's credential.
+                let mine = launcherOf.filter { $0.value == socket.fd }.keys.first { core.pid(of: $0) == pid }
+                let session = mine ?? launcherOf.keys.sorted().first { core.pid(of: $0) == pid }
                 let reply: LauncherMessage
                 if let session {
-                    let effects = core.handle(.signIn(session, account: account))
+                    let effects = core.handle(.signIn(session, account: account, secret: secret, sameLauncher: mine != nil))
                     let refused = effects.contains { if case .log(let l) = $0, l.level == .warning { return true } else { return false } }
                     apply(effects)
                     reply = .controlReply(ok: !refused, detail: refused ? "\(account) was not signed in (see the broker's log)" : "\(account) signed in to pid \(pid)")
                 } else {
-                    reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over on this launcher connection")
+                    reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over by a launcher")
                 }
                 try? reply.send(on: socket)
             case .restart:
