@@ -211,6 +211,15 @@ struct SignInCoreTests {
         #expect(lab.core.party(of: mail)?.identity.account?.upn != Self.adele)
     }
 
+    @Test func aSecondInstanceRunForAnotherUserDoesNotGetItsKeyWhileTheAppIsEnrolledWithTheFirst() {
+        var lab = CoreLab()
+        let first = lab.launch("com.contoso.docs", account: Self.adele)
+        lab.send(first, .enroll(account: Self.adele))
+        let second = lab.launch("com.contoso.docs", account: Self.ben)
+        #expect(!gotKey(lab.send(second, .keyRequest(account: Self.ben))))
+        #expect(gotKey(lab.send(first, .keyRequest(account: Self.adele))))
+    }
+
     @Test func aWipedAccountStaysSignedOutOfTheAppUntilTheUserSignsItIn() {
         var lab = CoreLab()
         let mail = lab.launch("com.contoso.mail", account: Self.adele)
