@@ -47,7 +47,6 @@ extension BrokerCore {
         guard engine.tenant.identity(named: account) == .personal || signedInAccount(account, for: id) != nil else {
             return .failure(notSignedIn(id, frameID, channel: "ca.remediate", account: account, &out))
         }
-        let account = Self.canonicalName(account, in: engine.tenant)
         let bundle = sessions[id]!.bundleID
         let d = compliance!.request(app: bundle, accountId: account, silent: silent, now: clock.now())
         let code: UInt8 = [.started: 0, .queued: 1, .dropped: 2, .refused: 3][d.outcome] ?? 3
@@ -59,9 +58,7 @@ extension BrokerCore {
     /// `remediationInProgressForAccountId:`.
     mutating func remediationProgress(_ id: SessionID, _ frameID: UInt32, account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
-        // Under the name the remediation was started with (the canonical one).
-        let progress = compliance?.progress(app: sessions[id]!.bundleID, accountId: Self.canonicalName(account, in: engine.tenant))
-            ?? RemediationProgress.none
+        let progress = compliance?.progress(app: sessions[id]!.bundleID, accountId: account) ?? RemediationProgress.none
         let answer: Message
         switch progress {
         case .none: answer = .remediationProgress(state: 0, position: 0)
