@@ -42,7 +42,7 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .adopt(a):
             type = 0x01
             w.text(a.bundleID); w.u32(UInt32(bitPattern: a.pid)); w.optionalText(a.account)
-            w.optionalText(a.manifestDigest); w.optionalText(a.executableDigest); w.bool(a.developer)
+            w.optionalText(a.manifestDigest); w.optionalText(a.executableDigest); w.bool(a.developer); w.bool(a.personal)
         case let .violation(v):
             type = 0x02
             w.text(v.bundleID); w.u32(UInt32(bitPattern: v.pid)); w.text(v.syscall); w.optionalText(v.detail)
@@ -87,8 +87,9 @@ public enum LauncherMessage: Sendable, Equatable {
             let bundle = try r.text("bundleID"), pid = Int32(bitPattern: try r.u32("pid"))
             let account = try r.optionalText("account")
             let manifestDigest = try r.optionalText("manifestDigest"), executableDigest = try r.optionalText("executableDigest")
+            let developer = try r.bool("developer")
             message = .adopt(Adoption(bundleID: bundle, pid: pid, account: account, manifestDigest: manifestDigest,
-                                      executableDigest: executableDigest, developer: try r.bool("developer")))
+                                      executableDigest: executableDigest, developer: developer, personal: try r.bool("personal")))
         case 0x02:
             let bundle = try r.text("bundleID"), pid = Int32(bitPattern: try r.u32("pid"))
             let syscall = try r.text("syscall"), detail = try r.optionalText("detail")
@@ -141,9 +142,12 @@ public struct Adoption: Sendable, Equatable {
     /// `mamlaunch run --developer`: the user runs a program of their own under an installed
     /// app's manifest, knowingly; it keeps the app's bundle id but is never given a key.
     public var developer: Bool
+    /// The user has a personal account signed in to the app as well (beside `account`).
+    public var personal: Bool
 
     public init(bundleID: String, pid: Int32, account: String?, manifestDigest: String? = nil, executableDigest: String? = nil,
-                developer: Bool = false) {
+                developer: Bool = false, personal: Bool = false) {
+        self.personal = personal
         self.bundleID = bundleID
         self.pid = pid
         self.account = account

@@ -32,7 +32,7 @@ final class ScriptedApp: @unchecked Sendable {
     /// Launches `executable --script` for `manifest` against the broker at `launcherSocket`.
     /// `account` is the account the launcher tells the broker the app starts under.
     static func launch(manifest: AppManifest, executable: String, launcherSocket: String, containers: String,
-                       account: String?, hidden: [String], log: String) throws -> ScriptedApp {
+                       account: String?, personal: Bool = false, hidden: [String], log: String) throws -> ScriptedApp {
         let control = mam_connect_seqpacket(launcherSocket)
         guard control >= 0 else { throw Failure(description: "cannot reach the broker at \(launcherSocket): \(String(cString: strerror(errno)))") }
         var pair: [Int32] = [-1, -1]
@@ -65,7 +65,7 @@ final class ScriptedApp: @unchecked Sendable {
             throw Failure(description: "\(bundle): \(error)")
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
-        Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account, executable: executable), fd: pair[1])
+        Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account, executable: executable, personal: personal), fd: pair[1])
         close(pair[1])
         let scripted = ScriptedApp(bundleID: bundle, app: app, input: stdin[1], output: stdout[0], control: control)
         let reader = Thread { scripted.readLines() }

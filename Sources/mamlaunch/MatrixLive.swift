@@ -198,7 +198,8 @@ final class PolicyRun: @unchecked Sendable {
                 let first = accts.first { $0.lowercased() != "personal" }
                 let app = try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
                                                  launcherSocket: device + "/launcher.sock", containers: device + "/containers",
-                                                 account: e.manifest.integratesSDK ? first : nil, hidden: [device],
+                                                 account: e.manifest.integratesSDK ? first : nil,
+                                                 personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
                                                  log: device + "/logs/\(bundle).log")
                 let hello = try app.call(ScriptCommand("hello"))
                 if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }

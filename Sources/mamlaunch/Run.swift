@@ -303,9 +303,11 @@ struct Run: ParsableCommand {
 enum Handoff {
     /// `executable`: the program run, whose digest (of its real file) the broker checks against
     /// an installed app's; `developer`: a program of the user's own, never given a key.
-    static func adopt(bundleID: String, pid: Int32, account: String?, executable: String? = nil, developer: Bool = false) -> LauncherMessage {
+    static func adopt(bundleID: String, pid: Int32, account: String?, executable: String? = nil, developer: Bool = false,
+                      personal: Bool = false) -> LauncherMessage {
         .adopt(Adoption(bundleID: bundleID, pid: pid, account: account, manifestDigest: nil,
-                        executableDigest: executable.flatMap(ProgramDigest.realPath).flatMap(ProgramDigest.sha256(ofFile:)), developer: developer))
+                        executableDigest: executable.flatMap(ProgramDigest.realPath).flatMap(ProgramDigest.sha256(ofFile:)), developer: developer,
+                        personal: personal))
     }
 
     static func send(_ socket: Int32, _ message: LauncherMessage, fd: Int32 = -1) {

@@ -56,8 +56,8 @@ struct CoreLab {
     }
 
     /// Connects an app as the launcher would, and greets.
-    mutating func launch(_ bundleID: String, account: String? = nil, sdk: Bool = true) -> SessionID {
-        let id = connect(Peer(bundleID: bundleID, pid: Int32(1000 + nextSession), account: account, fromLauncher: true))
+    mutating func launch(_ bundleID: String, account: String? = nil, personal: Bool = false, sdk: Bool = true) -> SessionID {
+        let id = connect(Peer(bundleID: bundleID, pid: Int32(1000 + nextSession), account: account, fromLauncher: true, personal: personal))
         send(id, .hello(minVersion: 1, maxVersion: 1, integratesSDK: sdk))
         return id
     }

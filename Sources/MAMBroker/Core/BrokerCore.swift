@@ -107,7 +107,11 @@ public struct BrokerCore: Sendable {
     /// The party a connection is now, as every decision about it sees it (for tests and status).
     public func party(of id: SessionID) -> Party? {
         guard let s = sessions[id] else { return nil }
-        return engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled, personalAccountSignedIn: s.manifest.isMultiIdentity)
+        // A personal account is signed in only when the user signed one in (a consumer account
+        // as --user, `personal` in the hand-off, or after launch): a multi-identity app has none
+        // by itself, so refused org data has no personal identity to land in (4.2.5).
+        return engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled,
+                            personalAccountSignedIn: s.manifest.isMultiIdentity && s.personalSignedIn)
     }
     public var storedFiles: [StoredFile] { Array(files.values) }
 
@@ -186,6 +190,11 @@ public struct BrokerCore: Sendable {
         let identity = signedInAccount.map(Identity.account) ?? engine.defaultIdentity(for: manifest)
         var s = SessionState(id: id, peer: peer, manifest: manifest, identity: identity)
         s.developer = developer
+        if peer.fromLauncher {
+            // `personal` in the hand-off, `--user personal`, or an account the tenant does not know.
+            s.personalSignedIn = peer.personal
+                || peer.account.map { engine.tenant.identity(named: $0).account.map { $0.userIndex == nil } ?? true } ?? false
+        }
         let probe = engine.party(manifest, identity: identity)
         s.enrolled = probe.enrolled
         // Signed in is the user's act, never the app's: the launcher's `--user` (which also signs
@@ -451,6 +460,7 @@ public struct BrokerCore: Sendable {
             }
         }
         if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
+        if acct.userIndex == nil { sessions[id]!.personalSignedIn = true }
         parties[id] = nil
         if s.manifest.integratesSDK, service.signIn(app: s.manifest.bundleID, account: Self.canonicalName(acct)) { out.append(persistEnrollments) }
         out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil, size: nil,
@@ -537,6 +547,8 @@ struct SessionState: Sendable {
     var restartAsked = false
     /// The user's own program under an installed manifest (`--developer`): never given a key.
     var developer = false
+    /// The user signed a personal (consumer) account in to this instance.
+    var personalSignedIn = false
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id

@@ -23,9 +23,12 @@ public struct Peer: Sendable, Equatable {
     public var executableDigest: String?
     /// `mamlaunch run --developer`: the user's own program under an installed manifest.
     public var developer: Bool
+    /// The user signed a personal account in as well (the hand-off's `personal`).
+    public var personal: Bool
 
     public init(bundleID: String, pid: Int32, account: String? = nil, fromLauncher: Bool, manifestDigest: String? = nil,
-                executableDigest: String? = nil, developer: Bool = false) {
+                executableDigest: String? = nil, developer: Bool = false, personal: Bool = false) {
+        self.personal = personal
         self.bundleID = bundleID
         self.pid = pid
         self.account = account

@@ -262,7 +262,7 @@ public final class Broker: @unchecked Sendable {
                 if let expected = configuration.installedProgram?(a.bundleID) { core.installedPrograms[a.bundleID.lowercased()] = expected }
                 let session = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true,
                                                          manifestDigest: a.manifestDigest, executableDigest: a.executableDigest,
-                                                         developer: a.developer))
+                                                         developer: a.developer, personal: a.personal))
                 launcherOf[session] = socket.fd
             case let .advanceClock(ms):
                 // Only a broker started with a virtual clock lets time be skipped.
