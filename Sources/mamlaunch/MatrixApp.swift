@@ -112,7 +112,8 @@ final class ScriptedApp: @unchecked Sendable {
         state.unlock()
         var bytes = Array((command.line + "\n").utf8)
         while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            // send, not write: an app that is gone is an error to report, not a SIGPIPE that kills the run.
+            let n = bytes.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw Failure(description: "\(bundleID) stopped reading commands (\(String(cString: strerror(errno))))") }
             bytes.removeFirst(n)
