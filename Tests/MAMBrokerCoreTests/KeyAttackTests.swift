@@ -272,3 +272,20 @@ struct CredentialSignInTests {
         #expect(!Credential.matches("sha256:00:zz", password: "x") && !Credential.matches("md5:00:" + String(repeating: "0", count: 64), password: "x"))
     }
 }
+
+extension SignInCoreTests {
+    @Test func aWipedMDMUserIsNotEnrolledAgainByTheAppItself() {
+        var tenant = CoreLab.sampleTenant
+        tenant.device.mdmEnrolled = true
+        tenant.device.mdmUser = tenant.identity(named: Self.adele).account
+        var lab = CoreLab(tenant: tenant)
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .loginAndEnroll)
+        lab.run(lab.core.handle(.wipe(account: Self.adele, app: nil)))
+        let again = lab.launch("com.contoso.mail")
+        let got = lab.send(again, .loginAndEnroll)
+        let statuses = got.compactMap { d -> UInt16? in if case let .enrollmentNotice(0, _, s) = d.frame.message { return s } else { return nil } }
+        #expect(statuses == [203], "\(got.map(\.frame))")
+        #expect(!gotKey(lab.send(again, .keyRequest(account: Self.adele))))
+    }
+}

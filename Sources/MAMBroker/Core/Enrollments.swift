@@ -24,7 +24,10 @@ extension BrokerCore {
     mutating func loginAndEnroll(_ id: SessionID, _ frameID: UInt32, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
         let device = engine.tenant.device
-        guard device.mdmEnrolled, let user = device.mdmUser else {
+        // (An MDM user the user signed out of this app, by an unenrollment or a wipe, must be
+        // signed in again: the app is asked to sign a user in.)
+        guard device.mdmEnrolled, let user = device.mdmUser,
+              !service.isSignedOut(app: sessions[id]!.manifest.bundleID, account: Self.canonicalName(user)) else {
             tell([.enrollment(app: sessions[id]!.bundleID, account: "", .authRequired)], requester: (id, frameID), &out)
             return .success(())
         }
@@ -55,7 +58,7 @@ extension BrokerCore {
         if manifest.sdkFlag("AutoEnrollOnLaunch"), service.enrolledAccount(in: bundle) == nil {
             let device = engine.tenant.device
             let identity = sessions[id]!.peer.account.flatMap { engine.tenant.identity(named: $0).account }.flatMap { $0.userIndex == nil ? nil : $0 }
-                ?? (device.mdmEnrolled ? device.mdmUser : nil)
+                ?? (device.mdmEnrolled ? device.mdmUser.flatMap { service.isSignedOut(app: bundle, account: Self.canonicalName($0)) ? nil : $0 } : nil)
             if let identity {
                 // The launcher's user is signed in already; the MDM user signed in with the device.
                 if !sessions[id]!.signedIn.contains(identity) { sessions[id]!.signedIn.append(identity) }
