@@ -1,3 +1,4 @@
+import Foundation
 import MAMBroker
 import MAMCatalog
 import MAMPolicy
@@ -287,5 +288,21 @@ extension SignInCoreTests {
         let statuses = got.compactMap { d -> UInt16? in if case let .enrollmentNotice(0, _, s) = d.frame.message { return s } else { return nil } }
         #expect(statuses == [203], "\(got.map(\.frame))")
         #expect(!gotKey(lab.send(again, .keyRequest(account: Self.adele))))
+    }
+}
+
+extension SignInCoreTests {
+    @Test func theSnapshotListsEachSignedInAccountOnce() throws {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: Self.adele)
+        lab.send(mail, .enroll(account: Self.adele))
+        lab.send(mail, .enroll(account: Self.adeleOID))
+        guard case let .policySnapshot(json)? = lab.send(mail, .policyRequest).first?.frame.message else {
+            Issue.record("no snapshot")
+            return
+        }
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        let signedIn = object?["signedIn"] as? [[String: Any]] ?? []
+        #expect(signedIn.count == 1 && signedIn.first?["upn"] as? String == Self.adele, "\(signedIn)")
     }
 }
