@@ -24,7 +24,8 @@ let package = Package(
         .target(name: "MAMPolicy"),
         // File-system side of the engine: reading tenants, policy files and app manifests from
         // disk and turning them into MAMPolicy inputs. Shared by the command-line tools.
-        .target(name: "MAMCatalog", dependencies: ["MAMPolicy"]),
+        // (Crypto: the SHA-256 that binds an installed bundle id to the program built for it.)
+        .target(name: "MAMCatalog", dependencies: ["MAMPolicy", .product(name: "Crypto", package: "swift-crypto")]),
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
@@ -68,7 +69,8 @@ let package = Package(
         // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
         // manifests and an app starter; it finds nothing on disk by itself.
         .target(name: "MAMBroker", dependencies: [
-            "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService",
+            // (MAMCatalog: a tenant user's credential is checked against its salted SHA-256.)
+            "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMCatalog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),

@@ -9,7 +9,7 @@
 // import SOURCE TYPE | save LOCATION ACCOUNT|- NAME CONTENT | open LOCATION ACCOUNT|- NAME |
 // enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice | app-config ACCOUNT | token ACCOUNT |
 // remediate ACCOUNT silent|interactive | wait-compliance | restart-answer self|sdk [SECONDS] | allowed-accounts |
-// raw HEX | sleep MS | bye
+// key ACCOUNT | raw HEX | sleep MS | bye
 import Foundation
 import Glibc
 import MAMWire
@@ -105,6 +105,8 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
         case let .restartRequest(account): object["restart"] = account
         case let .allowedAccounts(restricted, accounts): object["allowedAccounts"] = restricted ? accounts : NSNull()
         case let .wipeRequest(account): object["wipe"] = account
+        // Only a fingerprint of the key: enough to tell one key from another.
+        case let .accountKey(account, key): object["account"] = account; object["key"] = key.prefix(4).map { String(format: "%02x", $0) }.joined()
         case let .appConfigData(account, json): object["account"] = account; object["config"] = json
         case let .token(outcome, home, detail):
             object["token"] = ["granted", "protectionPolicyRequired", "refused"][Int(outcome)]; object["homeAccountId"] = home ?? NSNull()
@@ -217,6 +219,7 @@ while !args.isEmpty {
             try? socket.send(Frame(id: f.id, .restartReply(restartsItself: itself)))
         } else { emit(["step": step, "closed": true]) }
     case "allowed-accounts": result(step, request(.allowedAccountsRequest))
+    case "key": result(step, request(.keyRequest(account: take())))
     case "sleep": usleep(useconds_t((Int(take()) ?? 0) * 1000))
     case "bye": try? socket.send(Frame(id: nextID, .bye)); emit(["step": step])
     default: emit(["step": step, "error": "unknown step"])

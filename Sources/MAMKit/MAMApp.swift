@@ -197,12 +197,14 @@ extension Kit {
         return d.receivingIdentity
     }
 
-    /// Asks the delegate, then switches the UI identity (the broker with it).
-    func switchForArrival(to account: String, reason: IdentitySwitchReason) async {
+    /// Asks the delegate, then switches the UI identity (the broker with it); whether the app
+    /// now acts under that identity.
+    @discardableResult
+    func switchForArrival(to account: String, reason: IdentitySwitchReason) async -> Bool {
         let delegate = state.current.policyDelegate
         let answer = await delegate?.identitySwitchRequired(for: account, reason: reason) ?? .success
-        guard answer == .success else { return }
-        _ = await PolicyManager(kit: self).setUIIdentity(account)
+        guard answer == .success else { return false }
+        return await PolicyManager(kit: self).setUIIdentity(account).result == .success
     }
 
     /// A document that arrived: read (and opened, when encrypted and the kit holds the key),
@@ -212,13 +214,22 @@ extension Kit {
         let bytes = Documents.take(descriptor)
         var plaintext: [UInt8]? = encrypted ? nil : bytes
         if encrypted { plaintext = await openCiphertext(bytes) }
+        var received = bytes
         if let snap = snapshot, snap.app.isMultiIdentity, let arrival = arrivalIdentity(snap, owner: owner, via: via),
            state.current.ui != arrival {
-            await switchForArrival(to: arrival.account.map { $0.upn ?? $0.name } ?? "", reason: .documentImport)
+            // The document may arrive only under the identity the engine names: a switch the app
+            // refuses (or that fails) means nothing arrives, never the data under the identity it
+            // stayed in (seeds 000, 002: the unmanaged account must not receive org data).
+            if !(await switchForArrival(to: arrival.account.map { $0.upn ?? $0.name } ?? "", reason: .documentImport)) {
+                logger.notice("document dropped: the identity switch it needs was refused",
+                              metadata: ["name": "\(name)", "owner": "\(owner ?? "none")", "identity": "\(arrival)"])
+                received = []
+                plaintext = nil
+            }
         }
         logger.info("document received", metadata: ["type": "\(type)", "name": "\(name)", "owner": "\(owner ?? "none")",
                                                     "encrypted": "\(encrypted)", "readable": "\(plaintext != nil)"])
-        return ReceivedDocument(contentType: type, name: name, owner: owner, encrypted: encrypted, bytes: bytes, plaintext: plaintext,
+        return ReceivedDocument(contentType: type, name: name, owner: owner, encrypted: encrypted, bytes: received, plaintext: plaintext,
                                 via: via, identity: state.current.ui ?? state.current.process)
     }
 

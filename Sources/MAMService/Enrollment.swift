@@ -56,11 +56,26 @@ public struct EnrollmentService: Sendable {
     /// Wipes the admin issued that an app has not received yet, as "app|account" keys (an empty
     /// app means every app the account is enrolled in).
     public private(set) var pendingWipes: Set<String> = []
+    /// "app|account" pairs whose account was signed out of the app (an unenrollment or a wipe):
+    /// the app may not enroll it, nor have its key, until the user signs it in again (a launch
+    /// with `--user`). Without this, a wiped app could enroll the account again by itself.
+    public private(set) var signedOut: Set<String> = []
 
-    public init(enrollments: [Enrollment] = [], pendingWipes: Set<String> = []) {
+    public init(enrollments: [Enrollment] = [], pendingWipes: Set<String> = [], signedOut: Set<String> = []) {
         for e in enrollments { self.enrollments[Self.key(e.app, e.account)] = e }
         self.pendingWipes = pendingWipes
+        self.signedOut = signedOut
     }
+
+    /// Whether the user signed `account` out of `app` (and has not signed it in again).
+    public func isSignedOut(app: String, account: String) -> Bool { signedOut.contains(Self.key(app, account)) }
+
+    /// The user signed `account` out of `app`: an unenrollment, a wipe.
+    public mutating func signOut(app: String, account: String) { signedOut.insert(Self.key(app, account)) }
+
+    /// The user signed `account` in to `app` again; returns whether that changed anything.
+    @discardableResult
+    public mutating func signIn(app: String, account: String) -> Bool { signedOut.remove(Self.key(app, account)) != nil }
 
     static func key(_ app: String, _ account: String) -> String { app.lowercased() + "|" + account.lowercased() }
 

@@ -24,8 +24,15 @@ public enum LauncherMessage: Sendable, Equatable {
     /// ended). Sent after anything the broker had for that app (a `restart`), so a launcher
     /// whose app has exited knows when no restart request can still come.
     case ended(pid: Int32)
+    /// The user signed an account in to the app handed over with this pid (a sign-in after
+    /// launch, as `--user` is one at launch): from the launcher connection that handed it over,
+    /// or from any launcher with the account's credential (`secret`, the password the user typed).
+    /// Answered with `controlReply`.
+    case signIn(pid: Int32, account: String, secret: String?)
 
-    public static let version: UInt8 = 1
+    /// 2: `adopt` carries the program's digests and the developer and personal flags; `ended`
+    /// and `signIn` are new.
+    public static let version: UInt8 = 2
     static let magic: [UInt8] = [0x4D, 0x4C]
 
     public var carriesDescriptor: Bool {
@@ -40,6 +47,7 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .adopt(a):
             type = 0x01
             w.text(a.bundleID); w.u32(UInt32(bitPattern: a.pid)); w.optionalText(a.account)
+            w.optionalText(a.manifestDigest); w.optionalText(a.executableDigest); w.bool(a.developer); w.bool(a.personal)
         case let .violation(v):
             type = 0x02
             w.text(v.bundleID); w.u32(UInt32(bitPattern: v.pid)); w.text(v.syscall); w.optionalText(v.detail)
@@ -61,6 +69,9 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .ended(pid):
             type = 0x08
             w.u32(UInt32(bitPattern: pid))
+        case let .signIn(pid, account, secret):
+            type = 0x09
+            w.u32(UInt32(bitPattern: pid)); w.text(account); w.optionalText(secret)
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
     }
@@ -82,7 +93,11 @@ public enum LauncherMessage: Sendable, Equatable {
         switch bytes[3] {
         case 0x01:
             let bundle = try r.text("bundleID"), pid = Int32(bitPattern: try r.u32("pid"))
-            message = .adopt(Adoption(bundleID: bundle, pid: pid, account: try r.optionalText("account")))
+            let account = try r.optionalText("account")
+            let manifestDigest = try r.optionalText("manifestDigest"), executableDigest = try r.optionalText("executableDigest")
+            let developer = try r.bool("developer")
+            message = .adopt(Adoption(bundleID: bundle, pid: pid, account: account, manifestDigest: manifestDigest,
+                                      executableDigest: executableDigest, developer: developer, personal: try r.bool("personal")))
         case 0x02:
             let bundle = try r.text("bundleID"), pid = Int32(bitPattern: try r.u32("pid"))
             let syscall = try r.text("syscall"), detail = try r.optionalText("detail")
@@ -104,6 +119,10 @@ public enum LauncherMessage: Sendable, Equatable {
             message = .restart(pid: Int32(bitPattern: try r.u32("pid")))
         case 0x08:
             message = .ended(pid: Int32(bitPattern: try r.u32("pid")))
+        case 0x09:
+            let pid = Int32(bitPattern: try r.u32("pid"))
+            let account = try r.text("account")
+            message = .signIn(pid: pid, account: account, secret: try r.optionalText("secret"))
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }
@@ -124,11 +143,27 @@ public struct Adoption: Sendable, Equatable {
     public var pid: Int32
     /// The account the run signed in (`mamlaunch run --user`), if any.
     public var account: String?
+    /// SHA-256 (lower-case hex) of the manifest file the app runs under, its real path resolved.
+    public var manifestDigest: String?
+    /// SHA-256 (lower-case hex) of the program the launcher executes, its real path resolved
+    /// (for an interpreter, the interpreter). An installed bundle id is the installed app only
+    /// when this is the digest of the program built for it.
+    public var executableDigest: String?
+    /// `mamlaunch run --developer`: the user runs a program of their own under an installed
+    /// app's manifest, knowingly; it keeps the app's bundle id but is never given a key.
+    public var developer: Bool
+    /// The user has a personal account signed in to the app as well (beside `account`).
+    public var personal: Bool
 
-    public init(bundleID: String, pid: Int32, account: String?) {
+    public init(bundleID: String, pid: Int32, account: String?, manifestDigest: String? = nil, executableDigest: String? = nil,
+                developer: Bool = false, personal: Bool = false) {
+        self.personal = personal
         self.bundleID = bundleID
         self.pid = pid
         self.account = account
+        self.manifestDigest = manifestDigest
+        self.executableDigest = executableDigest
+        self.developer = developer
     }
 }
 

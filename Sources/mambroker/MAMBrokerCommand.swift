@@ -100,6 +100,11 @@ struct MAMBrokerCommand: ParsableCommand {
             var configuration = Broker.Configuration(deviceDirectory: device, publicSocket: socket, launcherSocket: launcherSocket,
                                                      limits: limits, auditMaximumBytes: auditMaxBytes)
             configuration.testFlip = testFlip
+            // An installed bundle id is the installed app only when the program is the one built
+            // for it (beside mambroker): a digest per hand-off, cached while the file is unchanged.
+            let installed = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
+            let digests = InstalledDigests(apps: installed)
+            configuration.installedProgram = { digests.program(for: $0) }
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
                                           appsDirectory: appsDir, allowWeaker: allowWeakerSandbox)
             let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()
@@ -171,5 +176,33 @@ struct LauncherStarter: AppStarter {
         p.standardError = FileHandle(forWritingAtPath: logPath)
         do { try p.run() } catch { return "mamlaunch did not start: \(error)" }
         return nil
+    }
+}
+
+/// The installed apps' digests (ProgramDigest), each kept until its files change.
+final class InstalledDigests: @unchecked Sendable {
+    let apps: [String: CatalogApp]
+    let lock = NSLock()
+    var cache: [String: (stamp: String, program: InstalledProgram)] = [:]
+
+    init(apps: [CatalogApp]) {
+        self.apps = Dictionary(apps.map { ($0.manifest.bundleID.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    func program(for bundleID: String) -> InstalledProgram? {
+        guard let app = apps[bundleID.lowercased()] else { return nil }
+        let executable = (Catalog.toolDirectory as NSString).appendingPathComponent(app.manifest.executable ?? app.name)
+        // Size, modification time and inode of both files: a rebuild or an edit is seen.
+        let stamp = [app.file, executable].map { path -> String in
+            var st = stat()
+            return stat(path, &st) == 0 ? "\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)" : "-"
+        }.joined(separator: "|")
+        lock.lock()
+        defer { lock.unlock() }
+        if let c = cache[bundleID.lowercased()], c.stamp == stamp { return c.program }
+        let d = ProgramDigest.installed(app)
+        let program = InstalledProgram(manifestDigest: d.manifest, executableDigest: d.executable)
+        cache[bundleID.lowercased()] = (stamp, program)
+        return program
     }
 }

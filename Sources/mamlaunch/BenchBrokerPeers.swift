@@ -14,7 +14,8 @@ struct BrokerUnderTest {
     /// connection, past hello.
     func adopt(_ bundle: String) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
-        do { try Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil), fd: theirs.fd) } catch {
+        // The bench itself, not the built app: it says so (--developer), keeping the bundle id.
+        do { try Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil, developer: true), fd: theirs.fd) } catch {
             theirs.close()
             mine.close()
             throw BenchError("the broker did not take \(bundle)'s connection: \(error)")

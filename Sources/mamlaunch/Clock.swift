@@ -1,4 +1,7 @@
 import ArgumentParser
+import Foundation
+import Glibc
+import MAMCatalog
 import MAMWire
 
 struct ClockCommand: ParsableCommand {
@@ -89,4 +92,63 @@ struct WipeCommand: ParsableCommand {
     var broker: String
 
     func run() throws { try control(.wipe(account: user, app: app), broker: broker) }
+}
+
+struct SignInCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "signin",
+        abstract: "Sign an account in to a running app, as its user, with the account's password.",
+        discussion: """
+            The emulated identity provider's interactive sign-in: the password is asked for on the terminal \
+            (not echoed), or read as one line from standard input, and checked by the broker against the \
+            account's credential in the tenant file (`mamlaunch credential` makes one). The app may then \
+            enroll the account, and get its key, token and configuration (docs/PROTOCOL.md, "Signed in").
+            """
+    )
+
+    @Option(help: ArgumentHelp("The account to sign in.", valueName: "ACCOUNT"))
+    var user: String
+
+    @Option(help: ArgumentHelp("The app's pid (mamlaunch and the broker's log name it).", valueName: "PID"))
+    var pid: Int32
+
+    @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
+    var broker: String
+
+    func run() throws { try control(.signIn(pid: pid, account: user, secret: try readPassword("password for \(user): ")), broker: broker) }
+}
+
+struct CredentialCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "credential",
+        abstract: "Make a tenant user's credential from a password, for the tenant file's \"credential\".",
+        discussion: "Prints sha256:<salt>:<digest> (a random 16-byte salt); the password is not kept anywhere."
+    )
+
+    func run() throws {
+        var generator = SystemRandomNumberGenerator()
+        let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        print(Credential.make(password: try readPassword("password: "), salt: salt))
+    }
+}
+
+/// A password from the terminal with echo off, or one line from standard input when that is no
+/// terminal (scripts and tests).
+func readPassword(_ prompt: String) throws -> String {
+    var saved = termios()
+    let terminal = isatty(0) == 1 && tcgetattr(0, &saved) == 0
+    if terminal {
+        FileHandle.standardError.write(Data(prompt.utf8))
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(0, TCSANOW, &quiet)
+    }
+    defer {
+        if terminal {
+            tcsetattr(0, TCSANOW, &saved)
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+    }
+    guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else { throw ValidationError("no password given") }
+    return line
 }

@@ -17,6 +17,6 @@ struct MAMLaunch: ParsableCommand {
               mamlaunch check                      validate Policies/ and Apps/
               mamlaunch explain --from Mail --to Notes --channel send
             """,
-        subcommands: [MatrixCommand.self, Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, SyncCommand.self, WipeCommand.self, BenchLaunch.self, BenchBroker.self]
+        subcommands: [MatrixCommand.self, Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, SyncCommand.self, WipeCommand.self, SignInCommand.self, CredentialCommand.self, BenchLaunch.self, BenchBroker.self]
     )
 }

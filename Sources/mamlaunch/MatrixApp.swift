@@ -37,7 +37,7 @@ final class ScriptedApp: @unchecked Sendable {
     /// Launches `executable --script` for `manifest` against the broker at `launcherSocket`.
     /// `account` is the account the launcher tells the broker the app starts under.
     static func launch(manifest: AppManifest, executable: String, launcherSocket: String, containers: String,
-                       account: String?, hidden: [String], log: String, allowWeaker: Bool = false) throws -> ScriptedApp {
+                       account: String?, personal: Bool = false, hidden: [String], log: String, allowWeaker: Bool = false) throws -> ScriptedApp {
         let control = mam_connect_seqpacket(launcherSocket)
         guard control >= 0 else { throw Failure(description: "cannot reach the broker at \(launcherSocket): \(String(cString: strerror(errno)))") }
         var pair: [Int32] = [-1, -1]
@@ -72,7 +72,7 @@ final class ScriptedApp: @unchecked Sendable {
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
         do {
-            try Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account), fd: pair[1])
+            try Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account, executable: executable, personal: personal), fd: pair[1])
         } catch {
             kill(app.pid, SIGKILL)
             _ = app.wait()
@@ -95,6 +95,28 @@ final class ScriptedApp: @unchecked Sendable {
         self.control = control
     }
 
+    /// The user signs `account` in to this app (the launcher's `signIn`, as a user adds an
+    /// account), waiting up to `timeout` seconds for the broker to say it is done: only then may
+    /// the app enroll it.
+    func signIn(_ account: String, timeout: Double = 10) throws {
+        let socket = WireSocket(fd: control)
+        do { try LauncherMessage.signIn(pid: app.pid, account: account, secret: nil).send(on: socket) } catch {
+            throw Failure(description: "\(bundleID): the sign-in of \(account) could not be sent: \(error.detail)")
+        }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            var p = pollfd(fd: control, events: Int16(POLLIN), revents: 0)
+            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            guard left > 0, poll(&p, 1, left) > 0, let raw = socket.receiveRaw() else {
+                throw Failure(description: "\(bundleID): the broker did not answer the sign-in of \(account) within \(Int(timeout)) s")
+            }
+            // (A restart request may come first on this connection: not for this runner.)
+            guard case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else { continue }
+            if !ok { throw Failure(description: "\(bundleID): sign-in of \(account) refused: \(detail)") }
+            return
+        }
+    }
+
     /// Sends one command and waits for its result (an object with `error` when it failed).
     func call(_ command: ScriptCommand, timeout: Double = 10) throws -> JSONValue {
         state.lock()
@@ -103,7 +125,8 @@ final class ScriptedApp: @unchecked Sendable {
         state.unlock()
         var bytes = Array((command.line + "\n").utf8)
         while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(input, $0.baseAddress, $0.count) }
+            // send, not write: an app that is gone is an error to report, not a SIGPIPE that kills the run.
+            let n = bytes.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { throw Failure(description: "\(bundleID) stopped reading commands (\(String(cString: strerror(errno))))") }
             bytes.removeFirst(n)

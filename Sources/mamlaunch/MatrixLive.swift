@@ -234,12 +234,15 @@ final class PolicyRun: @unchecked Sendable {
                 let first = accts.first { $0.lowercased() != "personal" }
                 let app = try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
                                                  launcherSocket: device + "/launcher.sock", containers: device + "/containers",
-                                                 account: e.manifest.integratesSDK ? first : nil, hidden: [device],
+                                                 account: e.manifest.integratesSDK ? first : nil,
+                                                 personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
                                                  log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
                 let hello = try app.call(ScriptCommand("hello"))
                 if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
                 // The other accounts sign in through the SDK, as a user adds them.
                 for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
+                    // Signed in by the user (the launcher), then enrolled by the app.
+                    try app.signIn(a)
                     let r = try app.call(ScriptCommand("enroll", [a]))
                     if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
                 }
@@ -405,6 +408,8 @@ final class PolicyRun: @unchecked Sendable {
         }
         var o = Observation()
         let account = cell.account ?? ""
+        // A login is the user's: the launcher signs the account in, then the app enrolls it.
+        if cell.channel.channel == .login, !account.isEmpty, account.lowercased() != "personal" { try app.signIn(account) }
         let r = cell.channel.channel == .login
             ? try app.call(ScriptCommand("enroll", [account]))
             : try app.call(ScriptCommand("unenroll", [account, "wipe"]))

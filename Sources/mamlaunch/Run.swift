@@ -45,6 +45,9 @@ struct Run: ParsableCommand {
     @Option(help: ArgumentHelp("Your app's Info.plist; APP is then its executable.", valueName: "Info.plist"))
     var manifest: String?
 
+    @Flag(help: "Run your own program under an installed app's manifest as that app, knowingly: it is never given an account key (without this flag it runs as an unknown app).")
+    var developer = false
+
     @Option(help: ArgumentHelp("Where containers live (default: $TMPDIR/mamlab/containers).", valueName: "DIR"))
     var containers: String?
 
@@ -63,7 +66,12 @@ struct Run: ParsableCommand {
 
     func run() throws {
         var arguments = self.arguments
-        let (manifest, executable) = try resolveApp(&arguments)
+        let (manifest, executable, manifestFile) = try resolveApp(&arguments)
+        // What the broker is told the app is made of: the digests of the real files (a symbolic
+        // link is judged as what it points at), so that only the program built for an installed
+        // app gets its identity (docs/PROTOCOL.md, "Launcher hand-off").
+        let digests = (manifest: ProgramDigest.realPath(manifestFile).flatMap(ProgramDigest.sha256(ofFile:)),
+                       executable: ProgramDigest.realPath(executable).flatMap(ProgramDigest.sha256(ofFile:)))
         let resourceLimits = try parseLimits()
         _ = try sandbox.decide("run \(app ?? "the app")")
         // The bundle id names the container folder: checked here again, whatever loaded it.
@@ -129,7 +137,7 @@ struct Run: ParsableCommand {
         var restarts = 0
         var status: Int32
         while true {
-            let app = try launchOnce(config, control: controlFD, report: report,
+            let app = try launchOnce(config, control: controlFD, digests: digests, report: report,
                                      startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? 0 : nil, output: terminals[1] ? 1 : 2) } } : nil)
             let watch = controlFD >= 0 ? RestartWatch(control: controlFD, pid: app.pid) : nil
             // The watch stops before the app is reaped: until then its pid cannot be anyone
@@ -153,7 +161,8 @@ struct Run: ParsableCommand {
 
     /// Starts the app once: a new connection to the broker (its end handed over with `adopt`),
     /// then the sandbox.
-    private func launchOnce(_ base: LaunchConfiguration, control: Int32, report: @escaping @Sendable (Violation) -> Void,
+    private func launchOnce(_ base: LaunchConfiguration, control: Int32, digests: (manifest: String?, executable: String?),
+                            report: @escaping @Sendable (Violation) -> Void,
                             startRelay: (() -> Void)?) throws -> SandboxedApp {
         var config = base
         var brokerEnd: Int32 = -1
@@ -179,7 +188,8 @@ struct Run: ParsableCommand {
         }
         if control >= 0 {
             do {
-                try Handoff.send(control, Handoff.adopt(bundleID: config.bundleID, pid: app.pid, account: user), fd: brokerEnd)
+                try Handoff.send(control, .adopt(Adoption(bundleID: config.bundleID, pid: app.pid, account: user, manifestDigest: digests.manifest,
+                                                              executableDigest: digests.executable, developer: developer)), fd: brokerEnd)
             } catch {
                 // Not adopted, the app would run on a connection nobody serves: it goes, and the
                 // launch fails saying why.
@@ -259,7 +269,8 @@ struct Run: ParsableCommand {
         return overflow ? nil : product
     }
 
-    private func resolveApp(_ arguments: inout [String]) throws -> (AppManifest, String) {
+    /// The manifest, the executable and the manifest's file.
+    private func resolveApp(_ arguments: inout [String]) throws -> (AppManifest, String, String) {
         if let manifest {
             let loaded: (manifest: AppManifest, warnings: [Diagnostic])
             do { loaded = try Catalog.loadManifest(manifest) } catch { throw ValidationError(error.description) }
@@ -280,7 +291,7 @@ struct Run: ParsableCommand {
             }
             // The app starts in its container: a relative path would no longer point at it.
             if !path.hasPrefix("/") { path = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path) }
-            return (loaded.manifest, (path as NSString).standardizingPath)
+            return (loaded.manifest, (path as NSString).standardizingPath, manifest)
         }
         guard let app else { throw ValidationError("name the app to run (an Apps/ folder name), or give --manifest") }
         guard let root = Catalog.projectRoot() else { throw ValidationError("no MAMLab project found; use --manifest for your own app") }
@@ -292,15 +303,20 @@ struct Run: ParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw ValidationError("\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.manifest.executable ?? found.name)`")
         }
-        return (found.manifest, binary)
+        return (found.manifest, binary, found.file)
     }
 }
 
 /// The launcher's messages to the broker's launcher socket: MAMWire's typed `LauncherMessage`
 /// (docs/PROTOCOL.md, "Launcher hand-off").
 enum Handoff {
-    static func adopt(bundleID: String, pid: Int32, account: String?) -> LauncherMessage {
-        .adopt(Adoption(bundleID: bundleID, pid: pid, account: account))
+    /// `executable`: the program run, whose digest (of its real file) the broker checks against
+    /// an installed app's; `developer`: a program of the user's own, never given a key.
+    static func adopt(bundleID: String, pid: Int32, account: String?, executable: String? = nil, developer: Bool = false,
+                      personal: Bool = false) -> LauncherMessage {
+        .adopt(Adoption(bundleID: bundleID, pid: pid, account: account, manifestDigest: nil,
+                        executableDigest: executable.flatMap(ProgramDigest.realPath).flatMap(ProgramDigest.sha256(ofFile:)), developer: developer,
+                        personal: personal))
     }
 
     /// Sends a message to the broker; a failure is the caller's to handle (an app the broker did

@@ -1,4 +1,6 @@
+import Foundation
 import MAMBroker
+import MAMCatalog
 import MAMPolicy
 import MAMService
 import MAMWire
@@ -13,10 +15,26 @@ struct ConditionalAccessCoreTests {
         return nil
     }
 
+    /// The sample apps, with Mail's manifest as it is but for AutoEnrollOnLaunch, which is off.
+    static func appsWithMailNotEnrollingAtLaunch() -> [AppManifest] {
+        let file = CoreLab.root.appendingPathComponent("Apps/Mail/Info.plist").path
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        let edited = text.replacingOccurrences(of: "<key>AutoEnrollOnLaunch</key>\n\t\t<true/>", with: "<key>AutoEnrollOnLaunch</key>\n\t\t<false/>")
+        let copy = NSTemporaryDirectory() + "mail-no-autoenroll-\(UUID().uuidString.prefix(8)).plist"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        guard edited != text, FileManager.default.createFile(atPath: copy, contents: Data(edited.utf8)),
+              let mail = try? Catalog.loadManifest(copy).manifest, !mail.sdkFlag("AutoEnrollOnLaunch") else {
+            Issue.record("Mail's manifest could not be edited (\(file))")
+            return CoreLab.sampleApps
+        }
+        return CoreLab.sampleApps.map { $0.bundleID == mail.bundleID ? mail : $0 }
+    }
+
     @Test func seed003AlwaysAppliedTokenRequiresProtectionUntilRemediationEnrolls() {
-        // Mail enrolls the run's user at launch (AutoEnrollOnLaunch); here ben signs in later.
-        var lab = CoreLab(conditionalAccess: CoreLab.sampleAccess)
-        let m = lab.launch("com.contoso.mail")
+        // The user signed Ben in to Mail (the launcher's --user); this Mail does not enroll him at
+        // launch (AutoEnrollOnLaunch off, its default), so he is not enrolled yet.
+        var lab = CoreLab(apps: Self.appsWithMailNotEnrollingAtLaunch(), conditionalAccess: CoreLab.sampleAccess)
+        let m = lab.launch("com.contoso.mail", account: "ben@contoso.com")
         guard let first = token(lab.send(m, .acquireToken(account: "ben@contoso.com"))) else { Issue.record("no token answer"); return }
         #expect(first.0 == 1, "protection policy required")
         let home = first.1 ?? ""

@@ -31,6 +31,8 @@ struct CoreLab {
     var disk: [StoredFileKey: Content] = [:]
     var inbox: [SessionID: [Delivered]] = [:]
     var audits: [AuditEntry] = []
+    /// What the core asked to be written, in order.
+    var persisted: [StateChange] = []
     var logs: [LogLine] = []
     var closed: Set<SessionID> = []
     /// Apps whose connection is full: deliveries to them fail, as a send that would block does.
@@ -54,8 +56,8 @@ struct CoreLab {
     }
 
     /// Connects an app as the launcher would, and greets.
-    mutating func launch(_ bundleID: String, account: String? = nil, sdk: Bool = true) -> SessionID {
-        let id = connect(Peer(bundleID: bundleID, pid: Int32(1000 + nextSession), account: account, fromLauncher: true))
+    mutating func launch(_ bundleID: String, account: String? = nil, personal: Bool = false, sdk: Bool = true) -> SessionID {
+        let id = connect(Peer(bundleID: bundleID, pid: Int32(1000 + nextSession), account: account, fromLauncher: true, personal: personal))
         send(id, .hello(minVersion: 1, maxVersion: 1, integratesSDK: sdk))
         return id
     }
@@ -103,7 +105,7 @@ struct CoreLab {
             case let .exportUndelivered(brokerID): queue.insert(contentsOf: core.handle(.exportUndelivered(brokerFrameID: brokerID)), at: queue.startIndex)
             case let .audit(a): audits.append(a)
             case let .log(line): logs.append(line)
-            case .persist: break
+            case let .persist(change): persisted.append(change)
             case let .startApp(bundle): started.append(bundle)
             case let .restartApp(id, _): restarted.append(id)
             case let .sendKey(id, frameID, account, keyID):

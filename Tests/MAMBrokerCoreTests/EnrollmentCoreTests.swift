@@ -33,7 +33,11 @@ struct EnrollmentCoreTests {
         var lab = CoreLab()
         let m = lab.launch("com.contoso.mail"), n = lab.launch("com.example.notes")
         lab.send(m, .enroll(account: "adele@contoso.com"))
-        #expect(notices(lab.send(m, .enroll(account: "ben@contoso.com"), frameID: 11)) == ["enrollment ben@contoso.com 227"])
+        // Ben is not signed in to this instance: naming him is refused before the service is asked.
+        #expect(lab.send(m, .enroll(account: "ben@contoso.com"), frameID: 10).error == .notAllowed)
+        // Signed in to a second instance by the user, he is the app's second managed account: 227.
+        let second = lab.launch("com.contoso.mail", account: "ben@contoso.com")
+        #expect(notices(lab.send(second, .enroll(account: "ben@contoso.com"), frameID: 11)) == ["enrollment ben@contoso.com 227"])
         #expect(lab.send(n, .enroll(account: "adele@contoso.com")).error == .notAllowed)
     }
 
@@ -62,7 +66,8 @@ struct EnrollmentCoreTests {
 
     @Test func aFailedEnrollmentIsRetriedAfter24VirtualHours() {
         var lab = CoreLab()
-        let m = lab.launch("com.contoso.mail")
+        // The user signed Carol in; the tenant does not know her yet.
+        let m = lab.launch("com.contoso.mail", account: "carol@contoso.com")
         #expect(notices(lab.send(m, .enroll(account: "carol@contoso.com"))) == ["enrollment carol@contoso.com 200"])
         let t = CoreLab.sampleTenant
         let carol = TenantUser(upn: "carol@contoso.com", oid: "c0c0c0c0-0000-4000-8000-000000000001", groups: t.users[0].groups)

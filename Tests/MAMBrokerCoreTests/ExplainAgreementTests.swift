@@ -13,17 +13,18 @@ struct ExplainAgreementTests {
     /// A sample party: the app, the account it runs as in the broker, and the same for `explain`.
     struct Sample: CustomStringConvertible {
         /// `user`: the account the launcher signs in (`--user`); `identity`: what the app then sets.
-        var app: String, name: String, user: String? = nil, identity: String? = nil, explain: String
+        /// `personal`: the user signed a personal account in as well (the hand-off's `personal`).
+        var app: String, name: String, user: String? = nil, personal = false, identity: String? = nil, explain: String
         var description: String { explain }
     }
 
     static let samples = [
-        Sample(app: "com.contoso.mail", name: "Mail", explain: "Mail:adele@contoso.com,personal"),
-        Sample(app: "com.contoso.mail", name: "Mail", identity: "", explain: "Mail:personal"),
+        Sample(app: "com.contoso.mail", name: "Mail", personal: true, explain: "Mail:adele@contoso.com,personal"),
+        Sample(app: "com.contoso.mail", name: "Mail", personal: true, identity: "", explain: "Mail:personal"),
         Sample(app: "com.contoso.docs", name: "Docs", explain: "Docs"),
         Sample(app: "com.contoso.docs", name: "Docs", user: "ben@contoso.com", explain: "Docs:ben@contoso.com"),
         Sample(app: "com.example.notes", name: "Notes", explain: "Notes"),
-        Sample(app: "com.microsoft.msedge", name: "Edge", explain: "Edge:adele@contoso.com,personal"),
+        Sample(app: "com.microsoft.msedge", name: "Edge", personal: true, explain: "Edge:adele@contoso.com,personal"),
     ]
 
     static var mamlaunch: String {
@@ -44,9 +45,9 @@ struct ExplainAgreementTests {
     /// A lab with both parties running, as the broker would have them.
     static func lab(_ a: Sample, _ b: Sample) -> (CoreLab, SessionID, SessionID) {
         var lab = CoreLab()
-        let x = lab.launch(a.app, account: a.user)
+        let x = lab.launch(a.app, account: a.user, personal: a.personal)
         if let acct = a.identity { lab.send(x, .setIdentity(account: acct)) }
-        let y = lab.launch(b.app, account: b.user)
+        let y = lab.launch(b.app, account: b.user, personal: b.personal)
         if let acct = b.identity { lab.send(y, .setIdentity(account: acct)) }
         return (lab, x, y)
     }

@@ -1,4 +1,6 @@
+import Foundation
 import MAMBroker
+import MAMCatalog
 import MAMPolicy
 import MAMWire
 import Testing
@@ -158,5 +160,149 @@ struct SpellingAttackTests {
         #expect(!lab.received(impostor).contains { if case .urlDelivery = $0.frame.message { return true } else { return false } })
         let mail = lab.launch("com.contoso.mail", account: "adele@contoso.com")
         #expect(lab.received(mail).contains { if case .urlDelivery = $0.frame.message { return true } else { return false } })
+    }
+}
+
+/// Issue 19 in the core: an account is signed in to an instance by the user (the launcher's
+/// `--user`, or the tenant's default enrollment the user has not signed out), never by an app
+/// naming it; and one account is one account whatever its spelling.
+@Suite("Broker core: accounts are signed in, not claimed")
+struct SignInCoreTests {
+    static let ben = "ben@contoso.com", benOID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+    static let adele = "adele@contoso.com", adeleOID = "5F1C7A2E-3B4D-4E6F-8A9B-0C1D2E3F4A5B"
+
+    func gotKey(_ got: [CoreLab.Delivered]) -> Bool {
+        got.contains { if case .accountKey = $0.frame.message { return true } else { return false } }
+    }
+
+    @Test func anAccountTheAppOnlyNamesIsNeitherEnrolledNorGivenAKeyTokenOrConfiguration() {
+        var lab = CoreLab(conditionalAccess: CoreLab.sampleAccess)
+        let dialer = lab.launch("com.contoso.dialer")
+        for name in [Self.ben, Self.benOID, "BEN@contoso.com"] {
+            #expect(lab.send(dialer, .enroll(account: name)).error == .notAllowed, "\(name)")
+            #expect(lab.audits.last?.outcome == "notSignedIn" && lab.audits.last?.channel == "enrollment")
+            #expect(!gotKey(lab.send(dialer, .keyRequest(account: name))))
+            #expect(lab.send(dialer, .remediateCompliance(account: name, silent: true)).error == .notAllowed)
+            #expect(lab.send(dialer, .acquireToken(account: name)).error == .notAllowed)
+            #expect(lab.send(dialer, .appConfigRequest(account: name)).error == .notAllowed)
+        }
+        let notes = lab.launch("com.example.notes", sdk: false)
+        #expect(lab.send(notes, .acquireToken(account: Self.benOID)).error == .notAllowed)
+        #expect(lab.core.party(of: dialer)?.enrolled?.upn != Self.ben)
+    }
+
+    @Test func anUnenrollUnderAnotherSpellingTouchesOnlyTheAppsOwnRow() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: Self.adele)
+        lab.send(mail, .enroll(account: Self.adele))
+        let dialer = lab.launch("com.contoso.dialer", account: Self.adele)
+        lab.send(dialer, .enroll(account: Self.adeleOID))
+        lab.send(dialer, .unenroll(account: Self.adeleOID, wipe: true))
+        // Her key stays: Mail still has her.
+        #expect(!lab.persisted.contains { if case .destroyKey = $0 { return true } else { return false } }, "\(lab.persisted)")
+        #expect(gotKey(lab.send(mail, .keyRequest(account: Self.adele))))
+        #expect(lab.core.party(of: mail)?.isManaged == true)
+    }
+
+    @Test func aPersonalUserDoesNotHaveTheTenantsDefaultAccountSignedIn() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: "dana@outlook.com")
+        #expect(!gotKey(lab.send(mail, .keyRequest(account: Self.adele))))
+        lab.send(mail, .setIdentity(account: Self.adele))
+        #expect(lab.core.party(of: mail)?.identity.account?.upn != Self.adele)
+    }
+
+    @Test func aSecondInstanceRunForAnotherUserDoesNotGetItsKeyWhileTheAppIsEnrolledWithTheFirst() {
+        var lab = CoreLab()
+        let first = lab.launch("com.contoso.docs", account: Self.adele)
+        lab.send(first, .enroll(account: Self.adele))
+        let second = lab.launch("com.contoso.docs", account: Self.ben)
+        #expect(!gotKey(lab.send(second, .keyRequest(account: Self.ben))))
+        #expect(gotKey(lab.send(first, .keyRequest(account: Self.adele))))
+    }
+
+    @Test func aWipedAccountStaysSignedOutOfTheAppUntilTheUserSignsItIn() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: Self.adele)
+        lab.send(mail, .enroll(account: Self.adele))
+        lab.run(lab.core.handle(.wipe(account: Self.adeleOID, app: nil)))
+        #expect(lab.send(mail, .enroll(account: Self.adele)).error == .notAllowed)
+        // A relaunch with nobody signed in does not bring her back; one with --user does.
+        let alone = lab.launch("com.contoso.mail")
+        #expect(lab.send(alone, .enroll(account: Self.adele)).error == .notAllowed)
+        #expect(!gotKey(lab.send(alone, .keyRequest(account: Self.adele))))
+        let signedIn = lab.launch("com.contoso.mail", account: Self.adele)
+        #expect(lab.send(signedIn, .enroll(account: Self.adele)).error == nil)
+        #expect(gotKey(lab.send(signedIn, .keyRequest(account: Self.adele))))
+    }
+}
+
+/// The emulated identity provider: a sign-in from a launcher other than the app's is proven
+/// with the account's password (the sample tenant's credentials, docs/POLICIES.md).
+@Suite("Broker core: an interactive sign-in is proven with a credential")
+struct CredentialSignInTests {
+    static let ben = "ben@contoso.com"
+
+    @Test func aSignInFromAnotherLauncherNeedsTheAccountsPassword() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        for secret in [nil, "", "contoso-adele", "Contoso-Ben", "contoso-ben "] as [String?] {
+            lab.run(lab.core.handle(.signIn(mail, account: Self.ben, secret: secret, sameLauncher: false)))
+            #expect(lab.send(mail, .enroll(account: Self.ben)).error == .notAllowed, "\(String(describing: secret))")
+        }
+        #expect(lab.audits.contains { $0.channel == "signIn" && $0.outcome == "badCredential" })
+        lab.run(lab.core.handle(.signIn(mail, account: "9A8B7C6D-5E4F-4A3B-8C2D-1E0F9A8B7C6D", secret: "contoso-ben", sameLauncher: false)))
+        #expect(lab.audits.last?.channel == "signIn" && lab.audits.last?.outcome == "signedIn")
+        #expect(lab.send(mail, .enroll(account: Self.ben)).error == nil)
+    }
+
+    @Test func theLauncherThatStartedTheAppSignsInWithoutAPasswordButAWrongOneIsRefused() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail")
+        lab.run(lab.core.handle(.signIn(mail, account: Self.ben, secret: "guess", sameLauncher: true)))
+        #expect(lab.send(mail, .enroll(account: Self.ben)).error == .notAllowed)
+        lab.run(lab.core.handle(.signIn(mail, account: Self.ben, secret: nil, sameLauncher: true)))
+        #expect(lab.send(mail, .enroll(account: Self.ben)).error == nil)
+    }
+
+    @Test func aCredentialMatchesOnlyItsPassword() {
+        let salt: [UInt8] = Array(0..<16)
+        let stored = Credential.make(password: "correct horse", salt: salt)
+        #expect(Credential.matches(stored, password: "correct horse"))
+        for wrong in ["correct hors", "correct horse ", "", "Correct horse"] { #expect(!Credential.matches(stored, password: wrong)) }
+        #expect(!Credential.matches("sha256:00:zz", password: "x") && !Credential.matches("md5:00:" + String(repeating: "0", count: 64), password: "x"))
+    }
+}
+
+extension SignInCoreTests {
+    @Test func aWipedMDMUserIsNotEnrolledAgainByTheAppItself() {
+        var tenant = CoreLab.sampleTenant
+        tenant.device.mdmEnrolled = true
+        tenant.device.mdmUser = tenant.identity(named: Self.adele).account
+        var lab = CoreLab(tenant: tenant)
+        let mail = lab.launch("com.contoso.mail")
+        lab.send(mail, .loginAndEnroll)
+        lab.run(lab.core.handle(.wipe(account: Self.adele, app: nil)))
+        let again = lab.launch("com.contoso.mail")
+        let got = lab.send(again, .loginAndEnroll)
+        let statuses = got.compactMap { d -> UInt16? in if case let .enrollmentNotice(0, _, s) = d.frame.message { return s } else { return nil } }
+        #expect(statuses == [203], "\(got.map(\.frame))")
+        #expect(!gotKey(lab.send(again, .keyRequest(account: Self.adele))))
+    }
+}
+
+extension SignInCoreTests {
+    @Test func theSnapshotListsEachSignedInAccountOnce() throws {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: Self.adele)
+        lab.send(mail, .enroll(account: Self.adele))
+        lab.send(mail, .enroll(account: Self.adeleOID))
+        guard case let .policySnapshot(json)? = lab.send(mail, .policyRequest).first?.frame.message else {
+            Issue.record("no snapshot")
+            return
+        }
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        let signedIn = object?["signedIn"] as? [[String: Any]] ?? []
+        #expect(signedIn.count == 1 && signedIn.first?["upn"] as? String == Self.adele, "\(signedIn)")
     }
 }

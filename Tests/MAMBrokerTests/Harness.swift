@@ -44,13 +44,16 @@ final class BrokerHarness: TestBroker, @unchecked Sendable {
     }
 
     /// Starts `Courier` as the app of `Apps/<app>` (its bundle id), sandboxed, with these steps.
-    func launch(_ app: String, _ steps: [String]) throws -> App {
-        App(try ChildProcess(Self.bin + "/mamlaunch", ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
-                                                       "--containers", containers, "--", Self.bin + "/Courier"] + steps, input: false))
+    /// `user`: the account the user signs in with (`--user`); none by default. Courier is not
+    /// the app's built program: `--developer` runs it as the app, never given a key.
+    func launch(_ app: String, user: String? = nil, _ steps: [String]) throws -> App {
+        App(try ChildProcess(Self.bin + "/mamlaunch", ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--developer", "--broker", launcherSocket,
+                                                       "--containers", containers] + (user.map { ["--user", $0] } ?? [])
+                                                       + ["--", Self.bin + "/Courier"] + steps, input: false))
     }
 
-    func run(_ app: String, _ steps: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
-        try launch(app, steps).finish(sourceLocation: sourceLocation)
+    func run(_ app: String, user: String? = nil, _ steps: [String], sourceLocation: SourceLocation = #_sourceLocation) throws -> [[String: Any]] {
+        try launch(app, user: user, steps).finish(sourceLocation: sourceLocation)
     }
 
     /// Installed apps where Mail (and its `contosomail` scheme) can never come up: its manifest

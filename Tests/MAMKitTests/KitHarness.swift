@@ -25,9 +25,20 @@ final class KitBroker: TestBroker, @unchecked Sendable {
     }
 
     /// Starts Courier under another app's manifest (an app without MAMKit, e.g. Notes).
-    func courier(_ app: String, _ steps: [String]) throws -> ScriptedProcess {
+    /// `user`: the account the user signs in with (`--user`); none by default. Courier is not
+    /// the program built for the app: it runs as the app only with `--developer` (no key ever),
+    /// as an unknown app without it (`developer: false`).
+    func courier(_ app: String, user: String? = nil, developer: Bool = true, _ steps: [String]) throws -> ScriptedProcess {
         try ScriptedProcess(Self.bin + "/mamlaunch", ["run", "--manifest", "\(Self.root)/Apps/\(app)/Info.plist", "--broker", launcherSocket,
-                                                     "--containers", containers, "--", Self.bin + "/Courier"] + steps)
+                                                     "--containers", containers] + (developer ? ["--developer"] : [])
+                                                     + (user.map { ["--user", $0] } ?? [])
+                                                     + ["--", Self.bin + "/Courier"] + steps)
+    }
+
+    /// `mamlaunch wipe --user ACCOUNT`: the admin's selective wipe, for every app.
+    func wipe(_ account: String) throws {
+        let run = try ChildProcess.run(Self.bin + "/mamlaunch", ["wipe", "--user", account, "--broker", launcherSocket], timeout: 30)
+        guard run.status == 0 else { throw KitTestError("mamlaunch wipe --user \(account) exited \(run.status): \(run.err)") }
     }
 }
 

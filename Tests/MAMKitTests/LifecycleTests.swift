@@ -136,6 +136,8 @@ struct IdentitySwitchTests {
         #expect(try docs.send("share", "com.contoso.mail", "com.adobe.pdf", "r.pdf", "report").outcome == "switched")
         let got = try mail.send("wait", "document")
         #expect(got["identity"]?.string == "" && got["owner"]?.string == "adele@contoso.com", "\(got)")
+        // Issue 19: nothing of Adele's document reaches the personal identity (it arrived readable).
+        #expect(got["readable"]?.bool == false && got["size"]?.number == 0, "\(got)")
         docs.finish()
         mail.finish()
     }

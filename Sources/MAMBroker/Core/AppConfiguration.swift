@@ -10,9 +10,12 @@ extension BrokerCore {
         guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no app configuration")) }
         if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
         let bundle = sessions[id]!.bundleID
+        // The configuration is the signed-in, enrolled account's: for any other account a refusal.
+        guard let acct = signedInAccount(account, for: id) else {
+            return .failure(notSignedIn(id, frameID, channel: "appConfig", account: account, &out))
+        }
         var values: [[String: String]] = []
-        if let enrolled = service.enrolledAccount(in: bundle), enrolled.lowercased() == account.lowercased(),
-           let acct = engine.tenant.identity(named: account).account {
+        if let enrolled = service.enrolledAccount(in: bundle), engine.tenant.identity(named: enrolled).account == acct {
             values = AppConfig.resolve(engine.tenant, app: bundle, account: acct).fullDataValues
         }
         let json = (try? JSONSerialization.data(withJSONObject: values, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "[]"

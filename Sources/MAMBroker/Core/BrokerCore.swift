@@ -1,3 +1,4 @@
+import MAMCatalog
 import MAMPolicy
 import MAMService
 import MAMWire
@@ -17,6 +18,10 @@ public struct BrokerCore: Sendable {
     public var limits: BrokerLimits
     /// Test-only: every paste decision is inverted (Broker.Configuration.testFlip).
     public var testFlipPaste = false
+    /// The installed apps' programs by lower-cased bundle id, as the shell found them: a hand-off
+    /// under an installed bundle id is that app only with its digests. An app with no entry here
+    /// is taken at the launcher's word (a broker that was told nothing of its apps' programs).
+    public var installedPrograms: [String: InstalledProgram] = [:]
     let clock: any BrokerClock
     /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
     let catalog: [AppManifest]
@@ -54,10 +59,17 @@ public struct BrokerCore: Sendable {
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
-                pendingWipes: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
+                pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
         self.engine = engine
         self.compliance = conditionalAccess.map { ComplianceManager(access: ConditionalAccess(tenant: engine.tenant, settings: $0)) }
-        self.service = EnrollmentService(enrollments: enrollments, pendingWipes: pendingWipes)
+        // Rows written before accounts were canonical may name a tenant user by object id or in
+        // another case: each is the user's UPN from now on, so one account is one row.
+        let canonical = enrollments.map { e -> Enrollment in
+            var e = e
+            e.account = Self.canonicalName(e.account, in: engine.tenant)
+            return e
+        }
+        self.service = EnrollmentService(enrollments: canonical, pendingWipes: pendingWipes, signedOut: signedOut)
         self.catalog = catalog
         self.clock = clock
         self.limits = limits
@@ -95,7 +107,11 @@ public struct BrokerCore: Sendable {
     /// The party a connection is now, as every decision about it sees it (for tests and status).
     public func party(of id: SessionID) -> Party? {
         guard let s = sessions[id] else { return nil }
-        return engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled, personalAccountSignedIn: s.manifest.isMultiIdentity)
+        // A personal account is signed in only when the user signed one in (a consumer account
+        // as --user, `personal` in the hand-off, or after launch): a multi-identity app has none
+        // by itself, so refused org data has no personal identity to land in (4.2.5).
+        return engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled,
+                            personalAccountSignedIn: s.manifest.isMultiIdentity && s.personalSignedIn)
     }
     public var storedFiles: [StoredFile] { Array(files.values) }
 
@@ -123,18 +139,38 @@ public struct BrokerCore: Sendable {
             let running = serviceApps
             tell(service.sync(engine: engine, now: clock.now(), running: running), requester: nil, &out)
         case let .wipe(account, app):
-            service.issueWipe(account: account, app: app)
+            service.issueWipe(account: Self.canonicalName(account, in: engine.tenant), app: app)
             let running = serviceApps
             var notices: [EnrollmentNotice] = []
             for a in running.sorted() where app == nil || app!.lowercased() == a { notices += service.deliverWipes(app: a, engine: engine, now: clock.now()) }
             tell(notices, requester: nil, &out)
             // Not running: delivered when the app next starts. Persisted either way.
-            out.append(.persist(.enrollments(Array(service.enrollments.values), service.pendingWipes)))
+            out.append(persistEnrollments)
+        case let .signIn(id, account, secret, sameLauncher):
+            signIn(id, account: account, secret: secret, sameLauncher: sameLauncher, &out)
         }
         return out
     }
 
-    mutating func connect(_ id: SessionID, _ peer: Peer, _ out: inout [BrokerEffect]) {
+    mutating func connect(_ id: SessionID, _ handedOver: Peer, _ out: inout [BrokerEffect]) {
+        var peer = handedOver
+        var developer = false
+        // The installed identity is the installed program's: another program under an installed
+        // manifest (a symbolic link to it, `--manifest Apps/Mail/Info.plist -- anything`) is an
+        // unknown app, or, when the user said --developer, the app without its key.
+        if peer.fromLauncher, let expected = installedPrograms[peer.bundleID.lowercased()],
+           engine.apps[peer.bundleID.lowercased()]?.bundleID == peer.bundleID, !expected.matches(peer) {
+            if peer.developer {
+                developer = true
+                out.append(.log(LogLine(level: .notice, message: "a developer's program runs under an installed app's manifest; it gets no account key",
+                                        metadata: ["bundleId": peer.bundleID, "pid": "\(peer.pid)"])))
+            } else {
+                out.append(.log(LogLine(level: .warning, message: "the program is not the installed app's build; it runs as an unknown app",
+                                        metadata: ["bundleId": peer.bundleID, "pid": "\(peer.pid)",
+                                                   "executableDigest": peer.executableDigest ?? "none"])))
+                peer.bundleID = "unknown.pid\(peer.pid)"
+            }
+        }
         if peer.fromLauncher && !NameRules.isBundleID(peer.bundleID) {
             out.append(.log(LogLine(level: .warning, message: "launcher handed over an app with an invalid bundle id; refused",
                                     metadata: ["bundleId": peer.bundleID, "pid": "\(peer.pid)"])))
@@ -154,9 +190,27 @@ public struct BrokerCore: Sendable {
         let signedInAccount = peer.account.flatMap { engine.tenant.identity(named: $0).account }
         let identity = signedInAccount.map(Identity.account) ?? engine.defaultIdentity(for: manifest)
         var s = SessionState(id: id, peer: peer, manifest: manifest, identity: identity)
+        s.developer = developer
+        if peer.fromLauncher {
+            // `personal` in the hand-off, `--user personal`, or an account the tenant does not know.
+            s.personalSignedIn = peer.personal
+                || peer.account.map { engine.tenant.identity(named: $0).account.map { $0.userIndex == nil } ?? true } ?? false
+        }
         let probe = engine.party(manifest, identity: identity)
         s.enrolled = probe.enrolled
-        s.signedIn = [signedInAccount, probe.enrolled].compactMap { $0 }
+        // Signed in is the user's act, never the app's: the launcher's `--user` (which also signs
+        // an account the user had signed out back in), else the account the tenant enrolls in the
+        // app by default, unless the user signed it out of this app (an unenrollment, a wipe).
+        // With a `--user`, the default account is not signed in: the app has the user's account
+        // only [SEMANTICS §1: the enrolled account is the first signed-in targeted account].
+        if let signedInAccount {
+            s.signedIn = [signedInAccount]
+            if peer.fromLauncher, manifest.integratesSDK, service.signIn(app: manifest.bundleID, account: Self.canonicalName(signedInAccount)) {
+                out.append(persistEnrollments)
+            }
+        } else if let enrolled = probe.enrolled, !service.isSignedOut(app: manifest.bundleID, account: Self.canonicalName(enrolled)) {
+            s.signedIn = [enrolled]
+        }
         sessions[id] = s
         out.append(.log(LogLine(level: .info, message: "app connected", metadata: [
             "app": peer.bundleID, "pid": "\(peer.pid)", "session": "\(id)", "identity": "\(identity)", "managed": "\(probe.isManaged)",
@@ -381,6 +435,77 @@ public struct BrokerCore: Sendable {
                               tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail)
     }
 
+    /// The pid the launcher handed a session over with (the shell matches sign-ins to it).
+    public func pid(of id: SessionID) -> Int32? { sessions[id]?.peer.pid }
+
+    /// The user signed `account` in to this instance after launch: it may now be enrolled, and
+    /// its key, token and configuration follow as for `--user`; a sign-out is undone.
+    mutating func signIn(_ id: SessionID, account: String, secret: String?, sameLauncher: Bool, _ out: inout [BrokerEffect]) {
+        guard let s = sessions[id], s.peer.fromLauncher, case let .account(acct) = engine.tenant.identity(named: account),
+              NameRules.check(account, field: "account") == nil else {
+            out.append(.log(LogLine(level: .warning, message: "sign-in refused: no such app, or not an account",
+                                    metadata: ["session": "\(id)", "account": account])))
+            return
+        }
+        // The launcher that started the app speaks for its user; anyone else proves the user
+        // with the account's credential. A secret given is checked either way.
+        if secret != nil || !sameLauncher {
+            let stored = acct.userIndex.flatMap { engine.tenant.users[$0].credential }
+            guard let secret, let stored, Credential.matches(stored, password: secret) else {
+                out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
+                                             size: nil, outcome: "badCredential", rule: "1.identity", tag: "chosen",
+                                             detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
+                out.append(.log(LogLine(level: .warning, message: "sign-in refused: wrong or missing credential",
+                                        metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
+                return
+            }
+        }
+        if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
+        if acct.userIndex == nil { sessions[id]!.personalSignedIn = true }
+        parties[id] = nil
+        if s.manifest.integratesSDK, service.signIn(app: s.manifest.bundleID, account: Self.canonicalName(acct)) { out.append(persistEnrollments) }
+        out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil, size: nil,
+                                     outcome: "signedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(Self.canonicalName(acct)),
+                                     revision: revision)))
+    }
+
+    /// One account, one name: a tenant user is named by its UPN whatever spelling an app used
+    /// (its object id, another case, padding), so the service never holds one user twice; an
+    /// account the tenant does not know keeps the name it was given, trimmed.
+    static func canonicalName(_ text: String, in tenant: Tenant) -> String {
+        switch tenant.identity(named: text) {
+        case .personal: return text.trimmingCharacters(in: .whitespaces)
+        case let .account(a): return canonicalName(a)
+        }
+    }
+
+    static func canonicalName(_ account: Account) -> String { account.upn ?? account.name }
+
+    /// The service's state as it must be written.
+    var persistEnrollments: BrokerEffect {
+        .persist(.enrollments(Array(service.enrollments.values).sorted { ($0.app, $0.account) < ($1.app, $1.account) },
+                              service.pendingWipes, signedOut: service.signedOut))
+    }
+
+    /// The account `text` names, when the user signed it in to this instance (the launcher's
+    /// `--user`, or the tenant's default enrollment the user has not signed out); nil for an
+    /// account the app only names. Enrollment, keys, tokens, remediation and app configuration
+    /// go to such an account only.
+    func signedInAccount(_ text: String, for id: SessionID) -> Account? {
+        guard case let .account(a) = engine.tenant.identity(named: text), sessions[id]!.signedIn.contains(a) else { return nil }
+        return a
+    }
+
+    /// The refusal of a request for an account the user has not signed in to this instance,
+    /// with its audit line (rule 1.identity: who an app is acting for is the user's to say).
+    mutating func notSignedIn(_ id: SessionID, _ frameID: UInt32, channel: String, account: String, _ out: inout [BrokerEffect]) -> WireError {
+        out.append(.audit(AuditEntry(session: id, request: frameID, channel: channel, source: auditParty(id), target: nil, dataType: nil,
+                                     size: nil, outcome: "notSignedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(account),
+                                     revision: revision)))
+        return WireError(.notAllowed, "\(account) is not signed in to this instance of \(sessions[id]!.bundleID); "
+                         + "only the user signs an account in (mamlaunch run --user)")
+    }
+
     /// An account an app names for a location: a tenant user the app has signed in, or nothing.
     func resolveAccount(_ text: String?, for id: SessionID) -> Result<Account?, WireError> {
         guard let text, !text.isEmpty else { return .success(nil) }
@@ -421,6 +546,10 @@ struct SessionState: Sendable {
     var refusals = 0
     /// A restart request was sent and not yet answered.
     var restartAsked = false
+    /// The user's own program under an installed manifest (`--developer`): never given a key.
+    var developer = false
+    /// The user signed a personal (consumer) account in to this instance.
+    var personalSignedIn = false
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id

@@ -22,6 +22,12 @@ extension BrokerCore {
     mutating func acquireToken(_ id: SessionID, _ frameID: UInt32, account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
         let bundle = sessions[id]!.bundleID
+        // A token is for the user who signed in here: naming an account must not tell an app its
+        // object id and tenant.
+        // (An empty name is no account: the endpoint refuses it as it always did.)
+        guard engine.tenant.identity(named: account) == .personal || signedInAccount(account, for: id) != nil else {
+            return .failure(notSignedIn(id, frameID, channel: "ca.token", account: account, &out))
+        }
         guard let manager = compliance else {
             out.append(.send(id, Frame(id: frameID, .token(outcome: 0, homeAccountID: nil, detail: "the tenant has no conditional access"))))
             return .success(())
@@ -36,6 +42,11 @@ extension BrokerCore {
     mutating func remediate(_ id: SessionID, _ frameID: UInt32, account: String, silent: Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
         guard compliance != nil else { return .failure(WireError(.notAllowed, "the tenant has no conditional access")) }
+        // A compliant remediation enrolls the account: only one the user signed in here.
+        // (An empty name is no account: the manager refuses it as it always did.)
+        guard engine.tenant.identity(named: account) == .personal || signedInAccount(account, for: id) != nil else {
+            return .failure(notSignedIn(id, frameID, channel: "ca.remediate", account: account, &out))
+        }
         let bundle = sessions[id]!.bundleID
         let d = compliance!.request(app: bundle, accountId: account, silent: silent, now: clock.now())
         let code: UInt8 = [.started: 0, .queued: 1, .dropped: 2, .refused: 3][d.outcome] ?? 3

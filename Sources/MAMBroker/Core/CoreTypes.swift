@@ -18,12 +18,43 @@ public struct Peer: Sendable, Equatable {
     /// The account the launcher's run signed in (`--user`); nil for none.
     public var account: String?
     public var fromLauncher: Bool
+    /// SHA-256 of the manifest and of the program the launcher ran (nil: not said).
+    public var manifestDigest: String?
+    public var executableDigest: String?
+    /// `mamlaunch run --developer`: the user's own program under an installed manifest.
+    public var developer: Bool
+    /// The user signed a personal account in as well (the hand-off's `personal`).
+    public var personal: Bool
 
-    public init(bundleID: String, pid: Int32, account: String? = nil, fromLauncher: Bool) {
+    public init(bundleID: String, pid: Int32, account: String? = nil, fromLauncher: Bool, manifestDigest: String? = nil,
+                executableDigest: String? = nil, developer: Bool = false, personal: Bool = false) {
+        self.personal = personal
         self.bundleID = bundleID
         self.pid = pid
         self.account = account
         self.fromLauncher = fromLauncher
+        self.manifestDigest = manifestDigest
+        self.executableDigest = executableDigest
+        self.developer = developer
+    }
+}
+
+/// What an installed app is made of, as the broker expects it: the SHA-256 of its manifest file
+/// and of the program built for it (nil: not built, so no program is that app).
+public struct InstalledProgram: Sendable, Equatable {
+    public var manifestDigest: String?
+    public var executableDigest: String?
+
+    public init(manifestDigest: String?, executableDigest: String?) {
+        self.manifestDigest = manifestDigest
+        self.executableDigest = executableDigest
+    }
+
+    /// Whether a hand-off's digests are this app's: the program must be the built one; the
+    /// manifest, when the launcher names one, the installed one.
+    public func matches(_ peer: Peer) -> Bool {
+        guard let expected = executableDigest, peer.executableDigest == expected else { return false }
+        return peer.manifestDigest == nil || peer.manifestDigest == manifestDigest
     }
 }
 
@@ -117,8 +148,9 @@ public struct AuditEntry: Sendable, Equatable {
 /// with the file, before the core hears that it landed.)
 public enum StateChange: Sendable, Equatable {
     case pasteboard(PasteboardState)
-    /// The service's enrollments and the wipes not yet delivered, whole.
-    case enrollments([Enrollment], Set<String>)
+    /// The service's enrollments, the wipes not yet delivered and the ("app|account") pairs the
+    /// user signed out, whole.
+    case enrollments([Enrollment], Set<String>, signedOut: Set<String>)
     /// A wiped account's key is destroyed: what was encrypted under it can never be read again.
     case destroyKey(String)
 }
@@ -210,6 +242,9 @@ public enum BrokerEvent: Sendable {
     case wipe(account: String, app: String?)
     /// The effect `exportUndelivered`, handed back.
     case exportUndelivered(brokerFrameID: UInt32)
+    /// The user signed an account in to this app instance after its launch: said by the launcher
+    /// that handed it over (`sameLauncher`), or proven with the account's credential (`secret`).
+    case signIn(SessionID, account: String, secret: String?, sameLauncher: Bool)
 }
 
 public struct JobFailure: Error, Sendable, Equatable {

@@ -9,7 +9,12 @@ extension BrokerCore {
     mutating func enroll(_ id: SessionID, _ frameID: UInt32, account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
         if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
-        let notices = service.registerAndEnroll(app: sessions[id]!.manifest, accountName: account, engine: engine, now: clock.now())
+        // Only an account the user signed in to this instance: an app naming an account is no
+        // sign-in (a hostile app could otherwise enroll, and take the key of, anyone).
+        guard let acct = signedInAccount(account, for: id) else {
+            return .failure(notSignedIn(id, frameID, channel: "enrollment", account: account, &out))
+        }
+        let notices = service.registerAndEnroll(app: sessions[id]!.manifest, accountName: Self.canonicalName(acct), engine: engine, now: clock.now())
         tell(notices, requester: (id, frameID), &out)
         return .success(())
     }
@@ -19,17 +24,24 @@ extension BrokerCore {
     mutating func loginAndEnroll(_ id: SessionID, _ frameID: UInt32, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
         let device = engine.tenant.device
-        guard device.mdmEnrolled, let user = device.mdmUser else {
+        // (An MDM user the user signed out of this app, by an unenrollment or a wipe, must be
+        // signed in again: the app is asked to sign a user in.)
+        guard device.mdmEnrolled, let user = device.mdmUser,
+              !service.isSignedOut(app: sessions[id]!.manifest.bundleID, account: Self.canonicalName(user)) else {
             tell([.enrollment(app: sessions[id]!.bundleID, account: "", .authRequired)], requester: (id, frameID), &out)
             return .success(())
         }
+        // The MDM-enrolled device's user signed in when the device was enrolled: the user's act.
+        if !sessions[id]!.signedIn.contains(user) { sessions[id]!.signedIn.append(user) }
         return enroll(id, frameID, account: user.upn ?? user.name, &out)
     }
 
     mutating func unenroll(_ id: SessionID, _ frameID: UInt32, account: String, wipe: Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no enrollment")) }
         if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
-        let notices = service.deregister(app: sessions[id]!.bundleID, accountName: account, wipe: wipe)
+        // The canonical name, so that an object id and a UPN are the one row they name; only
+        // this app's row (another app's enrollment of the account is never touched).
+        let notices = service.deregister(app: sessions[id]!.bundleID, accountName: Self.canonicalName(account, in: engine.tenant), wipe: wipe)
         tell(notices, requester: (id, frameID), &out)
         return .success(())
     }
@@ -46,8 +58,10 @@ extension BrokerCore {
         if manifest.sdkFlag("AutoEnrollOnLaunch"), service.enrolledAccount(in: bundle) == nil {
             let device = engine.tenant.device
             let identity = sessions[id]!.peer.account.flatMap { engine.tenant.identity(named: $0).account }.flatMap { $0.userIndex == nil ? nil : $0 }
-                ?? (device.mdmEnrolled ? device.mdmUser : nil)
+                ?? (device.mdmEnrolled ? device.mdmUser.flatMap { service.isSignedOut(app: bundle, account: Self.canonicalName($0)) ? nil : $0 } : nil)
             if let identity {
+                // The launcher's user is signed in already; the MDM user signed in with the device.
+                if !sessions[id]!.signedIn.contains(identity) { sessions[id]!.signedIn.append(identity) }
                 tell(service.registerAndEnroll(app: manifest, accountName: identity.upn ?? identity.name, engine: engine, now: clock.now()),
                      requester: nil, &out)
             }
@@ -102,13 +116,20 @@ extension BrokerCore {
                 if case .restart = notice { sessions[s]!.restartAsked = true }
             }
             refreshEnrollment(app: app, account: account, status: status)
+            // A wipe or an unenrollment signs the account out of the app: it is enrolled again,
+            // and has its key, only once the user signs it in again.
+            switch notice {
+            case .wipe, .unenrollment(_, _, .unenrollmentSuccess), .policy(_, _, .wipeReceived):
+                service.signOut(app: app, account: Self.canonicalName(account, in: engine.tenant))
+            default:
+                break
+            }
             // A wiped account's key goes once no app holds the account any more.
             if case .wipe = notice, !service.isEnrolledAnywhere(account), let acct = engine.tenant.identity(named: account).account {
                 told.insert(.persist(.destroyKey(Self.keyID(acct))), at: 0)
             }
         }
-        out.append(.persist(.enrollments(Array(service.enrollments.values).sorted { ($0.app, $0.account) < ($1.app, $1.account) },
-                                         service.pendingWipes)))
+        out.append(persistEnrollments)
         out += told
     }
 
@@ -120,7 +141,9 @@ extension BrokerCore {
         for (id, s) in sessions where s.manifest.integratesSDK && s.bundleID.lowercased() == app.lowercased() {
             switch status {
             case .newPoliciesReceived?, .policiesHaveNotChanged?, .alreadyEnrolled?, .licensedNotTargeted?, .noPolicyReceived?:
-                if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
+                // An enrollment signs nobody in: an instance the user did not sign the account
+                // in to (another instance of the app, run for someone else) stays as it was.
+                guard s.signedIn.contains(acct) else { break }
                 if let managed {
                     sessions[id]!.enrolled = managed
                     if status == .newPoliciesReceived, s.enrolled != managed { sessions[id]!.identity = .account(managed) }

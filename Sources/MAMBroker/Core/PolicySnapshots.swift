@@ -38,12 +38,22 @@ extension BrokerCore {
         // which must not bring the wiped account's key back.
         // And only an account the device lets anyone sign in with (allowed accounts): the
         // launcher's user or the tenant's default enrollment must not bring in another's key.
-        let granted = wanted != nil && s.enrolled == wanted && p.enrolled == wanted && p.policy != nil && wanted!.userIndex != nil
-            && engine.tenant.device.allows(wanted!)
+        // And only an account the user signed in to this instance (never one the app named, nor
+        // the tenant's default when the user signed in someone else), which the service has as
+        // this app's enrolled account when it has one (a second instance run for another user
+        // does not get the key of the first's).
+        let serviceEnrolled = service.enrolledAccount(in: s.manifest.bundleID).map { engine.tenant.identity(named: $0).account }
+        let granted = !s.developer && wanted != nil && s.enrolled == wanted && p.enrolled == wanted && p.policy != nil && wanted!.userIndex != nil
+            && engine.tenant.device.allows(wanted!) && s.signedIn.contains(wanted!)
+            && (serviceEnrolled == nil || serviceEnrolled! == wanted)
+            && !service.isSignedOut(app: s.manifest.bundleID, account: Self.canonicalName(wanted!))
         out.append(.audit(AuditEntry(session: id, request: frameID, channel: "key", source: auditParty(id), target: nil, dataType: nil,
                                      size: nil, outcome: granted ? "allowed" : "blocked", rule: "7.protect", tag: "chosen",
                                      detail: account, revision: revision)))
         guard granted, let acct = wanted else {
+            if s.developer {
+                return .failure(WireError(.notAllowed, "\(s.bundleID) runs a developer's program (mamlaunch run --developer), which is never given a key"))
+            }
             return .failure(WireError(.notAllowed, "\(account) is not a managed account \(s.bundleID) is enrolled with"))
         }
         out.append(.sendKey(id, frameID: frameID, account: account, keyID: Self.keyID(acct)))

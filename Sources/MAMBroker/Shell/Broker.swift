@@ -31,6 +31,9 @@ public final class Broker: @unchecked Sendable {
         /// inverts, so that a test can show `mamlaunch matrix` catches a broker that disagrees
         /// with the engine. Set only by whoever starts the broker; nothing an app sends reaches it.
         public var testFlip: String?
+        /// The installed app's program as it is now, by bundle id (nil: not installed, or no
+        /// programs known): asked at each hand-off, so a rebuilt app is still itself.
+        public var installedProgram: (@Sendable (String) -> InstalledProgram?)?
 
         public init(deviceDirectory: String, publicSocket: String? = nil, launcherSocket: String? = nil,
                     limits: BrokerLimits = BrokerLimits(), auditMaximumBytes: Int = 64 << 20) {
@@ -77,6 +80,7 @@ public final class Broker: @unchecked Sendable {
     var refusedDeliveries: [SessionID: Int] = [:]
     var lastEnrollments: [Enrollment] = []
     var lastWipes: Set<String> = []
+    var lastSignedOut: Set<String> = []
     /// The newest pasteboard not yet written, and whether a write is scheduled (coalesced).
     let pendingPasteboard = Mutex()
     nonisolated(unsafe) var unsavedPasteboard: PasteboardState?
@@ -108,7 +112,8 @@ public final class Broker: @unchecked Sendable {
         let enrolled = try store.loadEnrollments(now: clock.now())
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
                           pasteboard: try store.loadPasteboard(), files: try store.loadFiles(),
-                          enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, conditionalAccess: conditionalAccess)
+                          enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
+                          conditionalAccess: conditionalAccess)
         core.testFlipPaste = configuration.testFlip == "paste"
         loop = try EventLoop()
     }
@@ -267,7 +272,10 @@ public final class Broker: @unchecked Sendable {
             }
             switch message {
             case let .adopt(a):
-                let session = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true))
+                if let expected = configuration.installedProgram?(a.bundleID) { core.installedPrograms[a.bundleID.lowercased()] = expected }
+                let session = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true,
+                                                         manifestDigest: a.manifestDigest, executableDigest: a.executableDigest,
+                                                         developer: a.developer, personal: a.personal))
                 launcherOf[session] = socket.fd
                 adoptedPid[session] = a.pid
             case let .advanceClock(ms):
@@ -289,6 +297,21 @@ public final class Broker: @unchecked Sendable {
                 apply(core.handle(.wipe(account: account, app: app)))
                 try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
                     .send(on: socket)
+            case let .signIn(pid, account, secret):
+                // The launcher connection that handed the app over speaks for its user; another
+                // one (`mamlaunch signin`) brings the account's credential.
+                let mine = launcherOf.filter { $0.value == socket.fd }.keys.first { core.pid(of: $0) == pid }
+                let session = mine ?? launcherOf.keys.sorted().first { core.pid(of: $0) == pid }
+                let reply: LauncherMessage
+                if let session {
+                    let effects = core.handle(.signIn(session, account: account, secret: secret, sameLauncher: mine != nil))
+                    let refused = effects.contains { if case .log(let l) = $0, l.level == .warning { return true } else { return false } }
+                    apply(effects)
+                    reply = .controlReply(ok: !refused, detail: refused ? "\(account) was not signed in (see the broker's log)" : "\(account) signed in to pid \(pid)")
+                } else {
+                    reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over by a launcher")
+                }
+                try? reply.send(on: socket)
             case .restart, .ended:
                 log(LogLine(level: .warning, message: "launcher sent a message only the broker sends; ignored", metadata: [:]))
             case .controlReply:
@@ -412,15 +435,16 @@ public final class Broker: @unchecked Sendable {
                         logger.error("a wiped account's key could not be destroyed", metadata: ["error": "\(error)"])
                     }
                 }
-            case let .persist(.enrollments(list, wipes)):
+            case let .persist(.enrollments(list, wipes, signedOut)):
                 // Written before the app hears of it, and only when something changed: a repeat
                 // (208) costs nothing, and what an app was told survives a kill.
-                guard list != lastEnrollments || wipes != lastWipes else { continue }
+                guard list != lastEnrollments || wipes != lastWipes || signedOut != lastSignedOut else { continue }
                 lastEnrollments = list
                 lastWipes = wipes
+                lastSignedOut = signedOut
                 let now = clock.now()
                 persistence.sync {
-                    do { try store.saveEnrollments(list, pendingWipes: wipes, now: now) } catch {
+                    do { try store.saveEnrollments(list, pendingWipes: wipes, signedOut: signedOut, now: now) } catch {
                         logger.error("the enrollments could not be saved", metadata: ["error": "\(error)"])
                     }
                 }

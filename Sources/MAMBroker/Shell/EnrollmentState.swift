@@ -7,7 +7,7 @@ import MAMService
 /// transaction (a kill leaves the old list or the new one). Times are stored as what remains of
 /// them, since the broker's clock starts anew with each run.
 extension StateStore {
-    public func saveEnrollments(_ list: [Enrollment], pendingWipes: Set<String>, now: Duration) throws {
+    public func saveEnrollments(_ list: [Enrollment], pendingWipes: Set<String>, signedOut: Set<String> = [], now: Duration) throws {
         let rows: [[String: Any]] = list.map { e in
             var row: [String: Any] = ["app": e.app, "account": e.account, "restartAsked": e.restartAsked,
                                       "checkInInMs": Self.ms(e.nextCheckIn - now)]
@@ -18,14 +18,15 @@ extension StateStore {
             }
             return row
         }
-        let data = try JSONSerialization.data(withJSONObject: ["enrollments": rows, "pendingWipes": pendingWipes.sorted()], options: [.sortedKeys])
+        let data = try JSONSerialization.data(withJSONObject: ["enrollments": rows, "pendingWipes": pendingWipes.sorted(),
+                                                                 "signedOut": signedOut.sorted()], options: [.sortedKeys])
         try db.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('enrollments', ?)", arguments: [String(decoding: data, as: UTF8.self)])
         }
     }
 
-    public func loadEnrollments(now: Duration) throws -> (enrollments: [Enrollment], pendingWipes: Set<String>) {
-        guard let text = try db.read({ db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'enrollments'") }) else { return ([], []) }
+    public func loadEnrollments(now: Duration) throws -> (enrollments: [Enrollment], pendingWipes: Set<String>, signedOut: Set<String>) {
+        guard let text = try db.read({ db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'enrollments'") }) else { return ([], [], []) }
         guard let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { throw Self.bad("not a JSON object") }
         // A field missing or of another type is an error that says which: a made-up value (a
         // check-in due now, status 201) would be a decision nobody took.
@@ -50,7 +51,15 @@ extension StateStore {
             return Enrollment(app: app, account: account, state: s, nextCheckIn: checkIn, restartAsked: try field("restartAsked", Bool.self))
         }
         guard let wipes = object["pendingWipes"] as? [String] else { throw Self.bad("\"pendingWipes\" is not a list of accounts") }
-        return (list, Set(wipes))
+        // Older state has no sign-outs: none were recorded then, so absence means none; a value
+        // of another type is damage, not age.
+        let signedOut: [String]
+        switch object["signedOut"] {
+        case nil: signedOut = []
+        case let list as [String]: signedOut = list
+        default: throw Self.bad("\"signedOut\" is not a list of app and account keys")
+        }
+        return (list, Set(wipes), Set(signedOut))
     }
 
     static func bad(_ what: String) -> BrokerError {

@@ -3,10 +3,15 @@ public struct TenantUser: Sendable, Hashable {
     public var upn: String
     public var oid: String?
     public var groups: [String]
-    public init(upn: String, oid: String? = nil, groups: [String] = []) {
+    /// The user's credential at the emulated identity provider: `sha256:<salt hex>:<digest hex>`,
+    /// the SHA-256 of the salt's bytes followed by the password's UTF-8 (never the password).
+    /// nil: the user cannot sign in interactively (only through the launcher's `--user`).
+    public var credential: String?
+    public init(upn: String, oid: String? = nil, groups: [String] = [], credential: String? = nil) {
         self.upn = upn
         self.oid = oid
         self.groups = groups
+        self.credential = credential
     }
 }
 

@@ -1,0 +1,195 @@
+import Foundation
+import MAMScript
+import MAMTestSupport
+import Testing
+
+/// Issue 19: the broker believed what an app said about who it is. Each test is an attack
+/// through the real processes (mambroker, mamlaunch, Courier speaking the protocol step by
+/// step under an installed app's manifest) that succeeded before accounts had to be signed in
+/// by the user: an app naming an account got it enrolled, its key, its token and its
+/// configuration.
+@Suite("Sign-in is the user's act (issue 19)", .serialized, .timeLimit(.minutes(2)))
+struct SignInAttackTests {
+    static let ben = "ben@contoso.com"
+    static let benOID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+    static let adele = "adele@contoso.com"
+    static let adeleOID = "5f1c7a2e-3b4d-4e6f-8a9b-0c1d2e3f4a5b"
+
+    func step(_ lines: [JSONValue], _ name: String, _ n: Int = 0) -> JSONValue? {
+        lines.filter { $0["step"]?.string == name }.dropFirst(n).first
+    }
+
+    func refusedAsNotSignedIn(_ line: JSONValue?) -> Bool {
+        line?["error"]?.string == "notAllowed" && line?["detail"]?.string?.contains("not signed in") == true
+    }
+
+    @Test func dialerWithNoUserCannotEnrollBenNorTakeHisKeyTokenOrConfiguration() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let dialer = try b.courier("Dialer", ["hello", "enroll", Self.ben, "key", Self.ben, "remediate", Self.benOID, "silent",
+                                              "enroll", Self.benOID, "token", Self.ben, "app-config", Self.ben, "key", Self.benOID, "bye"]).courierLines()
+        for (name, n) in [("enroll", 0), ("enroll", 1), ("key", 0), ("key", 1), ("remediate", 0), ("token", 0), ("app-config", 0)] {
+            let line = step(dialer, name, n)
+            // (A key request is refused as any key request for an account not enrolled here.)
+            #expect(name == "key" ? line?["error"]?.string == "notAllowed" : refusedAsNotSignedIn(line), "\(name) #\(n): \(String(describing: line))")
+            #expect(line?["key"] == nil && line?["homeAccountId"] == nil && line?["config"] == nil && line?["status"] == nil)
+        }
+        // An app without the SDK learns nothing of Ben from the token endpoint either.
+        let notes = try b.courier("Notes", ["hello", "token", Self.ben, "token", Self.benOID, "bye"]).courierLines()
+        for n in 0..<2 {
+            let token = step(notes, "token", n)
+            #expect(refusedAsNotSignedIn(token) && token?["homeAccountId"] == nil, "\(String(describing: token))")
+        }
+        // Each refusal is audited.
+        let refused = b.auditRecords.filter { $0["outcome"] as? String == "notSignedIn" }
+        #expect(refused.count >= 7, "\(refused)")
+    }
+
+    @Test func anotherAppsUnenrollByObjectIdLeavesMailsEnrollmentAndKey() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        // The real Mail, signed in as Adele, protects a note under her key.
+        let mail = try b.launch("Mail", user: Self.adele)
+        let data = try #require(try mail.send("protect", Self.adele, "board minutes")["data"]?.string)
+        mail.finish()
+        // Dialer, launched for Adele, spells her by object id and unenrolls that spelling with a wipe.
+        let dialer = try b.courier("Dialer", user: Self.adele, ["hello", "enroll", Self.adeleOID, "unenroll", Self.adeleOID, "wipe", "bye"]).courierLines()
+        // (Dialer enrolls at launch by itself, AutoEnrollOnLaunch: the object id is a repeat, 208.)
+        #expect(step(dialer, "enroll")?["status"]?.number == 208 && step(dialer, "unenroll")?["wipe"] != nil, "\(dialer)")
+        // Mail is still enrolled with Adele, and her key (a new Mail asks the broker for it) still opens the note.
+        let again = try b.launch("Mail", user: Self.adele)
+        let enrolled = try again.send("enroll", Self.adele)
+        #expect(enrolled["status"]?.number == 208, "\(enrolled)")
+        let opened = try again.send("unprotect", data)
+        #expect(opened["text"]?.string == "board minutes", "\(opened)")
+        again.finish()
+    }
+
+    @Test func mailSignedInAsDanaGetsNeitherAdelesKeyNorHerIdentityNorHerClipboard() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let adele = try b.courier("Mail", user: Self.adele, ["hello", "enroll", Self.adele, "identity", Self.adele, "copy", "the merger memo", "bye"])
+            .courierLines()
+        #expect(step(adele, "copy")?["changeCount"] != nil, "\(adele)")
+        let dana = try b.courier("Mail", user: "dana@outlook.com", ["hello", "key", Self.adele, "identity", Self.adele, "paste", "bye"]).courierLines()
+        #expect(step(dana, "key")?["error"]?.string == "notAllowed" && step(dana, "key")?["key"] == nil, "\(dana)")
+        #expect(step(dana, "identity")?["decision"]?["allowed"]?.bool == false, "\(dana)")
+        #expect(step(dana, "paste")?["text"]?.string != "the merger memo", "\(dana)")
+    }
+
+    @Test func afterAWipeTheAppCannotEnrollAgainByItselfUntilTheUserSignsIn() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let first = try b.launch("Mail", user: Self.adele)
+        let data = try #require(try first.send("protect", Self.adele, "board minutes")["data"]?.string)
+        first.finish()
+        try b.wipe(Self.adele)
+        // Started again with nobody signed in: the wipe arrives, and the app may not take Adele back.
+        let alone = try b.courier("Mail", ["hello", "wait-notice", "enroll", Self.adele, "key", Self.adele, "bye"]).courierLines()
+        #expect(step(alone, "wait-notice")?["wipe"]?.string == Self.adele, "\(alone)")
+        #expect(refusedAsNotSignedIn(step(alone, "enroll")), "\(alone)")
+        #expect(refusedAsNotSignedIn(step(alone, "key")) || step(alone, "key")?["error"]?.string == "notAllowed", "\(alone)")
+        // The user signs Adele in again (a launch with --user): enrolled anew (Mail enrolls at
+        // launch, AutoEnrollOnLaunch, so the app's own request is a repeat), under a new key.
+        let again = try b.launch("Mail", user: Self.adele)
+        let enrolled = try again.send("enroll", Self.adele)
+        #expect(enrolled["status"]?.number == 208, "\(enrolled)")
+        #expect(try again.send("protect", Self.adele, "new minutes")["protected"]?.bool == true)
+        // What was protected under the wiped key stays lost.
+        #expect(try again.send("unprotect", data)["text"]?.string != "board minutes")
+        again.finish()
+    }
+
+    // Item 3: the installed identity is the installed program's.
+
+    @Test func anotherProgramUnderMailsManifestRunsAsAnUnknownApp() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.courier("Mail", user: Self.adele, developer: false, ["hello", "key", Self.adele, "enroll", Self.adele, "bye"]).courierLines()
+        let hello = step(mail, "hello")
+        #expect(hello?["bundleId"]?.string != "com.contoso.mail" && hello?["bundleId"]?.string?.hasPrefix("unknown.pid") == true, "\(mail)")
+        #expect(step(mail, "key")?["error"]?.string == "notAllowed" && step(mail, "key")?["key"] == nil, "\(mail)")
+        #expect(step(mail, "enroll")?["status"] == nil, "\(mail)")
+    }
+
+    @Test func anAppFolderWhoseManifestLinksToMailsRunsAsAnUnknownApp() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let folder = "/tmp/mamkit-fake-mail-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createSymbolicLink(atPath: folder + "/Info.plist", withDestinationPath: KitBroker.root + "/Apps/Mail/Info.plist")
+        try FileManager.default.copyItem(atPath: KitBroker.bin + "/Courier", toPath: folder + "/Courier")
+        let p = try ScriptedProcess(KitBroker.bin + "/mamlaunch", ["run", "--manifest", folder + "/Info.plist", "--broker", b.launcherSocket,
+                                                                 "--containers", b.device + "-containers", "--user", Self.adele, "--",
+                                                                 folder + "/Courier", "hello", "key", Self.adele, "bye"])
+        let lines = p.courierLines()
+        #expect(step(lines, "hello")?["bundleId"]?.string?.hasPrefix("unknown.pid") == true, "\(lines)")
+        #expect(step(lines, "key")?["key"] == nil, "\(lines)")
+    }
+
+    @Test func theBuiltMailUnderItsManifestIsMailAndADevelopersProgramGetsNoKey() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        // The program built for Mail, named by --manifest: still Mail, with Adele's key.
+        let built = try ScriptedProcess(KitBroker.bin + "/mamlaunch", ["run", "--manifest", KitBroker.root + "/Apps/Mail/Info.plist",
+                                                                     "--broker", b.launcherSocket, "--containers", b.device + "-containers",
+                                                                     "--user", Self.adele, "--", KitBroker.bin + "/Mail", "--script"])
+        let enrolled = try built.send("enroll", Self.adele)
+        #expect(enrolled["status"]?.number == 208, "enrolled at launch: \(enrolled)")
+        #expect(try built.send("protect", Self.adele, "minutes")["encrypted"]?.bool == true)
+        built.finish()
+        // Courier with --developer: Mail's bundle id, never a key.
+        let dev = try b.courier("Mail", user: Self.adele, ["hello", "key", Self.adele, "bye"]).courierLines()
+        #expect(step(dev, "hello")?["bundleId"]?.string == "com.contoso.mail", "\(dev)")
+        #expect(step(dev, "key")?["error"]?.string == "notAllowed" && step(dev, "key")?["detail"]?.string?.contains("developer") == true, "\(dev)")
+    }
+}
+
+/// `mamlaunch signin`: the user signs an account in to a running app with its password.
+@Suite("Interactive sign-in with a credential (issue 19)", .serialized, .timeLimit(.minutes(2)))
+struct CredentialSignInProcessTests {
+    /// `mamlaunch signin`, the password on standard input; its exit status.
+    func signIn(_ b: KitBroker, _ account: String, pid: Int32, password: String) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: KitBroker.bin + "/mamlaunch")
+        p.arguments = ["signin", "--user", account, "--pid", "\(pid)", "--broker", b.launcherSocket]
+        let input = Pipe()
+        p.standardInput = input
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        try input.fileHandleForWriting.write(contentsOf: Data((password + "\n").utf8))
+        try input.fileHandleForWriting.close()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    /// The pid the broker logged for the app's connection (its log names every hand-off).
+    func pid(of bundle: String, in b: KitBroker) throws -> Int32 {
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while Date() < deadline {
+            let log = (try? String(contentsOfFile: b.log, encoding: .utf8)) ?? ""
+            for line in log.split(separator: "\n") where line.contains("app connected") && line.contains("app=\(bundle) ") {
+                if let range = line.range(of: " pid="), let pid = Int32(line[range.upperBound...].prefix { $0.isNumber }) { return pid }
+            }
+            usleep(50_000)
+        }
+        throw KitTestError("no 'app connected' line for \(bundle) in \(b.log) within 5 s")
+    }
+
+    @Test func benSignsInToARunningMailWithHisPasswordAndOnlyThen() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail")
+        #expect(try mail.send("enroll", "ben@contoso.com")["status"] == nil, "not signed in yet")
+        let pid = try pid(of: "com.contoso.mail", in: b)
+        #expect(try signIn(b, "ben@contoso.com", pid: pid, password: "contoso-adele") != 0)
+        #expect(try mail.send("enroll", "ben@contoso.com")["status"] == nil, "a wrong password signs nobody in")
+        #expect(try signIn(b, "ben@contoso.com", pid: pid, password: "contoso-ben") == 0)
+        let enrolled = try mail.send("enroll", "ben@contoso.com")
+        #expect(enrolled["status"]?.number == 100, "\(enrolled)")
+        mail.finish()
+        #expect(b.auditRecords.contains { $0["channel"] as? String == "signIn" && $0["outcome"] as? String == "badCredential" })
+    }
+}
