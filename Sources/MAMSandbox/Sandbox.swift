@@ -296,6 +296,12 @@ public enum Sandbox {
         env["TMPDIR"] = container
         // The Swift runtime's crash reporter would exec a helper: a sandboxed app may not.
         env["SWIFT_BACKTRACE"] = "enable=no"
+        // libdispatch raises a worker thread's priority, which the app's uid may not, and then
+        // logs that to syslog: a socket the filter refuses, reported as a violation at every
+        // start of every app that links it. Its log could never reach syslog from here (there is
+        // no /dev/log in the sandbox), so turning it off loses nothing and keeps a violation
+        // line meaning the app itself reached out.
+        env["LIBDISPATCH_LOG"] = "NO"
 
         let argv = [config.executable] + config.arguments
         let envp = env.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }

@@ -24,6 +24,21 @@ struct ScriptedModeTests {
         }
     }
 
+    /// The runtime every SDK app links must not set off the sandbox's alarm by itself: a
+    /// violation line is to mean the app did something it should not (libdispatch's syslog of a
+    /// refused priority raise did so at every start).
+    @Test func anSDKAppThatOnlyWorksRaisesNoSandboxViolation() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        for (name, _) in Self.apps {
+            let app = try ScriptedApp(broker, name)
+            #expect(try app.send("hello")["sdk"]?.bool == true, "\(name)")
+            #expect(try app.send("policy")["policy"] != nil, "\(name)")
+            #expect(app.finish() == 0, "\(name)")
+            #expect(!app.standardError.contains("sandbox violation"), "\(name): \(app.standardError)")
+        }
+    }
+
     @Test func mailsPhoneLinkStartsTheDialerWhichTakesIt() throws {
         let broker = try Broker()
         defer { broker.stop() }
