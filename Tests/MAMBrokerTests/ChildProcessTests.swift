@@ -8,8 +8,9 @@ import Testing
 /// with what it started; a child that fills its error pipe first cannot stall the test.
 @Suite("A stuck child fails its test in time", .timeLimit(.minutes(1)))
 struct ChildProcessTests {
-    /// A child that prints, then hangs with a grandchild of its own (as a launcher with its app).
-    static let stuck = "echo started; echo 'about to hang' >&2; sleep 1000 & wait"
+    /// A child that starts a grandchild of its own (as a launcher with its app), says so, then
+    /// hangs. The grandchild comes first, so that it exists once the first line has arrived.
+    static let stuck = "sleep 1000 & echo started; echo 'about to hang' >&2; wait"
 
     @Test func aChildThatNeverSaysItFailsWithinItsDeadlineWithWhatItPrinted() throws {
         let child = try ChildProcess("/bin/sh", ["-c", Self.stuck], input: false)
