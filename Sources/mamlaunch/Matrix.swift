@@ -232,7 +232,11 @@ struct MatrixSetup {
 
     static func tenant(_ path: String?, root: URL) throws -> Tenant {
         let p = path ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
-        do { return try Catalog.loadTenant(p).tenant } catch { throw World.Failure(description: error.description) }
+        do {
+            let loaded = try Catalog.loadTenant(p)
+            World.warn(loaded.warnings)
+            return loaded.tenant
+        } catch { throw World.Failure(description: error.description) }
     }
 }
 
