@@ -294,6 +294,11 @@ public final class Broker: @unchecked Sendable {
                 apply(core.handle(.sync))
                 try? LauncherMessage.controlReply(ok: true, detail: "every running app checked in").send(on: socket)
             case let .wipe(account, app):
+                if let refusal = core.wipeRefusal(account: account, app: app) {
+                    try? LauncherMessage.controlReply(ok: false, detail: "wipe refused: \(refusal)").send(on: socket)
+                    log(LogLine(level: .notice, message: "wipe refused", metadata: ["reason": "\(refusal)"]))
+                    break
+                }
                 apply(core.handle(.wipe(account: account, app: app)))
                 try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
                     .send(on: socket)
