@@ -94,6 +94,7 @@ struct Run: ParsableCommand {
         var brokerFolder: String?
         defer { if let started { started.terminate(); started.waitUntilExit() } }
         if !noBroker {
+            if let broker { try checkLauncherSocket(broker) }
             var socket = broker ?? ""
             if broker == nil {
                 // No broker given: start one for this run, on a device directory of its own.
@@ -168,7 +169,7 @@ struct Run: ParsableCommand {
         var brokerEnd: Int32 = -1
         if control >= 0 {
             var pair: [Int32] = [-1, -1]
-            guard mam_seqpacket_pair(&pair) == 0 else { throw ValidationError("socketpair: \(String(cString: strerror(errno)))") }
+            guard mam_seqpacket_pair(&pair) == 0 else { throw World.Failure(description: "socketpair: \(String(cString: strerror(errno)))") }
             config.brokerDescriptor = pair[0]
             brokerEnd = pair[1]
         }
@@ -205,7 +206,7 @@ struct Run: ParsableCommand {
     private func startBroker() throws -> (Process, String) {
         let path = (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker")
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw ValidationError("no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
+            throw World.Failure(description: "no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
         }
         guard let tenantPath = tenant ?? Catalog.projectRoot().map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
             throw ValidationError("no broker: pass --tenant FILE for the broker this run starts, or --broker SOCKET")
