@@ -54,7 +54,9 @@ func control(_ message: LauncherMessage, broker: String) throws {
     defer { socket.close() }
     do { try message.send(on: socket) } catch { throw World.Failure(description: "\(broker): \(error.detail)") }
     guard let raw = socket.receiveRaw(), case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else {
-        throw World.Failure(description: "\(broker): the broker did not answer")
+        // A socket that takes the connection and closes it without a reply is most often not
+        // the launcher socket (a broker started with its own --socket names).
+        throw World.Failure(description: "\(broker): the broker did not answer; --broker must be its launcher socket (DIR/launcher.sock by default), not the one apps connect to")
     }
     print(detail)
     if !ok { throw ExitCode(1) }

@@ -149,7 +149,7 @@ struct MatrixSetup {
     static func load(experiment name: String, policies: [String], diff: [String], random: Int?, seed: UInt64,
                      tenant: String?) throws -> MatrixSetup {
         guard let root = Catalog.projectRoot() else {
-            throw ValidationError("no MAMLab project found here (its Apps/ and Policies/); run from the project or set MAMLAB_ROOT")
+            throw World.Failure(description: "no MAMLab project found here (its Apps/ and Policies/); run from the project or set MAMLAB_ROOT")
         }
         let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
         let apps = found.apps

@@ -274,7 +274,7 @@ struct Run: ParsableCommand {
     private func resolveApp(_ arguments: inout [String]) throws -> (AppManifest, String, String) {
         if let manifest {
             let loaded: (manifest: AppManifest, warnings: [Diagnostic])
-            do { loaded = try Catalog.loadManifest(manifest) } catch { throw ValidationError(error.description) }
+            do { loaded = try Catalog.loadManifest(manifest) } catch { throw World.Failure(description: error.description) }
             // A bundle id is an app's identity to the broker (iOS keeps it unique by signing): a
             // manifest of yours may not pass itself off as an installed app, in any spelling.
             if let root = Catalog.projectRoot() {
@@ -295,14 +295,14 @@ struct Run: ParsableCommand {
             return (loaded.manifest, (path as NSString).standardizingPath, manifest)
         }
         guard let app else { throw ValidationError("name the app to run (an Apps/ folder name), or give --manifest") }
-        guard let root = Catalog.projectRoot() else { throw ValidationError("no MAMLab project found; use --manifest for your own app") }
+        guard let root = Catalog.projectRoot() else { throw World.Failure(description: "no MAMLab project found; use --manifest for your own app") }
         let apps = Catalog.loadApps(in: root.appendingPathComponent("Apps")).apps
         guard let found = Catalog.find(app, in: apps) else {
             throw ValidationError("unknown app \"\(app)\"; known apps: \(apps.map(\.name).joined(separator: ", "))")
         }
         let binary = (Catalog.toolDirectory as NSString).appendingPathComponent(found.manifest.executable ?? found.name)
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw ValidationError("\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.manifest.executable ?? found.name)`")
+            throw World.Failure(description: "\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.manifest.executable ?? found.name)`")
         }
         return (found.manifest, binary, found.file)
     }

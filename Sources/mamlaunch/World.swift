@@ -18,7 +18,7 @@ struct World {
     static func load(tenant tenantPath: String?, policyOverride: String?, manifests: [String]) throws -> World {
         let root = Catalog.projectRoot()
         guard let path = tenantPath ?? root.map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
-            throw ValidationError("no --tenant given and no MAMLab project found here; set MAMLAB_ROOT or pass --tenant")
+            throw Failure(description: "no --tenant given and no MAMLab project found here; set MAMLAB_ROOT or pass --tenant")
         }
         var notes: [String] = []
         var tenant: Tenant
