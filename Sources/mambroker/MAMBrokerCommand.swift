@@ -22,6 +22,8 @@ struct MAMBrokerCommand: ParsableCommand {
 
             SIGHUP reloads the tenant atomically (an invalid file keeps the old policy and logs why); SIGTERM and \
             SIGINT shut down cleanly. An invalid tenant at start refuses to start with the file, path and reason. \
+            One device directory has one broker: it holds DIR/mambroker.lock (flock) while it runs, and a second \
+            broker on the same DIR exits 1 naming the first one's pid, without touching its sockets. \
             Every value that comes from an app or a manifest is escaped in the log.
             """
     )
