@@ -27,6 +27,14 @@ struct FirstHourTests {
         #expect(real.out.contains("wipe of adele@contoso.com issued"), "\(real)")
     }
 
+    @Test func aSyncWithNoAppRunningIsRefused() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let r = try Self.mamlaunch(["sync", "--broker", b.launcherSocket])
+        #expect(r.status == 1, "\(r)")
+        #expect(r.out.contains("sync refused: no app with the SDK is running"), "\(r)")
+    }
+
     @Test func aSecondBrokerOnTheSameDeviceRefusesAndLeavesTheFirstOneServing() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
