@@ -35,6 +35,17 @@ struct FirstHourTests {
         #expect(r.out.contains("sync refused: no app with the SDK is running"), "\(r)")
     }
 
+    @Test func aSyncWithAnAppRunningNamesIt() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", ["hello", "enroll", "adele@contoso.com", "sleep", "3000"])
+        mail.waitForLines(2)
+        let r = try Self.mamlaunch(["sync", "--broker", b.launcherSocket])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.out.contains("1 running app checked in: com.contoso.mail"), "\(r)")
+        _ = mail.finish()
+    }
+
     @Test func aSecondBrokerOnTheSameDeviceRefusesAndLeavesTheFirstOneServing() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
