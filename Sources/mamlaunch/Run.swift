@@ -211,6 +211,12 @@ struct Run: ParsableCommand {
         guard let tenantPath = tenant ?? Catalog.projectRoot().map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
             throw ValidationError("no broker: pass --tenant FILE for the broker this run starts, or --broker SOCKET")
         }
+        // The tenant is known here (not with --broker): a --user in its own domain that it does
+        // not know is a typo, refused before anything starts rather than run as an outsider.
+        if let user, let loaded = try? Catalog.loadTenant(tenantPath), loaded.tenant.isUnknownInOwnDomain(user) {
+            throw World.Failure(description: "\(user) is not a user of tenant \(loaded.tenant.name) (\(Catalog.relative(tenantPath))), "
+                + "yet its domain is one of the tenant's; check the spelling or add the user there")
+        }
         let device = NSTemporaryDirectory() + "mamlab-device-\(getpid())"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)

@@ -53,4 +53,10 @@ struct TypoTests {
         #expect(!r.stdout.contains("ALLOWED"))
         #expect(!r.stderr.contains("USAGE"), "\(r.stderr)")
     }
+
+    @Test func runRefusesAnUnknownUserInTheTenantsOwnDomainBeforeStartingAnything() throws {
+        let r = try CommandRunner.run(["run", "Mail", "--user", "adel@contoso.com"])
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        #expect(r.stderr.contains("adel@contoso.com is not a user of tenant contoso.com (Policies/contoso/tenant.json)"), "\(r.stderr)")
+    }
 }
