@@ -22,6 +22,8 @@ struct MAMBrokerCommand: ParsableCommand {
 
             SIGHUP reloads the tenant atomically (an invalid file keeps the old policy and logs why); SIGTERM and \
             SIGINT shut down cleanly. An invalid tenant at start refuses to start with the file, path and reason. \
+            One device directory has one broker: it holds DIR/mambroker.lock (flock) while it runs, and a second \
+            broker on the same DIR exits 1 naming the first one's pid, without touching its sockets. \
             Every value that comes from an app or a manifest is escaped in the log.
             """
     )
@@ -91,6 +93,10 @@ struct MAMBrokerCommand: ParsableCommand {
         let logger = Logger(label: "mambroker")
         let broker: Broker
         do {
+            // One device, one broker: a second broker would unlink and rebind the first one's
+            // sockets and write the same state and audit log. The lock is taken before anything
+            // in the folder is touched and held (the descriptor left open) for this process's life.
+            try DeviceLock.acquire(device: device)
             let (tenant, access) = try Self.load(self.tenant)
             let appsDir = apps ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path
             let manifests = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps.map(\.manifest) } ?? []
@@ -141,6 +147,45 @@ extension MAMBrokerCommand {
         let tenant = try Catalog.loadTenant(path).tenant
         let access = try ConditionalAccessFile.load(try Catalog.read(path), file: Catalog.relative(path), tenant: tenant).settings
         return (tenant, access.policies.isEmpty && access.tenantId == nil ? nil : access)
+    }
+}
+
+/// The device folder's lock: `flock` on DIR/mambroker.lock, with the holder's pid written in
+/// it so that the broker refused can say who holds the device.
+enum DeviceLock {
+    struct Held: Error, CustomStringConvertible {
+        let device: String
+        let pid: String
+        var description: String {
+            "the device \(device) already has a broker (pid \(pid.isEmpty ? "unknown" : pid), lock \(device)/mambroker.lock); stop it first or use another --device"
+        }
+    }
+
+    struct Failed: Error, CustomStringConvertible {
+        let path: String
+        let errno: Int32
+        var description: String { "\(path): \(String(cString: strerror(errno)))" }
+    }
+
+    /// Never released: the kernel drops it when the process ends, however it ends. O_CLOEXEC so
+    /// that the apps this broker starts do not inherit it and keep the device locked after it.
+    static func acquire(device: String) throws {
+        try? FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
+        let path = (device as NSString).appendingPathComponent("mambroker.lock")
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw Failed(path: path, errno: errno) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let e = errno
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let n = pread(fd, &buffer, buffer.count, 0)
+            close(fd)
+            guard e == EWOULDBLOCK else { throw Failed(path: path, errno: e) }
+            let pid = String(decoding: buffer.prefix(max(0, n)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw Held(device: device, pid: pid)
+        }
+        let line = "\(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = line.withCString { pwrite(fd, $0, strlen($0), 0) }
     }
 }
 

@@ -92,7 +92,7 @@ struct BenchLaunch: ParsableCommand {
     /// then waits for the app (not timed) with what `launch` returned.
     private func time(_ launch: (Int32) throws -> () -> Int32) throws -> Double {
         var pair: [Int32] = [-1, -1]
-        guard mam_seqpacket_pair(&pair) == 0 else { throw ValidationError("socketpair failed") }
+        guard mam_seqpacket_pair(&pair) == 0 else { throw World.Failure(description: "socketpair: \(String(cString: strerror(errno)))") }
         defer { close(pair[0]) }
         let start = DispatchTime.now().uptimeNanoseconds
         let wait = try launch(pair[1])
@@ -114,7 +114,7 @@ struct BenchLaunch: ParsableCommand {
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }
         let rc = posix_spawn(&pid, argv[0], &actions, nil, cArgs, environ)
-        guard rc == 0 else { throw ValidationError("posix_spawn \(argv[0]): \(String(cString: strerror(rc)))") }
+        guard rc == 0 else { throw World.Failure(description: "posix_spawn \(argv[0]): \(String(cString: strerror(rc)))") }
         return {
             var status: Int32 = 0
             waitpid(pid, &status, 0)

@@ -47,15 +47,31 @@ struct ClockCommand: ParsableCommand {
 
 /// Sends one control message to a broker and prints its answer.
 func control(_ message: LauncherMessage, broker: String) throws {
+    try checkLauncherSocket(broker)
     let socket: WireSocket
-    do { socket = try WireSocket.connect(broker) } catch { throw ValidationError("--broker \(broker): \(error.detail)") }
+    // Runtime failures, not usage: plain errors (exit 1), not the usage and 64.
+    do { socket = try WireSocket.connect(broker) } catch { throw World.Failure(description: "cannot reach the broker at \(broker): \(error.detail)") }
     defer { socket.close() }
-    do { try message.send(on: socket) } catch { throw ValidationError("\(broker): \(error.detail)") }
+    do { try message.send(on: socket) } catch { throw World.Failure(description: "\(broker): \(error.detail)") }
     guard let raw = socket.receiveRaw(), case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else {
-        throw ValidationError("\(broker): the broker did not answer")
+        // A socket that takes the connection and closes it without a reply is most often not
+        // the launcher socket (a broker started with its own --socket names).
+        throw World.Failure(description: "\(broker): the broker did not answer; --broker must be its launcher socket (DIR/launcher.sock by default), not the one apps connect to")
     }
     print(detail)
     if !ok { throw ExitCode(1) }
+}
+
+/// `--broker` must name the broker's launcher socket. The public socket beside it accepts the
+/// connection too (as an unknown app's) and then closes it on the first launcher message, so
+/// without this the launcher only learns "the connection is closed" and the broker's log alone
+/// says why.
+func checkLauncherSocket(_ path: String) throws {
+    let url = URL(fileURLWithPath: path)
+    guard url.lastPathComponent == "mambroker.sock" else { return }
+    let launcher = url.deletingLastPathComponent().appendingPathComponent("launcher.sock").path
+    throw World.Failure(description: "--broker \(path) is the broker's public socket, where apps connect; "
+        + "the launcher talks to its launcher socket: --broker \(launcher)")
 }
 
 struct SyncCommand: ParsableCommand {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct MAMLaunch: ParsableCommand {
@@ -19,4 +20,20 @@ struct MAMLaunch: ParsableCommand {
             """,
         subcommands: [MatrixCommand.self, Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, SyncCommand.self, WipeCommand.self, SignInCommand.self, CredentialCommand.self, BenchLaunch.self, BenchBroker.self]
     )
+
+    /// A runtime failure (a file that does not load, a broker that does not answer) is one line
+    /// and exit 1, with no usage, which is for arguments that are wrong. A file's diagnostic says
+    /// "error:" itself, so the line does not say it twice.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let failure as World.Failure {
+            let text = failure.description.contains("error: ") ? failure.description : "error: \(failure.description)"
+            FileHandle.standardError.write(Data("mamlaunch: \(text)\n".utf8))
+            Foundation.exit(1)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

@@ -149,7 +149,7 @@ struct MatrixSetup {
     static func load(experiment name: String, policies: [String], diff: [String], random: Int?, seed: UInt64,
                      tenant: String?) throws -> MatrixSetup {
         guard let root = Catalog.projectRoot() else {
-            throw ValidationError("no MAMLab project found here (its Apps/ and Policies/); run from the project or set MAMLAB_ROOT")
+            throw World.Failure(description: "no MAMLab project found here (its Apps/ and Policies/); run from the project or set MAMLAB_ROOT")
         }
         let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
         let apps = found.apps
@@ -232,7 +232,11 @@ struct MatrixSetup {
 
     static func tenant(_ path: String?, root: URL) throws -> Tenant {
         let p = path ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
-        do { return try Catalog.loadTenant(p).tenant } catch { throw World.Failure(description: error.description) }
+        do {
+            let loaded = try Catalog.loadTenant(p)
+            World.warn(loaded.warnings)
+            return loaded.tenant
+        } catch { throw World.Failure(description: error.description) }
     }
 }
 

@@ -94,6 +94,7 @@ struct Run: ParsableCommand {
         var brokerFolder: String?
         defer { if let started { started.terminate(); started.waitUntilExit() } }
         if !noBroker {
+            if let broker { try checkLauncherSocket(broker) }
             var socket = broker ?? ""
             if broker == nil {
                 // No broker given: start one for this run, on a device directory of its own.
@@ -168,7 +169,7 @@ struct Run: ParsableCommand {
         var brokerEnd: Int32 = -1
         if control >= 0 {
             var pair: [Int32] = [-1, -1]
-            guard mam_seqpacket_pair(&pair) == 0 else { throw ValidationError("socketpair: \(String(cString: strerror(errno)))") }
+            guard mam_seqpacket_pair(&pair) == 0 else { throw World.Failure(description: "socketpair: \(String(cString: strerror(errno)))") }
             config.brokerDescriptor = pair[0]
             brokerEnd = pair[1]
         }
@@ -205,10 +206,16 @@ struct Run: ParsableCommand {
     private func startBroker() throws -> (Process, String) {
         let path = (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker")
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw ValidationError("no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
+            throw World.Failure(description: "no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
         }
         guard let tenantPath = tenant ?? Catalog.projectRoot().map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
             throw ValidationError("no broker: pass --tenant FILE for the broker this run starts, or --broker SOCKET")
+        }
+        // The tenant is known here (not with --broker): a --user in its own domain that it does
+        // not know is a typo, refused before anything starts rather than run as an outsider.
+        if let user, let loaded = try? Catalog.loadTenant(tenantPath), loaded.tenant.isUnknownInOwnDomain(user) {
+            throw World.Failure(description: "\(user) is not a user of tenant \(loaded.tenant.name) (\(Catalog.relative(tenantPath))), "
+                + "yet its domain is one of the tenant's; check the spelling or add the user there")
         }
         let device = NSTemporaryDirectory() + "mamlab-device-\(getpid())"
         let p = Process()
@@ -273,7 +280,7 @@ struct Run: ParsableCommand {
     private func resolveApp(_ arguments: inout [String]) throws -> (AppManifest, String, String) {
         if let manifest {
             let loaded: (manifest: AppManifest, warnings: [Diagnostic])
-            do { loaded = try Catalog.loadManifest(manifest) } catch { throw ValidationError(error.description) }
+            do { loaded = try Catalog.loadManifest(manifest) } catch { throw World.Failure(description: error.description) }
             // A bundle id is an app's identity to the broker (iOS keeps it unique by signing): a
             // manifest of yours may not pass itself off as an installed app, in any spelling.
             if let root = Catalog.projectRoot() {
@@ -294,14 +301,14 @@ struct Run: ParsableCommand {
             return (loaded.manifest, (path as NSString).standardizingPath, manifest)
         }
         guard let app else { throw ValidationError("name the app to run (an Apps/ folder name), or give --manifest") }
-        guard let root = Catalog.projectRoot() else { throw ValidationError("no MAMLab project found; use --manifest for your own app") }
+        guard let root = Catalog.projectRoot() else { throw World.Failure(description: "no MAMLab project found; use --manifest for your own app") }
         let apps = Catalog.loadApps(in: root.appendingPathComponent("Apps")).apps
         guard let found = Catalog.find(app, in: apps) else {
             throw ValidationError("unknown app \"\(app)\"; known apps: \(apps.map(\.name).joined(separator: ", "))")
         }
         let binary = (Catalog.toolDirectory as NSString).appendingPathComponent(found.manifest.executable ?? found.name)
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw ValidationError("\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.manifest.executable ?? found.name)`")
+            throw World.Failure(description: "\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.manifest.executable ?? found.name)`")
         }
         return (found.manifest, binary, found.file)
     }

@@ -8,6 +8,8 @@ struct World {
     var engine: PolicyEngine
     var apps: [CatalogApp]
     var notes: [String]
+    /// The tenant file, as the user would write it, for errors that name it.
+    var tenantFile = ""
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -16,14 +18,14 @@ struct World {
     static func load(tenant tenantPath: String?, policyOverride: String?, manifests: [String]) throws -> World {
         let root = Catalog.projectRoot()
         guard let path = tenantPath ?? root.map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
-            throw ValidationError("no --tenant given and no MAMLab project found here; set MAMLAB_ROOT or pass --tenant")
+            throw Failure(description: "no --tenant given and no MAMLab project found here; set MAMLAB_ROOT or pass --tenant")
         }
         var notes: [String] = []
         var tenant: Tenant
         do {
             let loaded = try Catalog.loadTenant(Catalog.relative(path))
             tenant = loaded.tenant
-            notes += loaded.warnings.map(\.description)
+            warn(loaded.warnings)
         } catch {
             throw Failure(description: error.description)
         }
@@ -43,14 +45,25 @@ struct World {
                 throw Failure(description: error.description)
             }
         }
-        return World(engine: PolicyEngine(tenant: tenant, apps: apps.map(\.manifest)), apps: apps, notes: notes)
+        var world = World(engine: PolicyEngine(tenant: tenant, apps: apps.map(\.manifest)), apps: apps, notes: notes)
+        world.tenantFile = Catalog.relative(path)
+        return world
+    }
+
+    /// A loaded file's warnings (an unknown key, with the nearest known one), on standard error:
+    /// the answer on standard output stays the answer, and the typo is still heard, since the
+    /// key it misspells has fallen to its default.
+    static func warn(_ diagnostics: [Diagnostic]) {
+        for d in diagnostics { FileHandle.standardError.write(Data("mamlaunch: \(d)\n".utf8)) }
     }
 
     /// Gives every policy of `tenant` the settings of the policy file at `path`, keeping whom
     /// each targets (`--policy`).
     static func apply(_ path: String, to tenant: inout Tenant) throws {
         do {
-            guard let first = try Catalog.loadPolicyFile(path).first else {
+            let loaded = try Catalog.loadPolicyFile(path)
+            warn(loaded.flatMap(\.warnings))
+            guard let first = loaded.first else {
                 throw Failure(description: "\(path): error: the file holds no policy")
             }
             for i in tenant.policies.indices {
@@ -88,6 +101,7 @@ struct World {
         if let stray = accounts.first(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == Self.noIdentity }) {
             throw ValidationError("\"\(spec)\": \(stray) can only come first (the identity the app acts under now)")
         }
+        for a in accounts { try refuseUnknownInOwnDomain(a) }
         let identities = accounts.map { engine.tenant.identity(named: $0) }
         let personal = Set(engine.tenant.personalAccounts.map { $0.lowercased() })
         for case let .account(a) in identities where a.userIndex == nil && !personal.contains(a.name.lowercased()) {
@@ -116,11 +130,22 @@ struct World {
         return engine.party(manifest, identity: first, enrolled: enrolled, personalAccountSignedIn: alsoPersonal)
     }
 
+    /// An address in the tenant's own domain that the tenant does not know is a typo (or a user
+    /// never added), not an outsider: answering for it as an unmanaged account would turn the typo
+    /// into "allowed" without a word.
+    func refuseUnknownInOwnDomain(_ name: String) throws {
+        guard engine.tenant.isUnknownInOwnDomain(name) else { return }
+        let domain = name.split(separator: "@").last.map(String.init) ?? ""
+        throw Failure(description: "\(name.trimmingCharacters(in: .whitespaces)) is not a user of tenant \(engine.tenant.name) (\(tenantFile)), "
+            + "yet \(domain) is one of its domains; check the spelling or add the user to \(tenantFile)")
+    }
+
     /// How `--from`/`--to` say "no identity set yet" (distinct from `personal`, the SDK's `""`).
     static let noIdentity = "none"
 
     func account(_ name: String?, notes: inout [String]) throws -> Account? {
         guard let name, !name.isEmpty else { return nil }
+        try refuseUnknownInOwnDomain(name)
         switch engine.tenant.identity(named: name) {
         case .personal: return nil
         case let .account(a):

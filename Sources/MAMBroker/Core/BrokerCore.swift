@@ -472,6 +472,24 @@ public struct BrokerCore: Sendable {
     /// One account, one name: a tenant user is named by its UPN whatever spelling an app used
     /// (its object id, another case, padding), so the service never holds one user twice; an
     /// account the tenant does not know keeps the name it was given, trimmed.
+    /// Why an admin's wipe names nothing that exists, or nil when it may be issued. A wipe of a
+    /// misspelled account or app would otherwise be "issued", kept pending for ever and wipe
+    /// nothing, while the admin believes the data is gone.
+    func wipeRefusal(account: String, app: String?) -> String? {
+        let name = Self.canonicalName(account, in: engine.tenant)
+        let enrolled = service.enrollments.values
+        if engine.tenant.knownAccount(named: account) == nil,
+           !enrolled.contains(where: { $0.account.lowercased() == name.lowercased() }) {
+            return "no account \(account) in tenant \(engine.tenant.name) nor enrolled on this device; nothing to wipe"
+        }
+        if let app, engine.apps[app.lowercased()] == nil,
+           !enrolled.contains(where: { $0.app.lowercased() == app.lowercased() }) {
+            let installed = engine.apps.values.map(\.bundleID).sorted().joined(separator: ", ")
+            return "no app \(app) installed on this device nor enrolled; installed: \(installed)"
+        }
+        return nil
+    }
+
     static func canonicalName(_ text: String, in tenant: Tenant) -> String {
         switch tenant.identity(named: text) {
         case .personal: return text.trimmingCharacters(in: .whitespaces)

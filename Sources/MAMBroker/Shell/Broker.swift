@@ -291,9 +291,21 @@ public final class Broker: @unchecked Sendable {
                 try? reply.send(on: socket)
                 log(LogLine(level: .info, message: "clock advance asked", metadata: ["milliseconds": "\(ms)", "done": "\(clock is ManualClock)"]))
             case .sync:
+                // "Checked in" with no app running would tell the admin a new policy arrived
+                // somewhere when it reached nobody.
+                let running = core.serviceApps.sorted()
+                guard !running.isEmpty else {
+                    try? LauncherMessage.controlReply(ok: false, detail: "sync refused: no app with the SDK is running on this device; apps check in when they start").send(on: socket)
+                    break
+                }
                 apply(core.handle(.sync))
-                try? LauncherMessage.controlReply(ok: true, detail: "every running app checked in").send(on: socket)
+                try? LauncherMessage.controlReply(ok: true, detail: "\(running.count) running app\(running.count == 1 ? "" : "s") checked in: \(running.joined(separator: ", "))").send(on: socket)
             case let .wipe(account, app):
+                if let refusal = core.wipeRefusal(account: account, app: app) {
+                    try? LauncherMessage.controlReply(ok: false, detail: "wipe refused: \(refusal)").send(on: socket)
+                    log(LogLine(level: .notice, message: "wipe refused", metadata: ["reason": "\(refusal)"]))
+                    break
+                }
                 apply(core.handle(.wipe(account: account, app: app)))
                 try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
                     .send(on: socket)

@@ -29,6 +29,37 @@ public enum GraphPolicy {
          ("maximumPinRetries", \.maximumPinRetries, 1)]
     }
 
+    /// The properties this reader gives meaning to.
+    static let handledProperties: [String] = [
+        "@odata.type", "id", "displayName", "allowedOutboundDataTransferDestinations", "allowedInboundDataTransferSources",
+        "allowedOutboundClipboardSharingLevel", "dialerRestrictionLevel", "notificationRestriction", "managedBrowser",
+        "appDataEncryptionType", "pinCharacterSet", "customBrowserProtocol", "customDialerAppProtocol", "exemptedAppProtocols",
+        "allowedDataStorageLocations", "allowedDataIngestionLocations", "apps", "assignments",
+        "periodOnlineBeforeAccessCheck", "periodOfflineBeforeAccessCheck",
+    ] + boolFields().map(\.0) + intFields().map(\.0)
+
+    /// Graph's other `iosManagedAppProtection` properties (with those of `managedAppProtection`,
+    /// `targetedManagedAppProtection` and `managedAppPolicy` it inherits): real, so not a typo,
+    /// but outside what MAMLab emulates. Read without a word.
+    static let ignoredProperties: Set<String> = [
+        "description", "createdDateTime", "lastModifiedDateTime", "version", "roleScopeTagIds", "isAssigned",
+        "targetedAppManagementLevels", "appGroupType", "deploymentSummary", "deployedAppCount",
+        "organizationalCredentialsRequired", "deviceComplianceRequired", "periodOfflineBeforeWipeIsEnforced",
+        "periodBeforePinReset", "fingerprintBlocked", "disableAppPinIfDevicePinIsSet", "maximumRequiredOsVersion",
+        "maximumWarningOsVersion", "maximumWipeOsVersion", "minimumRequiredOsVersion", "minimumWarningOsVersion",
+        "minimumRequiredAppVersion", "minimumWarningAppVersion", "minimumWipeOsVersion", "minimumWipeAppVersion",
+        "appActionIfDeviceComplianceRequired", "appActionIfMaximumPinRetriesExceeded", "pinRequiredInsteadOfBiometricTimeout",
+        "previousPinBlockCount", "maximumAllowedDeviceThreatLevel", "mobileThreatDefenseRemediationAction",
+        "mobileThreatDefensePartnerPriority", "appActionIfUnableToAuthenticateUser", "gracePeriodToBlockAppsDuringOffClockHours",
+        "protectedMessagingRedirectAppType", "genmojiConditionalAccess", "writingToolsBlocked", "screenCaptureBlocked",
+        "minimumRequiredSdkVersion", "minimumWipeSdkVersion", "minimumWarningSdkVersion", "faceIdBlocked",
+        "allowedIosDeviceModels", "appActionIfIosDeviceModelNotAllowed", "thirdPartyKeyboardsBlocked",
+        "managedUniversalLinks", "exemptedUniversalLinks", "messagingRedirectAppUrlScheme", "appActionIfAccountIsClockedOut",
+    ]
+
+    /// Every property a policy may hold, for the nearest-key suggestion.
+    static var knownProperties: [String] { handledProperties + ignoredProperties.sorted() }
+
     /// Reads one policy object. Returns nil when it holds an error (logged).
     /// `knownGroups`, when given, makes an assignment to any other group an error.
     public static func read(_ object: Located, knownGroups: Set<String>? = nil, log: inout DiagnosticLog) -> Policy? {
@@ -91,8 +122,13 @@ public enum GraphPolicy {
                     if let b = value.bool(&log) { s[keyPath: path] = b }
                 } else if let (_, path, minimum) = intFields().first(where: { $0.0 == key }) {
                     if let i = value.integer(&log, minimum: minimum) { s[keyPath: path] = i }
+                } else if !key.contains("@odata"), !ignoredProperties.contains(key) {
+                    // A key Graph does not have is most likely a typo of one it has: ignored in
+                    // silence, the setting would fall to its default (often the permissive one).
+                    let nearest = NearestName.nearest(to: key, in: knownProperties).map { "; did you mean \"\($0)\"?" } ?? ""
+                    log.append(value.problem(.warning, "unknown key \"\(key)\" in an iosManagedAppProtection policy; it is ignored\(nearest)"))
                 }
-                // Any other Graph property is kept by the document and has no bearing here.
+                // Graph's other properties are kept by the document and have no bearing here.
             }
         }
         for violation in s.couplingViolations {

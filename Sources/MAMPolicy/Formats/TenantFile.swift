@@ -158,7 +158,11 @@ public enum TenantFile {
         }
         var policies: [Policy]
         do {
-            policies = try PolicyFile.load(fetched.data, file: fetched.name, knownGroups: knownGroups).map(\.policy)
+            let loaded = try PolicyFile.load(fetched.data, file: fetched.name, knownGroups: knownGroups)
+            // The referenced file's warnings (an unknown key) are the tenant's too: whoever loads
+            // only the tenant (explain, matrix, the broker) must hear of them.
+            log.append(contentsOf: loaded.flatMap(\.warnings))
+            policies = loaded.map(\.policy)
         } catch {
             log.append(contentsOf: error.diagnostics)
             return []

@@ -89,6 +89,19 @@ public struct Tenant: Sendable {
         return conflicts
     }
 
+    /// The domains of the tenant's own users' UPNs (lower-cased): an account in one of them that
+    /// the tenant does not know is a typo or a user who was never added, not an outsider.
+    public var ownDomains: Set<String> {
+        Set(users.compactMap { u in u.upn.split(separator: "@").last.map { $0.lowercased() } })
+    }
+
+    /// Whether `name` is an address in one of the tenant's own domains that no user of the tenant has.
+    public func isUnknownInOwnDomain(_ name: String) -> Bool {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard knownAccount(named: trimmed) == nil, let at = trimmed.lastIndex(of: "@") else { return false }
+        return ownDomains.contains(trimmed[trimmed.index(after: at)...].lowercased())
+    }
+
     /// The tenant's account for a UPN or OID (case-insensitive), or nil when the tenant has no such user.
     public func knownAccount(named name: String) -> Account? {
         guard let i = accountIndex[name.lowercased()] else { return nil }

@@ -1,0 +1,92 @@
+import Foundation
+import Glibc
+import MAMTestSupport
+import Testing
+
+/// Issue 22's first hour, through the real processes: an admin's typo is refused, not "issued";
+/// one device has one broker; the wrong socket is named.
+@Suite("Typos, second brokers and wrong sockets", .serialized, .timeLimit(.minutes(1)))
+struct FirstHourTests {
+    static func mamlaunch(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", arguments, environment: BrokerHarness.environment, timeout: 30)
+    }
+
+    @Test func aWipeOfAnAccountOrAppThatDoesNotExistIsRefused() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let nobody = try Self.mamlaunch(["wipe", "--user", "nobody@contoso.com", "--broker", b.launcherSocket])
+        #expect(nobody.status == 1, "\(nobody)")
+        #expect(nobody.out.contains("wipe refused: no account nobody@contoso.com in tenant contoso.com"), "\(nobody)")
+        #expect(!nobody.out.contains("issued"))
+        let bogus = try Self.mamlaunch(["wipe", "--user", "adele@contoso.com", "--app", "com.bogus", "--broker", b.launcherSocket])
+        #expect(bogus.status == 1, "\(bogus)")
+        #expect(bogus.out.contains("wipe refused: no app com.bogus installed on this device"), "\(bogus)")
+        // What exists is still issued.
+        let real = try Self.mamlaunch(["wipe", "--user", "adele@contoso.com", "--app", "com.contoso.mail", "--broker", b.launcherSocket])
+        #expect(real.status == 0, "\(real)")
+        #expect(real.out.contains("wipe of adele@contoso.com issued"), "\(real)")
+    }
+
+    @Test func aSyncWithNoAppRunningIsRefused() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let r = try Self.mamlaunch(["sync", "--broker", b.launcherSocket])
+        #expect(r.status == 1, "\(r)")
+        #expect(r.out.contains("sync refused: no app with the SDK is running"), "\(r)")
+    }
+
+    @Test func aSyncWithAnAppRunningNamesIt() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", ["hello", "enroll", "adele@contoso.com", "sleep", "3000"])
+        mail.waitForLines(2)
+        let r = try Self.mamlaunch(["sync", "--broker", b.launcherSocket])
+        #expect(r.status == 0, "\(r)")
+        #expect(r.out.contains("1 running app checked in: com.contoso.mail"), "\(r)")
+        _ = mail.finish()
+    }
+
+    @Test func aSecondBrokerOnTheSameDeviceRefusesAndLeavesTheFirstOneServing() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let before = try FileManager.default.attributesOfItem(atPath: b.launcherSocket)[.systemFileNumber] as? Int
+        let second = try ChildProcess.run(BrokerHarness.bin + "/mambroker",
+                                          ["--tenant", BrokerHarness.root + "/Policies/contoso/tenant.json", "--device", b.device],
+                                          environment: BrokerHarness.environment, timeout: 20)
+        #expect(second.status == 1, "\(second)")
+        #expect(second.err.contains("already has a broker (pid \(b.pid)"), "\(second.err)")
+        #expect(!second.out.contains("ready"))
+        // The first broker's sockets are the same files, and it still answers.
+        let after = try FileManager.default.attributesOfItem(atPath: b.launcherSocket)[.systemFileNumber] as? Int
+        #expect(before == after)
+        let wipe = try Self.mamlaunch(["wipe", "--user", "adele@contoso.com", "--broker", b.launcherSocket])
+        #expect(wipe.status == 0, "\(wipe)")
+    }
+
+    @Test func theLockGoesWithTheBrokerSoTheNextOneStarts() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        b.kill(SIGKILL)
+        try b.start()
+        #expect(b.pid > 0)
+    }
+
+    @Test func runPointedAtThePublicSocketSaysWhichSocketToUse() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let r = try Self.mamlaunch(["run", "Mail", "--broker", b.publicSocket])
+        #expect(r.status == 1, "\(r)")
+        #expect(r.err.contains("is the broker's public socket"), "\(r.err)")
+        #expect(r.err.contains("--broker \(b.launcherSocket)"), "\(r.err)")
+        #expect(!r.err.contains("USAGE"), "a runtime error, not a usage error: \(r.err)")
+        let sync = try Self.mamlaunch(["sync", "--broker", b.publicSocket])
+        #expect(sync.status == 1 && sync.err.contains("--broker \(b.launcherSocket)"), "\(sync)")
+    }
+
+    @Test func anUnreachableBrokerIsARuntimeErrorNotAUsageError() throws {
+        let r = try Self.mamlaunch(["sync", "--broker", "/tmp/mamlab-no-such-\(getpid())/launcher.sock"])
+        #expect(r.status == 1, "\(r)")
+        #expect(r.err.contains("cannot reach the broker at"), "\(r.err)")
+        #expect(!r.err.contains("USAGE"), "\(r.err)")
+    }
+}
