@@ -53,6 +53,45 @@ struct RobustnessTests {
         #expect(s.receive() == nil, "the connection is closed after the error")
     }
 
+    @Test func anErrorAboutAFrameWhoseHeaderWasReadCarriesItsID() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        func connected() throws -> WireSocket {
+            let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+            var addr = sockaddr_un()
+            addr.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, c) in b.publicSocket.utf8.enumerated() { raw[i] = c } }
+            let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            #expect(rc == 0)
+            var tv = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            let s = WireSocket(fd: fd)
+            try s.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
+            _ = s.receive()
+            return s
+        }
+        // id 0x2A (42) in bytes 4-7 of each.
+        let cases: [(String, [UInt8], WireErrorCode, UInt32)] = [
+            ("unknown type", [0x4D, 0x57, 0x01, 0x99, 0x2A, 0, 0, 0, 0, 0, 0, 0], .unknownType, 42),
+            ("truncated", [0x4D, 0x57, 0x01, 0x10, 0x2A, 0, 0, 0, 5, 0, 0, 0, 0xAA], .truncated, 42),
+            ("field out of range", [0x4D, 0x57, 0x01, 0x21, 0x2A, 0, 0, 0, 1, 0, 0, 0, 7], .fieldOutOfRange, 42),
+            ("oversized", [0x4D, 0x57, 0x01, 0x10, 0x2A, 0, 0, 0] + [UInt8](repeating: 0, count: Wire.maximumFrame), .oversized, 42),
+            // The id of a frame without our magic, or shorter than a header, was never read.
+            ("bad magic", [0x4E, 0x57, 0x01, 0x04, 0x2A, 0, 0, 0, 0, 0, 0, 0], .badMagic, 0),
+            ("short", [0x4D, 0x57, 0x01, 0x10, 0x2A], .truncated, 0),
+        ]
+        for (name, bytes, code, id) in cases {
+            let s = try connected()
+            defer { s.close() }
+            try s.sendRaw(bytes)
+            guard let frame = try? s.receive()?.frame.get(), case let .error(got, _) = frame.message else {
+                Issue.record("\(name): no error"); continue
+            }
+            #expect(got == code, "\(name)")
+            #expect(frame.id == id, "\(name): the error answers under id \(id), not \(frame.id)")
+        }
+    }
+
     @Test func anAppKilledMidTransferLeavesNothingBehind() throws {
         let b = try BrokerHarness()
         defer { b.stop() }

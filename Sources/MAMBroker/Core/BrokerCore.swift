@@ -122,8 +122,8 @@ public struct BrokerCore: Sendable {
         switch event {
         case let .connected(id, peer): connect(id, peer, &out)
         case let .frame(id, frame, attachment): receive(id, frame, attachment, &out)
-        case let .badFrame(id, error):
-            if sessions[id] != nil { refuse(id, 0, error, &out) }
+        case let .badFrame(id, frameID, error):
+            if sessions[id] != nil { refuse(id, frameID, error, &out) }
         case let .disconnected(id): disconnect(id, &out)
         case let .stored(job, error): finishSave(job, error, &out)
         case let .opened(job, result): finishOpen(job, result, &out)
