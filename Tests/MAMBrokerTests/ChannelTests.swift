@@ -23,6 +23,21 @@ struct ChannelTests {
         #expect((line?["target"] as? [String: Any])?["app"] as? String == "com.contoso.docs")
     }
 
+    @Test func aShareToAnotherSpellingOfARunningAppsIDIsToAnUnknownApp() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "wait-document"])
+        // Docs is running as com.contoso.docs; com.Contoso.Docs is not an app the broker knows.
+        let mail = try b.run("Mail", ["hello", "sleep", "1500",
+                                      "share", "com.Contoso.Docs", "com.adobe.pdf", "a.pdf", "misspelled",
+                                      "share", "com.contoso.docs", "com.adobe.pdf", "b.pdf", "exact"])
+        let got = docs.finish().step("wait-document")
+        #expect(mail.step("share")["error"] as? String == "unknownTarget", "\(mail)")
+        #expect(mail.step("share", 1).outcome == "allowed", "\(mail)")
+        #expect(got["content"] as? String == "exact", "the misspelled share never reached Docs: \(got)")
+        #expect(b.auditRecords.filter { $0["channel"] as? String == "open-in" }.count == 1)
+    }
+
     @Test func openInToAnUnmanagedAppArrivesEncryptedUnderTheTwinType() throws {
         let b = try BrokerHarness()
         defer { b.stop() }

@@ -357,15 +357,11 @@ public struct BrokerCore: Sendable {
         return sessions.values.filter { $0.conversation.greeted && $0.manifest.integratesSDK && $0.bundleID.lowercased() == key }.map(\.id).sorted()
     }
 
-    /// The running app with this bundle id that said hello first (not `except`). Where an app
-    /// is installed under this id, only that app in its installed spelling: another spelling
-    /// must not take what is sent to it.
+    /// The running app with exactly this bundle id that said hello first (not `except`). Bundle
+    /// ids are exact: another spelling of an installed app's id names an app that is not
+    /// running (so `unknownTarget`), and must not take what is sent to the installed one.
     func running(_ bundleID: String, except: SessionID? = nil) -> SessionID? {
-        let key = bundleID.lowercased()
-        let installed = engine.apps[key]?.bundleID
-        return sessions.values.filter {
-            $0.conversation.greeted && $0.id != except && $0.bundleID.lowercased() == key && (installed == nil || $0.bundleID == installed)
-        }.map(\.id).min()
+        sessions.values.filter { $0.conversation.greeted && $0.id != except && $0.bundleID == bundleID }.map(\.id).min()
     }
 
     mutating func brokerFrameID() -> UInt32 {
