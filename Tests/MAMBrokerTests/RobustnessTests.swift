@@ -263,6 +263,24 @@ struct VirtualClockTests {
 
 @Suite("Enrollment through a real broker", .serialized, .timeLimit(.minutes(1)))
 struct EnrollmentProcessTests {
+    @Test func aClockMoved24HoursGivesARunningAppThreeCheckIns() throws {
+        let b = try BrokerHarness(extraArguments: ["--clock", "virtual"])
+        defer { b.stop() }
+        let mail = try b.launch("Mail", ["hello", "enroll", "adele@contoso.com", "wait-notice", "wait-notice", "wait-notice", "wait-notice"])
+        let deadline = Date().addingTimeInterval(15)
+        while !b.auditRecords.contains(where: { $0["outcome"] as? String == "newPoliciesReceived" }) && Date() < deadline { usleep(50_000) }
+        // A tick (each second) sees Mail running, then the clock skips 24 hours.
+        usleep(1_500_000)
+        let (status, said) = try VirtualClockTests.mamlaunch(["clock", "advance", "24h", "--broker", b.launcherSocket])
+        #expect(status == 0, "\(said)")
+        let lines = mail.finish()
+        #expect(lines.step("wait-notice")["restart"] as? String == "adele@contoso.com", "\(lines)")
+        let checkIns = lines.filter { $0["step"] as? String == "wait-notice" }.dropFirst()
+        #expect(checkIns.count == 3 && checkIns.allSatisfy { $0["status"] as? Int == 101 }, "\(lines)")
+        let audited = b.auditRecords.filter { $0["channel"] as? String == "enrollment" && $0["outcome"] as? String == "policiesHaveNotChanged" }
+        #expect(audited.count == 3, "one check-in for each 8 hours: \(audited)")
+    }
+
     @Test func enrollFirstPolicyRestartAndTheStateSurvivesAKill() throws {
         let b = try BrokerHarness(extraArguments: ["--clock", "virtual"])
         defer { b.stop() }

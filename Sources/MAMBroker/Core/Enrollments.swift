@@ -78,8 +78,9 @@ extension BrokerCore {
 
     /// What the service's clock brought, for the apps that are running.
     mutating func enrollmentTick(_ out: inout [BrokerEffect]) {
+        // Even with none running: the service learns which apps stopped (their missed intervals
+        // are one check-in when they start again).
         let running = serviceApps
-        guard !running.isEmpty else { return }
         tell(service.tick(engine: engine, now: clock.now(), running: running), requester: nil, &out)
     }
 
