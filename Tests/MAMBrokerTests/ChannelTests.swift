@@ -150,6 +150,21 @@ struct ChannelTests {
         #expect(personal.outcome == "blocked" && personal["content"] == nil)
     }
 
+    @Test func aSaveToOneDriveWithNoAccountIsDecidedAndAnAccountNotSignedInIsRefused() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        // No account is a request the engine decides (SEMANTICS 4.6: none is not the managed
+        // account); an account given that the app has not signed in is refused before it.
+        let mail = try b.run("Mail", ["hello", "save", "1", "-", "x.txt", "org", "save", "1", "ben@contoso.com", "y.txt", "org"])
+        let none = mail.step("save")["decision"] as? [String: Any]
+        #expect(none?["outcome"] as? String == "blocked" && none?["rule"] as? String == "4.6.save", "\(mail)")
+        #expect(mail.step("save", 1)["error"] as? String == "notAllowed", "\(mail)")
+        // An unmanaged owner saves anywhere, with no account too.
+        let notes = try b.run("Notes", ["hello", "save", "1", "-", "n.txt", "mine"])
+        #expect(notes.step("save").outcome == "allowed", "\(notes)")
+        #expect(FileManager.default.fileExists(atPath: b.device + "/locations/oneDriveForBusiness/no-account/n.txt"))
+    }
+
     @Test func storageLocationsGoThroughTheBrokerOnly() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
