@@ -108,6 +108,20 @@ struct ChannelTests {
         #expect(notes.outcome == "blocked")
     }
 
+    @Test func anUnmanagedSendersURLIsAuditedWithTheURL() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "wait-url"])
+        docs.waitForLines(1)
+        let notes = try b.run("Notes", ["hello", "open-url", "contosodocs://open?doc=7", "open-url", "nosuchscheme://x"])
+        let got = docs.finish().step("wait-url")
+        #expect(notes.step("open-url").outcome == "allowed" && got["url"] as? String == "contosodocs://open?doc=7", "\(notes) \(got)")
+        let lines = b.auditRecords.filter { $0["channel"] as? String == "open-url" }
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?["detail"] as? String == "contosodocs://open?doc=7", "\(lines)")
+        #expect(lines.dropFirst().first?["detail"] as? String == "nosuchscheme://x", "\(lines)")
+    }
+
     @Test func aURLForAnAppThatIsNotRunningStartsItThroughTheLauncher() throws {
         let b = try BrokerHarness()
         defer { b.stop() }

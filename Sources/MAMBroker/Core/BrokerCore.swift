@@ -403,8 +403,10 @@ public struct BrokerCore: Sendable {
 
     /// The entry for a decision, with the parties as the broker established them.
     func entry(_ d: Decision, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
-               target: AuditEntry.Party?, type: String? = nil, size: Int? = nil) -> AuditEntry {
-        let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType
+               target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil) -> AuditEntry {
+        // An open-url entry always names its URL: as the engine rewrote it, else as asked (an
+        // unmanaged sender's URL is not rewritten, and was audited without one).
+        let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
         return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
                           outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision)
     }
