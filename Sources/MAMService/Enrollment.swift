@@ -216,7 +216,9 @@ public struct EnrollmentService: Sendable {
                 pendingWipes.remove(wipeKeys[1])
             }
             enrollments[k] = nil
-            return [.wipe(app: e.app, account: e.account), .policy(app: e.app, account: e.account, .wipeReceived)]
+            // A wipe ends the enrollment: it is told on the unenrollment path (SDK-API: the
+            // enrollment delegate's unenrollRequest), with status 102.
+            return [.wipe(app: e.app, account: e.account), .unenrollment(app: e.app, account: e.account, .wipeReceived)]
         }
         e.nextCheckIn = now + MAMService.checkInInterval
         let account = engine.tenant.identity(named: e.account).account!

@@ -151,6 +151,10 @@ struct DataFlowTests {
         #expect(wipe.terminationStatus == 0)
         let event = try docs.send("wait", "wipe")
         #expect(event["account"]?.string == "adele@contoso.com" && event["completed"]?.bool == false, "\(event)")
+        // The wipe reached the enrollment delegate's unenrollment path, status 102 (SDK-API).
+        var told: JSONValue = .null
+        for _ in 0..<5 where told["status"]?.number != 102 { told = try docs.send("wait", "notice") }
+        #expect(told["status"]?.number == 102 && told["kind"]?.string == "unenrollment", "\(told)")
         let left = try docs.send("files")["files"]?.array?.compactMap(\.string) ?? []
         #expect(left.contains("diary.txt") && !left.contains("minutes.txt") && !left.contains("plan.txt"), "\(left)")
         #expect(try docs.send("read-file", "diary.txt")["text"]?.string == "my own")

@@ -111,7 +111,7 @@ struct EnrollmentTests {
         service.issueWipe(account: "adele@contoso.com", app: nil)
         let out = service.sync(engine: Self.engine, now: hour)
         #expect(out == [.wipe(app: "com.contoso.mail", account: "adele@contoso.com"),
-                        .policy(app: "com.contoso.mail", account: "adele@contoso.com", .wipeReceived)])
+                        .unenrollment(app: "com.contoso.mail", account: "adele@contoso.com", .wipeReceived)])
         #expect(service.enrolledAccount(in: "com.contoso.mail") == nil && service.pendingWipes.isEmpty)
     }
 

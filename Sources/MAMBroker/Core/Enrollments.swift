@@ -120,7 +120,7 @@ extension BrokerCore {
             // A wipe or an unenrollment signs the account out of the app: it is enrolled again,
             // and has its key, only once the user signs it in again.
             switch notice {
-            case .wipe, .unenrollment(_, _, .unenrollmentSuccess), .policy(_, _, .wipeReceived):
+            case .wipe, .unenrollment(_, _, .unenrollmentSuccess), .unenrollment(_, _, .wipeReceived):
                 service.signOut(app: app, account: Self.canonicalName(account, in: engine.tenant))
             default:
                 break
