@@ -158,10 +158,29 @@ struct DataFlowTests {
         let left = try docs.send("files")["files"]?.array?.compactMap(\.string) ?? []
         #expect(left.contains("diary.txt") && !left.contains("minutes.txt") && !left.contains("plan.txt"), "\(left)")
         #expect(try docs.send("read-file", "diary.txt")["text"]?.string == "my own")
-        // The account is gone from the app, its key from the kit and from the broker.
+        // The account is gone from the app, its key from the kit and from the broker; its policy
+        // object, asked by name, no longer says managed either.
         #expect(try docs.send("policy")["managed"]?.bool == false)
+        #expect(try docs.send("policy", "adele@contoso.com")["managed"]?.bool == false)
         let after = try docs.send("unprotect", data)
         #expect(after["text"] == nil && after["code"]?.string == "applicationNotManaged", "\(after)")
+        docs.finish()
+    }
+
+    @Test(arguments: ["Docs", "Mail", "Dialer"])
+    func afterAnUnenrollmentThePolicyObjectNoLongerSaysManaged(_ app: String) throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let docs = try b.launch(app, user: "adele@contoso.com")
+        let enrolled = try docs.send("enroll", "adele@contoso.com")
+        #expect(enrolled["status"]?.number == 100 || enrolled["status"]?.number == 208, "\(enrolled)")
+        #expect(try docs.send("policy", "adele@contoso.com")["managed"]?.bool == true)
+        let gone = try docs.send("unenroll", "adele@contoso.com", "keep")
+        #expect(gone["status"]?.number == 104, "\(gone)")
+        let after = try docs.send("policy")
+        #expect(after["managed"]?.bool == false, "\(after)")
+        let named = try docs.send("policy", "adele@contoso.com")
+        #expect(named["managed"]?.bool == false, "\(named)")
         docs.finish()
     }
 

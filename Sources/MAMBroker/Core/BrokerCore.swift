@@ -110,8 +110,16 @@ public struct BrokerCore: Sendable {
         // A personal account is signed in only when the user signed one in (a consumer account
         // as --user, `personal` in the hand-off, or after launch): a multi-identity app has none
         // by itself, so refused org data has no personal identity to land in (4.2.5).
-        return engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled,
-                            personalAccountSignedIn: s.manifest.isMultiIdentity && s.personalSignedIn)
+        let p = engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled,
+                             personalAccountSignedIn: s.manifest.isMultiIdentity && s.personalSignedIn)
+        // The engine falls back to the tenant's default enrollment; an account the user
+        // unenrolled or the admin wiped from this app is not it any more (the app's policy
+        // objects said managed after an unenrollment, and the broker still enforced it).
+        if s.enrolled == nil, let e = p.enrolled, service.isSignedOut(app: s.manifest.bundleID, account: Self.canonicalName(e)) {
+            return Party(app: p.app, identity: p.identity, enrolled: nil, policy: nil,
+                         personalAccountSignedIn: p.personalAccountSignedIn, isMDMManaged: p.isMDMManaged, identityIsSet: p.identityIsSet)
+        }
+        return p
     }
     public var storedFiles: [StoredFile] { Array(files.values) }
 
