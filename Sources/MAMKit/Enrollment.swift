@@ -11,20 +11,30 @@ public struct EnrollmentManager: Sendable {
 
     /// `registerAndEnrollAccountId`.
     public func registerAndEnroll(_ account: String) async throws -> EnrollmentNotice {
-        try await answer(kit.connection.request(.enroll(account: account)), "enroll")
+        try await refreshed(answer(kit.connection.request(.enroll(account: account)), "enroll"))
     }
 
     /// `loginAndEnrollAccount(nil)`: the device's MDM user, else the app must sign one in (203).
     public func loginAndEnroll() async throws -> EnrollmentNotice {
-        try await answer(kit.connection.request(.loginAndEnroll), "loginAndEnroll")
+        try await refreshed(answer(kit.connection.request(.loginAndEnroll), "loginAndEnroll"))
     }
 
     /// `deRegisterAndUnenrollAccountId(_:withWipe:)`. With a wipe, the wipe comes first (and
     /// the policy delegate's `wipeData`), then the unenrollment's notice.
     public func deregisterAndUnenroll(_ account: String, wipe: Bool) async throws -> EnrollmentNotice? {
         let replies = try await kit.connection.request(.unenroll(account: account, wipe: wipe))
-        if case .wipeRequest? = replies.first?.frame.message { return nil }
-        return try answer(replies, "unenroll")
+        if case .wipeRequest? = replies.first?.frame.message {
+            _ = try? await kit.refreshPolicy()
+            return nil
+        }
+        return try await refreshed(answer(replies, "unenroll"))
+    }
+
+    /// The answer, once the app's policy objects say what it changed: a call that returns has
+    /// the new snapshot (after an unenrollment no policy object says managed any more).
+    func refreshed(_ notice: EnrollmentNotice) async -> EnrollmentNotice {
+        _ = try? await kit.refreshPolicy()
+        return notice
     }
 
     /// `enrolledAccountId`: nil when not enrolled.

@@ -60,6 +60,9 @@ public struct EnrollmentService: Sendable {
     /// the app may not enroll it, nor have its key, until the user signs it in again (a launch
     /// with `--user`). Without this, a wiped app could enroll the account again by itself.
     public private(set) var signedOut: Set<String> = []
+    /// The apps `tick` was given as running last time (nil: every app): which ran through the
+    /// intervals since.
+    private var runningAtLastTick: Set<String>?
 
     public init(enrollments: [Enrollment] = [], pendingWipes: Set<String> = [], signedOut: Set<String> = []) {
         for e in enrollments { self.enrollments[Self.key(e.app, e.account)] = e }
@@ -163,16 +166,29 @@ public struct EnrollmentService: Sendable {
     }
 
     /// What time brings: failed enrollments retried every 24 hours, policy checked in every 8
-    /// (seed 000 FAQ). `running` limits it to the apps that are running (a stopped app is
-    /// checked in when it starts).
+    /// (seed 000 FAQ). `running` limits it to the apps that are running. Each 8-hour interval
+    /// that elapsed while the app ran is a check-in of its own, at the time it was due (a clock
+    /// moved 24 hours gives three); an app that was not running at the last tick (stopped, or
+    /// the broker just started) is checked in once, now, and its schedule starts again from
+    /// there: a stopped SDK does not check in.
     public mutating func tick(engine: PolicyEngine, now: Duration, running: Set<String>? = nil) -> [EnrollmentNotice] {
         var out: [EnrollmentNotice] = []
+        let before = runningAtLastTick
+        runningAtLastTick = running
         for (k, e) in enrollments.sorted(by: { $0.key < $1.key }) where running?.contains(e.app.lowercased()) ?? true {
             switch e.state {
             case let .failed(_, retryAt) where now >= retryAt:
                 out += attempt(e.app, e.account, engine.tenant.identity(named: e.account).account!, engine, now)
             case .enrolled, .licensedNotTargeted:
-                if now >= e.nextCheckIn { out += checkIn(k, engine: engine, now: now) }
+                guard now >= e.nextCheckIn else { break }
+                guard running == nil || before?.contains(e.app.lowercased()) == true else {
+                    out += checkIn(k, engine: engine, now: now)
+                    break
+                }
+                // A wipe ends the enrollment, and with it the check-ins.
+                while let due = enrollments[k]?.nextCheckIn, now >= due {
+                    out += checkIn(k, engine: engine, now: due)
+                }
             default:
                 break
             }
@@ -200,7 +216,9 @@ public struct EnrollmentService: Sendable {
                 pendingWipes.remove(wipeKeys[1])
             }
             enrollments[k] = nil
-            return [.wipe(app: e.app, account: e.account), .policy(app: e.app, account: e.account, .wipeReceived)]
+            // A wipe ends the enrollment: it is told on the unenrollment path (SDK-API: the
+            // enrollment delegate's unenrollRequest), with status 102.
+            return [.wipe(app: e.app, account: e.account), .unenrollment(app: e.app, account: e.account, .wipeReceived)]
         }
         e.nextCheckIn = now + MAMService.checkInInterval
         let account = engine.tenant.identity(named: e.account).account!

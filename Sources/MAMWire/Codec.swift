@@ -171,6 +171,13 @@ public enum Wire {
 
     // MARK: Decoding
 
+    /// The id of a frame whose header could be read (12 bytes or more, magic "MW", this
+    /// version), else nil. An error about a frame answers under this id, or 0 when nil.
+    public static func frameID(_ bytes: [UInt8]) -> UInt32? {
+        guard bytes.count >= headerSize, bytes[0] == magic[0], bytes[1] == magic[1], bytes[2] == version else { return nil }
+        return UInt32(bytes[4]) | UInt32(bytes[5]) << 8 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 24
+    }
+
     /// Decodes one frame, strictly: every byte must be accounted for and every field in range.
     public static func decode(_ bytes: [UInt8]) throws(WireError) -> Frame {
         if bytes.count > maximumFrame { throw WireError(.oversized, "frame of \(bytes.count) bytes; the limit is \(maximumFrame)") }

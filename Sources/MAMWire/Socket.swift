@@ -60,7 +60,8 @@ public struct WireSocket: Sendable {
         return Received(frame: frame, descriptor: raw.descriptor)
     }
 
-    /// One packet as it came: its bytes and descriptor, or why it was refused unread.
+    /// One packet as it came: its bytes and descriptor, or why it was refused unread (then
+    /// `bytes` holds at most its header).
     public struct RawPacket: Sendable {
         public var bytes: [UInt8]
         public var descriptor: Int32?
@@ -88,6 +89,10 @@ public struct WireSocket: Sendable {
         if n == 0 { return nil }
         if n < 0 && dontWait && (errno == EAGAIN || errno == EWOULDBLOCK) { return RawPacket(bytes: [], descriptor: nil, error: nil, wouldBlock: true) }
         if n < 0 { return RawPacket(bytes: [], descriptor: nil, error: WireError(.internalError, "receive failed: \(String(cString: strerror(errno)))")) }
+        // A packet refused unread keeps its header, so that the error can answer under its id.
+        func header(_ n: Int) -> [UInt8] {
+            Array(UnsafeRawBufferPointer(rebasing: space.data[0..<min(n, Wire.headerSize, space.data.count)]))
+        }
         // Collect descriptors; more than one is itself an error (and none may leak).
         var fds: [Int32] = []
         let c = UnsafeRawBufferPointer(space.control)
@@ -103,11 +108,11 @@ public struct WireSocket: Sendable {
         }
         if fds.count > 1 || msg.msg_flags & Int32(MSG_CTRUNC) != 0 {
             fds.forEach { Glibc.close($0) }
-            return RawPacket(bytes: [], descriptor: nil, error: WireError(.unexpectedDescriptor, "\(max(fds.count, 2)) descriptors on one frame; at most one"))
+            return RawPacket(bytes: header(n), descriptor: nil, error: WireError(.unexpectedDescriptor, "\(max(fds.count, 2)) descriptors on one frame; at most one"))
         }
         if n > Wire.maximumFrame || msg.msg_flags & Int32(MSG_TRUNC) != 0 {
             fds.forEach { Glibc.close($0) }
-            return RawPacket(bytes: [], descriptor: nil, error: WireError(.oversized, "frame of \(n) bytes; the limit is \(Wire.maximumFrame)"))
+            return RawPacket(bytes: header(n), descriptor: nil, error: WireError(.oversized, "frame of \(n) bytes; the limit is \(Wire.maximumFrame)"))
         }
         return RawPacket(bytes: Array(UnsafeRawBufferPointer(rebasing: space.data[0..<n])), descriptor: fds.first, error: nil)
     }

@@ -13,6 +13,28 @@ struct PolicySnapshotCoreTests {
         return try JSONDecoder().decode(PolicySnapshot.self, from: Data(json.utf8))
     }
 
+    @Test func theSnapshotsJSONHasItsDesignedShapeWithNoSynthesizedEnumKeys() throws {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: "adele@contoso.com")
+        guard case let .policySnapshot(json)? = lab.send(mail, .policyRequest, frameID: 5).first?.frame.message else {
+            Issue.record("no snapshot"); return
+        }
+        #expect(!json.contains("\"_0\""), "\(json)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == ["app", "enrolled", "identity", "isMDMManaged", "personalAccountSignedIn", "policy", "revision", "signedIn"])
+        let identity = try #require(object["identity"] as? [String: Any])
+        #expect(identity["kind"] as? String == "account" && (identity["account"] as? [String: Any])?["upn"] as? String == "adele@contoso.com")
+        // Both identities, exactly, and back.
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        #expect(String(decoding: try encoder.encode(Identity.personal), as: UTF8.self) == #"{"kind":"personal"}"#)
+        let adele = try #require(CoreLab.sampleTenant.knownAccount(named: "adele@contoso.com"))
+        let text = String(decoding: try encoder.encode(Identity.account(adele)), as: UTF8.self)
+        #expect(text.hasPrefix(#"{"account":{"#) && text.hasSuffix(#""kind":"account"}"#), "\(text)")
+        #expect(try JSONDecoder().decode(Identity.self, from: Data(text.utf8)) == .account(adele))
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Identity.self, from: Data(#"{"kind":"robot"}"#.utf8)) }
+    }
+
     @Test func aSnapshotAnswersPolicyQueriesAsTheBrokersEngineDoes() throws {
         var lab = CoreLab()
         let mail = lab.launch("com.contoso.mail", account: "adele@contoso.com")

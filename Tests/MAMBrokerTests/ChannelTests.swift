@@ -23,6 +23,21 @@ struct ChannelTests {
         #expect((line?["target"] as? [String: Any])?["app"] as? String == "com.contoso.docs")
     }
 
+    @Test func aShareToAnotherSpellingOfARunningAppsIDIsToAnUnknownApp() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "wait-document"])
+        // Docs is running as com.contoso.docs; com.Contoso.Docs is not an app the broker knows.
+        let mail = try b.run("Mail", ["hello", "sleep", "1500",
+                                      "share", "com.Contoso.Docs", "com.adobe.pdf", "a.pdf", "misspelled",
+                                      "share", "com.contoso.docs", "com.adobe.pdf", "b.pdf", "exact"])
+        let got = docs.finish().step("wait-document")
+        #expect(mail.step("share")["error"] as? String == "unknownTarget", "\(mail)")
+        #expect(mail.step("share", 1).outcome == "allowed", "\(mail)")
+        #expect(got["content"] as? String == "exact", "the misspelled share never reached Docs: \(got)")
+        #expect(b.auditRecords.filter { $0["channel"] as? String == "open-in" }.count == 1)
+    }
+
     @Test func openInToAnUnmanagedAppArrivesEncryptedUnderTheTwinType() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
@@ -93,6 +108,20 @@ struct ChannelTests {
         #expect(notes.outcome == "blocked")
     }
 
+    @Test func anUnmanagedSendersURLIsAuditedWithTheURL() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "wait-url"])
+        docs.waitForLines(1)
+        let notes = try b.run("Notes", ["hello", "open-url", "contosodocs://open?doc=7", "open-url", "nosuchscheme://x"])
+        let got = docs.finish().step("wait-url")
+        #expect(notes.step("open-url").outcome == "allowed" && got["url"] as? String == "contosodocs://open?doc=7", "\(notes) \(got)")
+        let lines = b.auditRecords.filter { $0["channel"] as? String == "open-url" }
+        #expect(lines.count == 2, "\(lines)")
+        #expect(lines.first?["detail"] as? String == "contosodocs://open?doc=7", "\(lines)")
+        #expect(lines.dropFirst().first?["detail"] as? String == "nosuchscheme://x", "\(lines)")
+    }
+
     @Test func aURLForAnAppThatIsNotRunningStartsItThroughTheLauncher() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
@@ -133,6 +162,21 @@ struct ChannelTests {
         docs2.process.terminate()
         _ = docs2.finish()
         #expect(personal.outcome == "blocked" && personal["content"] == nil)
+    }
+
+    @Test func aSaveToOneDriveWithNoAccountIsDecidedAndAnAccountNotSignedInIsRefused() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        // No account is a request the engine decides (SEMANTICS 4.6: none is not the managed
+        // account); an account given that the app has not signed in is refused before it.
+        let mail = try b.run("Mail", ["hello", "save", "1", "-", "x.txt", "org", "save", "1", "ben@contoso.com", "y.txt", "org"])
+        let none = mail.step("save")["decision"] as? [String: Any]
+        #expect(none?["outcome"] as? String == "blocked" && none?["rule"] as? String == "4.6.save", "\(mail)")
+        #expect(mail.step("save", 1)["error"] as? String == "notAllowed", "\(mail)")
+        // An unmanaged owner saves anywhere, with no account too.
+        let notes = try b.run("Notes", ["hello", "save", "1", "-", "n.txt", "mine"])
+        #expect(notes.step("save").outcome == "allowed", "\(notes)")
+        #expect(FileManager.default.fileExists(atPath: b.device + "/locations/oneDriveForBusiness/no-account/n.txt"))
     }
 
     @Test func storageLocationsGoThroughTheBrokerOnly() throws {

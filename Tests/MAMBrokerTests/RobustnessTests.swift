@@ -54,6 +54,45 @@ struct RobustnessTests {
         #expect(s.receive(within: 10) == nil, "the connection is closed after the error")
     }
 
+    @Test func anErrorAboutAFrameWhoseHeaderWasReadCarriesItsID() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        func connected() throws -> WireSocket {
+            let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+            var addr = sockaddr_un()
+            addr.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, c) in b.publicSocket.utf8.enumerated() { raw[i] = c } }
+            let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            #expect(rc == 0)
+            var tv = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            let s = WireSocket(fd: fd)
+            try s.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
+            _ = s.receive()
+            return s
+        }
+        // id 0x2A (42) in bytes 4-7 of each.
+        let cases: [(String, [UInt8], WireErrorCode, UInt32)] = [
+            ("unknown type", [0x4D, 0x57, 0x01, 0x99, 0x2A, 0, 0, 0, 0, 0, 0, 0], .unknownType, 42),
+            ("truncated", [0x4D, 0x57, 0x01, 0x10, 0x2A, 0, 0, 0, 5, 0, 0, 0, 0xAA], .truncated, 42),
+            ("field out of range", [0x4D, 0x57, 0x01, 0x21, 0x2A, 0, 0, 0, 1, 0, 0, 0, 7], .fieldOutOfRange, 42),
+            ("oversized", [0x4D, 0x57, 0x01, 0x10, 0x2A, 0, 0, 0] + [UInt8](repeating: 0, count: Wire.maximumFrame), .oversized, 42),
+            // The id of a frame without our magic, or shorter than a header, was never read.
+            ("bad magic", [0x4E, 0x57, 0x01, 0x04, 0x2A, 0, 0, 0, 0, 0, 0, 0], .badMagic, 0),
+            ("short", [0x4D, 0x57, 0x01, 0x10, 0x2A], .truncated, 0),
+        ]
+        for (name, bytes, code, id) in cases {
+            let s = try connected()
+            defer { s.close() }
+            try s.sendRaw(bytes)
+            guard let frame = try? s.receive()?.frame.get(), case let .error(got, _) = frame.message else {
+                Issue.record("\(name): no error"); continue
+            }
+            #expect(got == code, "\(name)")
+            #expect(frame.id == id, "\(name): the error answers under id \(id), not \(frame.id)")
+        }
+    }
+
     @Test func anAppKilledMidTransferLeavesNothingBehind() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
@@ -215,6 +254,24 @@ struct VirtualClockTests {
 
 @Suite("Enrollment through a real broker", .serialized, .timeLimit(.minutes(1)))
 struct EnrollmentProcessTests {
+    @Test func aClockMoved24HoursGivesARunningAppThreeCheckIns() throws {
+        let b = try BrokerHarness(extraArguments: ["--clock", "virtual"])
+        defer { b.stop() }
+        let mail = try b.launch("Mail", ["hello", "enroll", "adele@contoso.com", "wait-notice", "wait-notice", "wait-notice", "wait-notice"])
+        let deadline = Date().addingTimeInterval(15)
+        while !b.auditRecords.contains(where: { $0["outcome"] as? String == "newPoliciesReceived" }) && Date() < deadline { usleep(50_000) }
+        // A tick (each second) sees Mail running, then the clock skips 24 hours.
+        usleep(1_500_000)
+        let (status, said) = try VirtualClockTests.mamlaunch(["clock", "advance", "24h", "--broker", b.launcherSocket])
+        #expect(status == 0, "\(said)")
+        let lines = mail.finish()
+        #expect(lines.step("wait-notice")["restart"] as? String == "adele@contoso.com", "\(lines)")
+        let checkIns = lines.filter { $0["step"] as? String == "wait-notice" }.dropFirst()
+        #expect(checkIns.count == 3 && checkIns.allSatisfy { $0["status"] as? Int == 101 }, "\(lines)")
+        let audited = b.auditRecords.filter { $0["channel"] as? String == "enrollment" && $0["outcome"] as? String == "policiesHaveNotChanged" }
+        #expect(audited.count == 3, "one check-in for each 8 hours: \(audited)")
+    }
+
     @Test func enrollFirstPolicyRestartAndTheStateSurvivesAKill() throws {
         let b = try BrokerHarness(extraArguments: ["--clock", "virtual"])
         defer { b.stop() }

@@ -143,13 +143,36 @@ struct DataFlowTests {
         #expect(wipe.terminationStatus == 0)
         let event = try docs.send("wait", "wipe")
         #expect(event["account"]?.string == "adele@contoso.com" && event["completed"]?.bool == false, "\(event)")
+        // The wipe reached the enrollment delegate's unenrollment path, status 102 (SDK-API).
+        var told: JSONValue = .null
+        for _ in 0..<5 where told["status"]?.number != 102 { told = try docs.send("wait", "notice") }
+        #expect(told["status"]?.number == 102 && told["kind"]?.string == "unenrollment", "\(told)")
         let left = try docs.send("files")["files"]?.array?.compactMap(\.string) ?? []
         #expect(left.contains("diary.txt") && !left.contains("minutes.txt") && !left.contains("plan.txt"), "\(left)")
         #expect(try docs.send("read-file", "diary.txt")["text"]?.string == "my own")
-        // The account is gone from the app, its key from the kit and from the broker.
+        // The account is gone from the app, its key from the kit and from the broker; its policy
+        // object, asked by name, no longer says managed either.
         #expect(try docs.send("policy")["managed"]?.bool == false)
+        #expect(try docs.send("policy", "adele@contoso.com")["managed"]?.bool == false)
         let after = try docs.send("unprotect", data)
         #expect(after["text"] == nil && after["code"]?.string == "applicationNotManaged", "\(after)")
+        docs.finish()
+    }
+
+    @Test(arguments: ["Docs", "Mail", "Dialer"])
+    func afterAnUnenrollmentThePolicyObjectNoLongerSaysManaged(_ app: String) throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let docs = try b.launch(app, user: "adele@contoso.com")
+        let enrolled = try docs.send("enroll", "adele@contoso.com")
+        #expect(enrolled["status"]?.number == 100 || enrolled["status"]?.number == 208, "\(enrolled)")
+        #expect(try docs.send("policy", "adele@contoso.com")["managed"]?.bool == true)
+        let gone = try docs.send("unenroll", "adele@contoso.com", "keep")
+        #expect(gone["status"]?.number == 104, "\(gone)")
+        let after = try docs.send("policy")
+        #expect(after["managed"]?.bool == false, "\(after)")
+        let named = try docs.send("policy", "adele@contoso.com")
+        #expect(named["managed"]?.bool == false, "\(named)")
         docs.finish()
     }
 

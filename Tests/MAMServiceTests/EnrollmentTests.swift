@@ -82,6 +82,22 @@ struct EnrollmentTests {
         #expect(statuses(service.sync(engine: changed, now: hour * 12)) == [100], "mamlaunch sync: at once")
     }
 
+    @Test func eachElapsedCheckInIntervalIsACheckInOfItsOwn() {
+        var service = EnrollmentService()
+        let running: Set<String> = ["com.contoso.mail"]
+        _ = service.registerAndEnroll(app: Self.mail, accountName: "adele@contoso.com", engine: Self.engine, now: .zero)
+        #expect(service.tick(engine: Self.engine, now: hour, running: running).isEmpty)
+        // The clock skips 24 hours while Mail runs: the check-ins due at 8, 16 and 24 hours.
+        #expect(statuses(service.tick(engine: Self.engine, now: hour * 25, running: running)) == [101, 101, 101])
+        #expect(service.tick(engine: Self.engine, now: hour * 31, running: running).isEmpty, "next at 32 hours")
+        #expect(statuses(service.tick(engine: Self.engine, now: hour * 32, running: running)) == [101])
+        // Mail stops for two days and starts again: one check-in when it starts, 8 hours on from then.
+        #expect(service.tick(engine: Self.engine, now: hour * 40, running: []).isEmpty)
+        #expect(statuses(service.tick(engine: Self.engine, now: hour * 80, running: running)) == [101])
+        #expect(service.tick(engine: Self.engine, now: hour * 87, running: running).isEmpty)
+        #expect(statuses(service.tick(engine: Self.engine, now: hour * 88, running: running)) == [101])
+    }
+
     @Test func anAccountNoPolicyTargetsIsLicensedNotTargetedAndUnmanaged() {
         var service = EnrollmentService()
         let notes = AppManifest(bundleID: "com.example.notes")
@@ -95,7 +111,7 @@ struct EnrollmentTests {
         service.issueWipe(account: "adele@contoso.com", app: nil)
         let out = service.sync(engine: Self.engine, now: hour)
         #expect(out == [.wipe(app: "com.contoso.mail", account: "adele@contoso.com"),
-                        .policy(app: "com.contoso.mail", account: "adele@contoso.com", .wipeReceived)])
+                        .unenrollment(app: "com.contoso.mail", account: "adele@contoso.com", .wipeReceived)])
         #expect(service.enrolledAccount(in: "com.contoso.mail") == nil && service.pendingWipes.isEmpty)
     }
 

@@ -110,8 +110,16 @@ public struct BrokerCore: Sendable {
         // A personal account is signed in only when the user signed one in (a consumer account
         // as --user, `personal` in the hand-off, or after launch): a multi-identity app has none
         // by itself, so refused org data has no personal identity to land in (4.2.5).
-        return engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled,
-                            personalAccountSignedIn: s.manifest.isMultiIdentity && s.personalSignedIn)
+        let p = engine.party(s.manifest, identity: s.identity, enrolled: s.enrolled,
+                             personalAccountSignedIn: s.manifest.isMultiIdentity && s.personalSignedIn)
+        // The engine falls back to the tenant's default enrollment; an account the user
+        // unenrolled or the admin wiped from this app is not it any more (the app's policy
+        // objects said managed after an unenrollment, and the broker still enforced it).
+        if s.enrolled == nil, let e = p.enrolled, service.isSignedOut(app: s.manifest.bundleID, account: Self.canonicalName(e)) {
+            return Party(app: p.app, identity: p.identity, enrolled: nil, policy: nil,
+                         personalAccountSignedIn: p.personalAccountSignedIn, isMDMManaged: p.isMDMManaged, identityIsSet: p.identityIsSet)
+        }
+        return p
     }
     public var storedFiles: [StoredFile] { Array(files.values) }
 
@@ -122,8 +130,8 @@ public struct BrokerCore: Sendable {
         switch event {
         case let .connected(id, peer): connect(id, peer, &out)
         case let .frame(id, frame, attachment): receive(id, frame, attachment, &out)
-        case let .badFrame(id, error):
-            if sessions[id] != nil { refuse(id, 0, error, &out) }
+        case let .badFrame(id, frameID, error):
+            if sessions[id] != nil { refuse(id, frameID, error, &out) }
         case let .disconnected(id): disconnect(id, &out)
         case let .stored(job, error): finishSave(job, error, &out)
         case let .opened(job, result): finishOpen(job, result, &out)
@@ -358,15 +366,11 @@ public struct BrokerCore: Sendable {
         return sessions.values.filter { $0.conversation.greeted && $0.manifest.integratesSDK && $0.bundleID.lowercased() == key }.map(\.id).sorted()
     }
 
-    /// The running app with this bundle id that said hello first (not `except`). Where an app
-    /// is installed under this id, only that app in its installed spelling: another spelling
-    /// must not take what is sent to it.
+    /// The running app with exactly this bundle id that said hello first (not `except`). Bundle
+    /// ids are exact: another spelling of an installed app's id names an app that is not
+    /// running (so `unknownTarget`), and must not take what is sent to the installed one.
     func running(_ bundleID: String, except: SessionID? = nil) -> SessionID? {
-        let key = bundleID.lowercased()
-        let installed = engine.apps[key]?.bundleID
-        return sessions.values.filter {
-            $0.conversation.greeted && $0.id != except && $0.bundleID.lowercased() == key && (installed == nil || $0.bundleID == installed)
-        }.map(\.id).min()
+        sessions.values.filter { $0.conversation.greeted && $0.id != except && $0.bundleID == bundleID }.map(\.id).min()
     }
 
     mutating func brokerFrameID() -> UInt32 {
@@ -408,8 +412,10 @@ public struct BrokerCore: Sendable {
 
     /// The entry for a decision, with the parties as the broker established them.
     func entry(_ d: Decision, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
-               target: AuditEntry.Party?, type: String? = nil, size: Int? = nil) -> AuditEntry {
-        let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType
+               target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil) -> AuditEntry {
+        // An open-url entry always names its URL: as the engine rewrote it, else as asked (an
+        // unmanaged sender's URL is not rewritten, and was audited without one).
+        let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
         return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
                           outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision)
     }

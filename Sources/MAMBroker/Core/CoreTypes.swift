@@ -226,8 +226,9 @@ public indirect enum BrokerEffect: Sendable, Equatable {
 public enum BrokerEvent: Sendable {
     case connected(SessionID, Peer)
     case frame(SessionID, Frame, Attachment?)
-    /// A frame that did not decode, or broke the framing (oversized, two descriptors).
-    case badFrame(SessionID, WireError)
+    /// A frame that did not decode, or broke the framing (oversized, two descriptors), with
+    /// the frame's id when its header was read (else 0): the error answers under it.
+    case badFrame(SessionID, UInt32, WireError)
     case disconnected(SessionID)
     case stored(job: Int, error: String?)
     case opened(job: Int, Result<Attachment, JobFailure>)

@@ -78,8 +78,9 @@ extension BrokerCore {
 
     /// What the service's clock brought, for the apps that are running.
     mutating func enrollmentTick(_ out: inout [BrokerEffect]) {
+        // Even with none running: the service learns which apps stopped (their missed intervals
+        // are one check-in when they start again).
         let running = serviceApps
-        guard !running.isEmpty else { return }
         tell(service.tick(engine: engine, now: clock.now(), running: running), requester: nil, &out)
     }
 
@@ -119,7 +120,7 @@ extension BrokerCore {
             // A wipe or an unenrollment signs the account out of the app: it is enrolled again,
             // and has its key, only once the user signs it in again.
             switch notice {
-            case .wipe, .unenrollment(_, _, .unenrollmentSuccess), .policy(_, _, .wipeReceived):
+            case .wipe, .unenrollment(_, _, .unenrollmentSuccess), .unenrollment(_, _, .wipeReceived):
                 service.signOut(app: app, account: Self.canonicalName(account, in: engine.tenant))
             default:
                 break

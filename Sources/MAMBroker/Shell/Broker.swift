@@ -357,13 +357,13 @@ public final class Broker: @unchecked Sendable {
         }
         if raw.wouldBlock { return }
         if let e = raw.error {
-            apply(core.handle(.badFrame(id, e)))
+            apply(core.handle(.badFrame(id, Wire.frameID(raw.bytes) ?? 0, e)))
             return
         }
         let frame: Frame
         do { frame = try Wire.decode(raw.bytes) } catch {
             raw.descriptor.map { _ = close($0) }
-            apply(core.handle(.badFrame(id, error)))
+            apply(core.handle(.badFrame(id, Wire.frameID(raw.bytes) ?? 0, error)))
             return
         }
         apply(core.handle(.frame(id, frame, raw.descriptor.map(adopt))))

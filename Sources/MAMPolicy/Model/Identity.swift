@@ -71,6 +71,30 @@ public enum Identity: Sendable, Hashable, Codable, CustomStringConvertible {
         case let .account(a): return a.name
         }
     }
+
+    // A designed JSON shape (docs/PROTOCOL.md, "The policy snapshot"), not the synthesized
+    // `{"account":{"_0":{…}}}`: `{"kind":"personal"}` or `{"kind":"account","account":{…}}`.
+    enum CodingKeys: String, CodingKey { case kind, account }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        switch try c.decode(String.self, forKey: .kind) {
+        case "personal": self = .personal
+        case "account": self = .account(try c.decode(Account.self, forKey: .account))
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .kind, in: c, debugDescription: "identity kind \(other): personal or account")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .personal: try c.encode("personal", forKey: .kind)
+        case let .account(a):
+            try c.encode("account", forKey: .kind)
+            try c.encode(a, forKey: .account)
+        }
+    }
 }
 
 /// The identities an app has set at each level, and the rule that picks the effective one.
