@@ -36,13 +36,7 @@ struct RobustnessTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         // An unknown app on the public socket sends a frame over the limit.
-        let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, c) in b.publicSocket.utf8.enumerated() { raw[i] = c } }
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        #expect(rc == 0)
-        let s = WireSocket(fd: fd)
+        let s = try WireSocket.connect(b.publicSocket)
         defer { s.close() }
         try s.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
         guard case let .welcome(_, bundle, account)? = try? s.receive(within: 10)?.frame.get().message else { Issue.record("no welcome"); return }
@@ -58,17 +52,9 @@ struct RobustnessTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         func connected() throws -> WireSocket {
-            let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
-            var addr = sockaddr_un()
-            addr.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &addr.sun_path) { raw in for (i, c) in b.publicSocket.utf8.enumerated() { raw[i] = c } }
-            let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-            #expect(rc == 0)
-            var tv = timeval(tv_sec: 10, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-            let s = WireSocket(fd: fd)
+            let s = try WireSocket.connect(b.publicSocket)
             try s.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
-            _ = s.receive()
+            _ = s.receive(within: 10)
             return s
         }
         // id 0x2A (42) in bytes 4-7 of each.
@@ -85,7 +71,7 @@ struct RobustnessTests {
             let s = try connected()
             defer { s.close() }
             try s.sendRaw(bytes)
-            guard let frame = try? s.receive()?.frame.get(), case let .error(got, _) = frame.message else {
+            guard let frame = try? s.receive(within: 10)?.frame.get(), case let .error(got, _) = frame.message else {
                 Issue.record("\(name): no error"); continue
             }
             #expect(got == code, "\(name)")

@@ -139,9 +139,15 @@ struct HostileTests {
         defer { close(broker) }
         nonisolated(unsafe) var messages: [[String: Any]] = []
         nonisolated(unsafe) var appByte: Int = -1
+        // Every wait of the listener is bounded (30 s), so a launcher that never connects or
+        // never hangs up fails the test instead of holding it for good.
+        var patience = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(broker, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
         let listener = Thread {
             let conn = accept(broker, nil, nil)
             guard conn >= 0 else { return }
+            var patience = timeval(tv_sec: 30, tv_usec: 0)
+            setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
             var buffer = [UInt8](repeating: 0, count: 65536)
             var fd: Int32 = -1
             while true {
@@ -166,7 +172,9 @@ struct HostileTests {
         listener.start()
         let r = try Built.run("mamlaunch", ["run", "Hostile", "--broker", scene.brokerSocket, "--containers", scene.containers.path]
                                 + Scene.limits + ["--"] + scene.arguments(otherPID: target.processIdentifier) + ["--destructive"])
-        while !listener.isFinished { usleep(1000) }
+        let deadline = Date(timeIntervalSinceNow: 35)
+        while !listener.isFinished && Date() < deadline { usleep(1000) }
+        #expect(listener.isFinished, "the launcher's connection to the broker did not end within 35 s")
         #expect(r.status == 0, "\(r.err)")
         let byAttempt = results(r.out)
         #expect(Set(byAttempt.keys) == Set(Self.attempts + ["setsid_daemon"]), "\(r.out)")

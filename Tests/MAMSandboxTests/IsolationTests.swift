@@ -42,7 +42,10 @@ struct UserTerminal {
         reader.start()
         // Bounded: a launcher that does not end is killed, and this throws with what it said.
         let status = try child.waitForExit(timeout: 60)
-        while !reader.isFinished { usleep(1000) }
+        // The reader ends within a poll interval of the launcher's exit; bounded all the same.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !reader.isFinished && Date() < deadline { usleep(1000) }
+        #expect(reader.isFinished, "the terminal's reader did not end within 10 s of the launcher's exit")
         return (status, String(decoding: screen, as: UTF8.self), child.standardError)
     }
 }
