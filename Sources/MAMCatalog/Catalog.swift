@@ -13,6 +13,18 @@ public struct CatalogApp: Sendable {
         self.manifest = manifest
         self.file = file
     }
+
+    /// The name of the program built for the app: `CFBundleExecutable`, else the folder name.
+    public var executableName: String { manifest.executable ?? name }
+
+    /// The program built for the app beside the tools. The name is the manifest author's: one
+    /// that is not a single plain path component (a slash, `.` or `..`) names no built program,
+    /// so a manifest cannot point the launcher or the broker at a file outside the tool folder.
+    public func builtExecutable(in toolDirectory: String = Catalog.toolDirectory) -> String? {
+        let n = executableName
+        guard !n.isEmpty, !n.contains("/"), n != ".", n != "..", !n.contains("\0") else { return nil }
+        return (toolDirectory as NSString).appendingPathComponent(n)
+    }
 }
 
 /// Reads MAMLab's inputs from disk and hands them to the pure loaders of MAMPolicy.

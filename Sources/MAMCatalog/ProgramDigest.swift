@@ -31,7 +31,6 @@ public enum ProgramDigest {
     /// The digests of an installed app as the broker expects them: its manifest file and the
     /// executable built for it beside the tools (`.build/<configuration>/<executable>`).
     public static func installed(_ app: CatalogApp, toolDirectory: String = Catalog.toolDirectory) -> (manifest: String?, executable: String?) {
-        let executable = (toolDirectory as NSString).appendingPathComponent(app.manifest.executable ?? app.name)
-        return (realPath(app.file).flatMap(sha256(ofFile:)), realPath(executable).flatMap(sha256(ofFile:)))
+        (realPath(app.file).flatMap(sha256(ofFile:)), app.builtExecutable(in: toolDirectory).flatMap(realPath).flatMap(sha256(ofFile:)))
     }
 }

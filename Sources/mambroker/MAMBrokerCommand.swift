@@ -236,7 +236,7 @@ final class InstalledDigests: @unchecked Sendable {
 
     func program(for bundleID: String) -> InstalledProgram? {
         guard let app = apps[bundleID.lowercased()] else { return nil }
-        let executable = (Catalog.toolDirectory as NSString).appendingPathComponent(app.manifest.executable ?? app.name)
+        let executable = app.builtExecutable() ?? "-"
         // Size, modification time and inode of both files: a rebuild or an edit is seen.
         let stamp = [app.file, executable].map { path -> String in
             var st = stat()

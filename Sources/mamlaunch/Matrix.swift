@@ -164,10 +164,10 @@ struct MatrixSetup {
             let users = try Self.tenant(tenant, root: root).users.map(\.upn)
             let pool: [PolicyRef] = policies.isEmpty ? samplePolicies : policies.map { $0 == "tenant" ? .tenant : .file($0) }
             // Random cells pick among the scripted sample apps that are built (for a live run).
-            let scripted = pairs.filter { p in
-                BuiltIn.scriptedApps.contains { $0.lowercased() == p.name.lowercased() }
-                    && FileManager.default.isExecutableFile(atPath: (Catalog.toolDirectory as NSString).appendingPathComponent(p.manifest.executable ?? p.name))
-            }
+            let scripted = apps.filter { a in
+                BuiltIn.scriptedApps.contains { $0.lowercased() == a.name.lowercased() }
+                    && (a.builtExecutable().map(FileManager.default.isExecutableFile(atPath:)) ?? false)
+            }.map { (name: $0.name, manifest: $0.manifest) }
             let left = BuiltIn.scriptedApps.filter { name in !scripted.contains { $0.name.lowercased() == name.lowercased() } }
             if !left.isEmpty {
                 FileHandle.standardError.write(Data("matrix: random cells leave out \(left.joined(separator: ", ")): not built beside mamlaunch\n".utf8))

@@ -72,9 +72,8 @@ struct LiveMatrix {
         var missing: [String] = []
         for app in Set(cells.flatMap { [$0.cell.source.app] + ($0.cell.target.map { [$0.app] } ?? []) }).sorted() {
             guard let found = Catalog.find(app, in: setup.apps) else { missing.append("\(app) (no manifest)"); continue }
-            let name = found.manifest.executable ?? found.name
-            if !FileManager.default.isExecutableFile(atPath: (Catalog.toolDirectory as NSString).appendingPathComponent(name)) {
-                missing.append(name)
+            if !(found.builtExecutable().map(FileManager.default.isExecutableFile(atPath:)) ?? false) {
+                missing.append(found.executableName)
             }
         }
         guard missing.isEmpty else {
@@ -150,7 +149,7 @@ final class PolicyRun: @unchecked Sendable {
         let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json")
         var m: [String: (AppManifest, String)] = [:]
         for a in setup.apps {
-            let exe = (Catalog.toolDirectory as NSString).appendingPathComponent(a.manifest.executable ?? a.name)
+            guard let exe = a.builtExecutable() else { continue }
             m[a.name.lowercased()] = (a.manifest, exe)
             m[a.manifest.bundleID.lowercased()] = (a.manifest, exe)
         }

@@ -306,9 +306,11 @@ struct Run: ParsableCommand {
         guard let found = Catalog.find(app, in: apps) else {
             throw ValidationError("unknown app \"\(app)\"; known apps: \(apps.map(\.name).joined(separator: ", "))")
         }
-        let binary = (Catalog.toolDirectory as NSString).appendingPathComponent(found.manifest.executable ?? found.name)
+        guard let binary = found.builtExecutable() else {
+            throw World.Failure(description: "\(found.name): CFBundleExecutable must be a plain file name (no slash, . or ..)")
+        }
         guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw World.Failure(description: "\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.manifest.executable ?? found.name)`")
+            throw World.Failure(description: "\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.executableName)`")
         }
         return (found.manifest, binary, found.file)
     }
