@@ -60,6 +60,20 @@ public struct FileProtection: Sendable {
         }
     }
 
+    /// Creates (or truncates) a file and writes `contents`, as an app does with the SDK in it:
+    /// the file belongs to the identity in effect for file work on the calling task, the scoped
+    /// ("thread") identity, else the process identity, never the UI identity (seed 002 §File
+    /// owner; seed 000 §Multi-identity: an owner is set when a file is created or opened for
+    /// truncation). Nothing set at all is personal. The owner's policy then decides encryption,
+    /// and a selective wipe of that account removes the file.
+    public func createFile(_ path: String, contents: [UInt8]) async throws {
+        let identity = kit.effectiveIdentity(forUIWork: false) ?? .personal
+        guard FileManager.default.createFile(atPath: path, contents: Data(contents), attributes: [.posixPermissions: 0o600]) else {
+            throw Failure(status: .internalError, detail: "\(path) could not be written")
+        }
+        try await protect(path, for: Kit.wire(identity))
+    }
+
     /// `verifyAndProtect`: only when the owner differs.
     public func verifyAndProtect(_ path: String, for account: String?) async throws {
         let current = try? kit.fileProtector.owner(ofFileAt: path)

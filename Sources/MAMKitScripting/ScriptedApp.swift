@@ -256,6 +256,9 @@ struct Executor: Sendable {
         case "scopes":
             let a = try arguments(c, 1...1, "ACCOUNT|personal")
             return await scopes(a[0].lowercased() == "personal" ? "" : a[0])
+        case "queues":
+            let a = try arguments(c, 1...1, "ACCOUNT|personal")
+            return await queues(a[0].lowercased() == "personal" ? "" : a[0])
         case "policy":
             let a = try arguments(c, 0...1, "[ACCOUNT]")
             let policy = a.isEmpty ? pm.policy : pm.policy(for: a[0].lowercased() == "personal" ? "" : a[0])
@@ -323,14 +326,19 @@ struct Executor: Sendable {
                 return .object(f)
             })]
         case "write-file":
-            // A file in the app's container, owned by ACCOUNT (- for the current identity),
+            // A file in the app's container, owned by ACCOUNT, or with - by the identity in
+            // effect for file work (`in ACCOUNT write-file NAME - TEXT`: the scoped one), and
             // encrypted when that account's policy requires it.
             let a = try arguments(c, 3...3, "NAME ACCOUNT|- TEXT")
             let path = try Self.containerFile(a[0])
-            guard FileManager.default.createFile(atPath: path, contents: Data(a[2].utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw UsageError(message: "\(a[0]) could not be written")
+            if a[1] == "-" {
+                try await app.fileProtection.createFile(path, contents: Array(a[2].utf8))
+            } else {
+                guard FileManager.default.createFile(atPath: path, contents: Data(a[2].utf8), attributes: [.posixPermissions: 0o600]) else {
+                    throw UsageError(message: "\(a[0]) could not be written")
+                }
+                try await app.fileProtection.protect(path, for: a[1].lowercased() == "personal" ? "" : a[1])
             }
-            try await app.fileProtection.protect(path, for: a[1] == "-" ? nil : (a[1].lowercased() == "personal" ? "" : a[1]))
             return ["owner": JSONValue(try app.fileProtection.owner(of: path)), "encrypted": .bool(try app.fileProtection.isFileEncrypted(path))]
         case "read-file":
             let a = try arguments(c, 1...1, "NAME")
@@ -423,6 +431,41 @@ struct Executor: Sendable {
             return ["scope": after, "asyncLet": await child, "taskGroup": group, "task": unstructured, "detached": detached,
                     "nestedNil": cleared, "outside": .null]
         }.merging(["outside": seen()]) { _, b in b }
+    }
+
+    /// The effective identity seen by work queued inside a scope for `account` (seed 000 and
+    /// seed 002 §Thread queues): Dispatch `async`, `sync` and `asyncAfter` and an OperationQueue
+    /// through MAMKit's identity-keeping calls, a work item made in the scope and performed
+    /// outside it, work that sets another identity while it runs, and the plain calls and the
+    /// queue's next work, which carry none.
+    func queues(_ account: String) async -> [String: JSONValue] {
+        let pm = app.policyManager
+        @Sendable func seen() -> JSONValue {
+            ["identity": Self.identity(pm.effectiveIdentity), "scoped": JSONValue(pm.scopedIdentity), "managed": .bool(pm.policy.isManaged)]
+        }
+        func on(_ enqueue: (@escaping @Sendable (JSONValue) -> Void) -> Void) async -> JSONValue {
+            await withCheckedContinuation { c in enqueue { c.resume(returning: $0) } }
+        }
+        let queue = DispatchQueue(label: "mamlab.scripted.queues")
+        let operations = OperationQueue()
+        let other = account.isEmpty ? "dana@outlook.com" : ""
+        var out: [String: JSONValue] = await IdentityScope.withAccount(account) {
+            let kept = await on { done in queue.asyncKeepingIdentity { done(seen()) } }
+            let next = await on { done in queue.async { done(seen()) } }
+            let later = await on { done in queue.asyncAfterKeepingIdentity(deadline: .now() + .milliseconds(10)) { done(seen()) } }
+            let synced = queue.syncKeepingIdentity { seen() }
+            let changed = await on { done in queue.asyncKeepingIdentity { IdentityScope.withAccount(other) { done(seen()) } } }
+            let operation = await on { done in operations.addOperationKeepingIdentity { done(seen()) } }
+            let plainOperation = await on { done in operations.addOperation { done(seen()) } }
+            return ["async": kept, "plainAsync": next, "asyncAfter": later, "sync": synced, "changedInside": changed,
+                    "operation": operation, "plainOperation": plainOperation]
+        }
+        out["workItem"] = await on { done in
+            let item = IdentityScope.withAccount(account) { IdentityScope.workItem { done(seen()) } }
+            queue.async(execute: item)
+        }
+        out["afterWork"] = await on { done in queue.async { done(seen()) } }
+        return out
     }
 
     /// A target or source that is still starting is not known to the broker yet: try again

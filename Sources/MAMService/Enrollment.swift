@@ -5,7 +5,8 @@ public struct Enrollment: Sendable, Equatable {
     public enum State: Sendable, Equatable {
         /// Enrolled and managed; `policy` is the fingerprint of the policy it last received.
         case enrolled(policy: String)
-        /// Licensed, but no policy targets the app for this account: enrolled and unmanaged.
+        /// Enrolled, and the policy that targeted the app for this account was withdrawn since:
+        /// unmanaged, still checked in. (A first enrollment that finds no policy is `failed`.)
         case licensedNotTargeted
         /// Enrollment failed with this code; retried at `retryAt`.
         case failed(EnrollmentStatus, retryAt: Duration)
@@ -126,8 +127,13 @@ public struct EnrollmentService: Sendable {
                                         nextCheckIn: now + MAMService.enrollmentRetry)
             return [.enrollment(app: bundle, account: name, .accountNotLicensed)]
         }
+        // Not targeted is a failed enrollment like any other: the app is not enrolled, so it is
+        // retried in 24 hours and has no 8-hour check-ins (seed 000 FAQ: an app not yet enrolled
+        // retries every 24 hours; an enrolled one checks its policy every 8). A policy the admin
+        // adds meanwhile arrives with the retry, as an enrollment.
         guard let policy = Self.fingerprint(engine, app: bundle, account: account) else {
-            enrollments[k] = Enrollment(app: bundle, account: name, state: .licensedNotTargeted, nextCheckIn: now + MAMService.checkInInterval)
+            enrollments[k] = Enrollment(app: bundle, account: name, state: .failed(.licensedNotTargeted, retryAt: now + MAMService.enrollmentRetry),
+                                        nextCheckIn: now + MAMService.enrollmentRetry)
             return [.enrollment(app: bundle, account: name, .licensedNotTargeted)]
         }
         enrollments[k] = Enrollment(app: bundle, account: name, state: .enrolled(policy: policy), nextCheckIn: now + MAMService.checkInInterval,

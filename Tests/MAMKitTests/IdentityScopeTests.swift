@@ -23,6 +23,25 @@ struct IdentityScopeTests {
         #expect(seen["outside"]?["identity"]?.isNull == true && seen["outside"]?["managed"]?.bool == false)
     }
 
+    /// Seed 000 and seed 002 §Thread queues: queued work keeps the identity of the code that
+    /// queued it, may set another while it runs, and leaves the queue's thread as it found it.
+    @Test func queuedWorkKeepsTheIdentityOfTheCodeThatQueuedIt() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail")
+        let seen = try mail.send("queues", "adele@contoso.com")
+        mail.finish()
+        for kept in ["async", "asyncAfter", "sync", "operation", "workItem"] {
+            #expect(seen[kept]?["identity"]?.string == "adele@contoso.com" && seen[kept]?["managed"]?.bool == true, "\(kept): \(seen)")
+        }
+        #expect(seen["changedInside"]?["identity"]?.string == "", "work may set its own identity: \(seen)")
+        // The plain calls carry nothing (Mail has no process identity: unmanaged), and the queue's
+        // next work does not inherit what the last one ran under.
+        for plain in ["plainAsync", "plainOperation", "afterWork"] {
+            #expect(seen[plain]?["scoped"]?.isNull == true && seen[plain]?["managed"]?.bool == false, "\(plain): \(seen)")
+        }
+    }
+
     @Test func anActionInAScopeIsDecidedUnderTheScopedIdentityAndTheUIIdentityComesBack() throws {
         let b = try KitBroker()
         defer { b.stop() }

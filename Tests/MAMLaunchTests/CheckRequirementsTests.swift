@@ -34,19 +34,21 @@ struct CheckRequirementsTests {
         #expect(r.status == 0, "warnings only: \(r.stdout)")
         #expect(r.stdout.contains("App/Info.plist: warning: CFBundleURLTypes[0].CFBundleURLSchemes[0]: URL scheme \"half\" has no twin \"half-intunemam\" (seed 004 §Build the SDK into your mobile app, step 8"), "\(r.stdout)")
         #expect(r.stdout.contains("there is no LSApplicationQueriesSchemes http-intunemam and https-intunemam (seed 001 §Build the SDK into your mobile app, step 5"), "\(r.stdout)")
+        #expect(r.stdout.contains("there is no NSFaceIDUsageDescription (seed 000 and seed 001 §Build the SDK into your mobile app, step 6"), "\(r.stdout)")
         #expect(!r.stdout.contains("MainNibFile"), "MainNibFile is a known key: \(r.stdout)")
-        #expect(r.stdout.contains("0 errors, 2 warnings"), "\(r.stdout)")
+        #expect(r.stdout.contains("0 errors, 3 warnings"), "\(r.stdout)")
     }
 
     @Test func anOpenInExtensionWithoutASharedAppGroupIsReported() throws {
         let app = plist("""
-            <key>CFBundleIdentifier</key><string>com.example.pair</string>
+            <key>CFBundleIdentifier</key><string>com.example.pair</string><key>CFBundleDisplayName</key><string>Pair</string>
+            <key>NSFaceIDUsageDescription</key><string>Face ID unlocks Pair.</string>
             <key>CFBundleURLTypes</key><array><dict><key>CFBundleURLSchemes</key><array><string>pair</string><string>pair-intunemam</string></array></dict></array>
             <key>LSApplicationQueriesSchemes</key><array><string>http-intunemam</string><string>https-intunemam</string></array>
             <key>IntuneMAMSettings</key><dict><key>AppGroupIdentifiers</key><array><string>group.app</string></array></dict>
             """)
         let ext = plist("""
-            <key>CFBundleIdentifier</key><string>com.example.pair.openin</string>
+            <key>CFBundleIdentifier</key><string>com.example.pair.openin</string><key>CFBundleDisplayName</key><string>Open in Pair</string>
             <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.ui-services</string></dict>
             <key>IntuneMAMSettings</key><dict><key>OpenInActionExtension</key><true/><key>ContainingAppBundleId</key><string>com.example.pair</string>
             <key>AppGroupIdentifiers</key><array><string>group.other</string></array></dict>
@@ -57,5 +59,39 @@ struct CheckRequirementsTests {
         #expect(r.stdout.contains("OpenIn/Info.plist: warning: IntuneMAMSettings.AppGroupIdentifiers: the Open-in extension com.example.pair.openin shares no App Group with com.example.pair"), "\(r.stdout)")
         #expect(r.stdout.contains("seed 000 §'Copy To' actions, step 2"))
         #expect(r.stdout.contains("0 errors, 1 warning"), "\(r.stdout)")
+    }
+
+    /// Seed 000 §'Copy To' actions, steps 4 and 7: the Open-in extension is "Open in <app>" and
+    /// its rule takes one item with one file; seeds 000 and 001, step 6: NSFaceIDUsageDescription.
+    @Test func anOpenInExtensionNamedOtherwiseOrTakingSeveralFilesAndAnAppWithoutFaceIDTextAreReported() throws {
+        let app = plist("""
+            <key>CFBundleIdentifier</key><string>com.example.pair</string><key>CFBundleDisplayName</key><string>Pair</string>
+            <key>NSFaceIDUsageDescription</key><string>  </string>
+            <key>LSApplicationQueriesSchemes</key><array><string>http-intunemam</string><string>https-intunemam</string></array>
+            <key>IntuneMAMSettings</key><dict><key>AppGroupIdentifiers</key><array><string>group.app</string></array></dict>
+            """)
+        func ext(_ name: String, _ counts: String) -> String {
+            plist("""
+                <key>CFBundleIdentifier</key><string>com.example.pair.openin</string><key>CFBundleDisplayName</key><string>\(name)</string>
+                <key>NSExtension</key><dict><key>NSExtensionPointIdentifier</key><string>com.apple.ui-services</string>
+                <key>NSExtensionAttributes</key><dict><key>NSExtensionActivationRule</key><string>SUBQUERY(extensionItems, $e, SUBQUERY($e.attachments, $a, ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "com.microsoft.intune.mam.public.text").\(counts)</string></dict></dict>
+                <key>IntuneMAMSettings</key><dict><key>OpenInActionExtension</key><true/><key>ContainingAppBundleId</key><string>com.example.pair</string>
+                <key>AppGroupIdentifiers</key><array><string>group.app</string></array></dict>
+                """)
+        }
+        let bad = try write(["App/Info.plist": app, "OpenIn/Info.plist": ext("Send to Pair", "@count >= 1).@count == 1")])
+        defer { try? FileManager.default.removeItem(at: bad) }
+        let r = try CommandRunner.run(["check", bad.path])
+        #expect(r.status == 0, "warnings only: \(r.stdout)")
+        #expect(r.stdout.contains("NSFaceIDUsageDescription: an empty NSFaceIDUsageDescription"), "\(r.stdout)")
+        #expect(r.stdout.contains("OpenIn/Info.plist: warning: CFBundleDisplayName: the Open-in extension com.example.pair.openin is named \"Send to Pair\", not \"Open in Pair\" (seed 000 §'Copy To' actions, step 4"), "\(r.stdout)")
+        #expect(r.stdout.contains("the Open-in extension's rule counts \"@count >= 1\", which accepts more than one file or none (seed 000 §'Copy To' actions, step 7"), "\(r.stdout)")
+        #expect(r.stdout.contains("0 errors, 3 warnings"), "\(r.stdout)")
+
+        // Seed 000's own rule shape, under the right name: nothing to say about the extension.
+        let good = try write(["App/Info.plist": app, "OpenIn/Info.plist": ext("Open in Pair", "@count == 1).@count == 1")])
+        defer { try? FileManager.default.removeItem(at: good) }
+        let clean = try CommandRunner.run(["check", good.path + "/OpenIn/Info.plist", good.path + "/App/Info.plist"])
+        #expect(!clean.stdout.contains("OpenIn/Info.plist: warning"), "\(clean.stdout)")
     }
 }

@@ -68,6 +68,17 @@ struct ExplainCommandTests {
         }
     }
 
+    /// What the broker answers in SeedFidelityTests: under Send = none an Open-in document is
+    /// not offered (seed 000 §'Copy To' actions); a save to `other` with an account is decided.
+    @Test func explainAgreesWithTheBrokerOnSendNoneOpenInAndOtherLocations() throws {
+        let none = try CommandRunner.run(["explain", "--from", "Mail:ben@contoso.com", "--to", "Docs:ben@contoso.com",
+                                          "--channel", "open-in", "--type", "com.adobe.pdf", "--json"])
+        #expect(none.stdout.contains("\"filtered\"") && none.stdout.contains("sendNoneOpenInFiltered"), "\(none.stdout)")
+        #expect(none.stdout.contains("seed 000 §'Copy To' actions"), "\(none.stdout)")
+        let other = try CommandRunner.run(["explain", "--from", "Mail", "--channel", "save-to", "--location", "other:adele@contoso.com", "--json"])
+        #expect(other.status == 0 && other.stdout.contains("\"blocked\"") && other.stdout.contains("saveOther"), "\(other.stdout)\(other.stderr)")
+    }
+
     @Test func badArgumentsFailWithOneClearLine() throws {
         let cases: [([String], String)] = [
             (["--from", "Nope", "--to", "Notes", "--channel", "send"], "unknown app \"Nope\"; known apps: Chat (com.example.chat)"),

@@ -132,13 +132,12 @@ struct DebugKeyTests {
         #expect(warning?.message.contains("log reference") == true, "\(String(describing: warning))")
     }
 
-    // Log reference, OpenDataFromManagedLocations: "8 = Local Storage". The model cannot hold it.
-    @Test func localStorageOpenBitIsAWarningNotASilentDrop() throws {
+    // Log reference, OpenDataFromManagedLocations: "8 = Local Storage", an open location the
+    // admin may allow (seed 000 §Supported open locations): held, and no warning.
+    @Test func localStorageOpenBitIsHeld() throws {
         let loaded = load(["AppSharingFromLevel": 1, "OpenDataIntoOrgDocumentsBlocked": 1, "OpenDataFromManagedLocations": 8 | 4])
         let s = try #require(loaded.settings)
-        #expect(s.allowedIngestionLocations.locations == [.camera])
-        let warning = loaded.diagnostics.first { $0.path.contains("OpenDataFromManagedLocations") }
-        #expect(warning?.severity == .warning)
-        #expect(warning?.message.contains("Local Storage") == true)
+        #expect(s.allowedIngestionLocations.locations == [.camera, .localStorage])
+        #expect(!loaded.diagnostics.contains { $0.path.contains("OpenDataFromManagedLocations") })
     }
 }

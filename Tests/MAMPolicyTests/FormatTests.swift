@@ -104,8 +104,7 @@ struct FormatTests {
         #expect(DebugSettings.write(s)["ManagedLocations"]?.value == .integer(debugBit))
     }
 
-    // Local Storage (8) is read and dropped with a warning: DebugKeyTests.
-    @Test(arguments: [(1, OpenLocation.oneDriveForBusiness), (2, .sharePoint), (4, .camera), (16, .photos)])
+    @Test(arguments: [(1, OpenLocation.oneDriveForBusiness), (2, .sharePoint), (4, .camera), (8, .localStorage), (16, .photos)])
     func openLocationBits(bit: Int, location: OpenLocation) throws {
         let s = try debug(["AppSharingFromLevel": 1, "OpenDataFromManagedLocations": bit])
         #expect(s.allowedIngestionLocations.locations == [location])

@@ -13,7 +13,22 @@ struct ManifestRequirementTests {
             "CFBundleURLTypes": [["CFBundleURLSchemes": ["good", "good-intunemam"]]],
             "LSApplicationQueriesSchemes": ["mailto", "mailto-intunemam", "http-intunemam", "https-intunemam", "smart-ns"],
             "CFBundleDocumentTypes": [["LSItemContentTypes": ["com.adobe.pdf", "com.microsoft.intune.mam.com.adobe.pdf"]]],
+            "NSFaceIDUsageDescription": "Face ID can unlock this app.",
             "IntuneMAMSettings": ["MAMPolicyRequired": true, "AutoEnrollOnLaunch": true, "MainNibFile": "MainWindow"],
+        ]
+    }
+
+    /// An Open-in action extension as seed 000 §'Copy To' actions writes it.
+    static var openInExtension: [String: Any] {
+        [
+            "CFBundleIdentifier": "com.example.good.openin",
+            "CFBundleDisplayName": "Open in Good",
+            "NSExtension": [
+                "NSExtensionPointIdentifier": "com.apple.ui-services",
+                "NSExtensionAttributes": ["NSExtensionActivationRule":
+                    #"SUBQUERY(extensionItems, $e, SUBQUERY($e.attachments, $a, ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "com.microsoft.intune.mam.com.adobe.pdf").@count == 1).@count == 1"#],
+            ],
+            "IntuneMAMSettings": ["ContainingAppBundleId": "com.example.good", "OpenInActionExtension": true],
         ]
     }
 
@@ -72,6 +87,24 @@ struct ManifestRequirementTests {
                                      "NSExtensionAttributes": ["NSExtensionActivationRule": ["NSExtensionActivationSupportsImageWithMaxCount": 1]]]
             },
             path: "NSExtension.NSExtensionAttributes.NSExtensionActivationRule"),
+        Row(statement: "no NSFaceIDUsageDescription", seed: "seed 000 and seed 001 §Build the SDK into your mobile app, step 6",
+            base: { complete }, change: { $0["NSFaceIDUsageDescription"] = nil }, path: ""),
+        Row(statement: "an empty NSFaceIDUsageDescription", seed: "seed 000 and seed 001 §Build the SDK into your mobile app, step 6",
+            base: { complete }, change: { $0["NSFaceIDUsageDescription"] = " " }, path: "NSFaceIDUsageDescription"),
+        Row(statement: "an Open-in extension rule taking one or more attachments", seed: "seed 000 §'Copy To' actions, step 7",
+            base: { openInExtension },
+            change: {
+                $0["NSExtension"] = ["NSExtensionPointIdentifier": "com.apple.ui-services", "NSExtensionAttributes": ["NSExtensionActivationRule":
+                    #"SUBQUERY(extensionItems, $e, SUBQUERY($e.attachments, $a, ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "com.microsoft.intune.mam.com.adobe.pdf").@count >= 1).@count == 1"#]]
+            },
+            path: "NSExtension.NSExtensionAttributes.NSExtensionActivationRule"),
+        Row(statement: "an Open-in extension rule that counts nothing", seed: "seed 000 §'Copy To' actions, step 7",
+            base: { openInExtension },
+            change: {
+                $0["NSExtension"] = ["NSExtensionPointIdentifier": "com.apple.ui-services", "NSExtensionAttributes": ["NSExtensionActivationRule":
+                    #"SUBQUERY(extensionItems, $e, ANY $e.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO "com.microsoft.intune.mam.com.adobe.pdf").@count > 0"#]]
+            },
+            path: "NSExtension.NSExtensionAttributes.NSExtensionActivationRule"),
         Row(statement: "MAMPolicyRequired without AutoEnrollOnLaunch", seed: "seed 001 §Configure settings for the Intune App SDK",
             base: { complete }, change: { $0["IntuneMAMSettings"] = ["MAMPolicyRequired": true] },
             path: "IntuneMAMSettings.MAMPolicyRequired"),
@@ -81,6 +114,8 @@ struct ManifestRequirementTests {
         let app = try Self.warnings(Self.complete), ext = try Self.warnings(Self.shareExtension)
         #expect(app.isEmpty, "\(app)")
         #expect(ext.isEmpty, "\(ext)")
+        let openIn = try Self.warnings(Self.openInExtension)
+        #expect(openIn.isEmpty, "\(openIn)")
     }
 
     @Test(arguments: rows)
@@ -128,5 +163,20 @@ struct ManifestRequirementTests {
         let found = ManifestRequirements.checkAppGroups([(app, "app"), (apart, "ext")])
         #expect(found.count == 1 && found[0].file == "ext" && found[0].path == "IntuneMAMSettings.AppGroupIdentifiers")
         #expect(found.first?.message.contains("seed 000 §'Copy To' actions, step 2") == true)
+    }
+
+    // seed 000 §'Copy To' actions, step 4: "Open in" and the app's name.
+    @Test func anOpenInExtensionIsNamedOpenInAndTheAppsName() throws {
+        func manifest(_ plist: [String: Any]) throws -> AppManifest {
+            try AppManifest.load(try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0), file: "x").manifest
+        }
+        var app = Self.complete
+        app["CFBundleDisplayName"] = "Good"
+        var other = Self.openInExtension
+        other["CFBundleDisplayName"] = "Share to Good"
+        #expect(ManifestRequirements.checkOpenInNames([(try manifest(app), "app"), (try manifest(Self.openInExtension), "ext")]).isEmpty)
+        let found = ManifestRequirements.checkOpenInNames([(try manifest(app), "app"), (try manifest(other), "ext")])
+        #expect(found.count == 1 && found[0].file == "ext" && found[0].message.contains("not \"Open in Good\""), "\(found)")
+        #expect(found.first?.message.contains("seed 000 §'Copy To' actions, step 4") == true)
     }
 }

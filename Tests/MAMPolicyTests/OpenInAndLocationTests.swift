@@ -96,10 +96,23 @@ struct LocationTests {
         #expect(lab.engine.openFrom(.camera, account: nil, receiver: me).outcome == .allowed)
         #expect(lab.engine.openFrom(.sharePoint, account: a, receiver: me).rule == .openLocationNotAllowed)
         #expect(lab.engine.openFrom(.photos, account: nil, receiver: me).outcome == .blocked)
-        #expect(lab.engine.openFrom(.localStorage, account: nil, receiver: me).rule == .openLocalOrOther)
+        #expect(lab.engine.openFrom(.localStorage, account: nil, receiver: me).rule == .openLocationNotAllowed)
         #expect(lab.engine.openFrom(.other, account: nil, receiver: me).outcome == .blocked)
         #expect(lab.engine.openFrom(.accountDocument, account: a, receiver: me).outcome == .allowed)
         #expect(lab.engine.openFrom(.localStorage, account: nil, receiver: lab.party("mail", "personal")).outcome == .allowed)
+    }
+
+    // seed 000 §Supported open locations: local storage is a location the admin may select.
+    @Test func localStorageOpensWhereTheAdminAllowsIt() {
+        let lab = Lab(settings: .with {
+            $0.receive = .managedApps
+            $0.blockDataIngestionIntoOrganizationDocuments = true
+            $0.allowedIngestionLocations = OpenLocations([.localStorage])
+        })
+        let d = lab.engine.openFrom(.localStorage, account: nil, receiver: lab.party("mail"))
+        #expect(d.outcome == .allowed && d.rule == .openLocationAllowed)
+        let other = lab.engine.openFrom(.other, account: adele(lab), receiver: lab.party("mail"))
+        #expect(other.outcome == .blocked && other.rule == .openOther && other.source == .seed(0, "Unknown or unlisted locations"))
     }
 
     @Test func openFromByReceiveLevel() {

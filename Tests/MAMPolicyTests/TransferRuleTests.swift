@@ -20,11 +20,14 @@ struct TransferRuleTests {
         let d = lab.engine.send(from: lab.party("mail"), to: lab.party("docs"), mode: .push)
         #expect(d.outcome == .blocked && d.rule == .sendNone)
         #expect(d.message == UserMessage.sendNone)
-        // admin, Send org data = None: a document sent through a managed Open-in arrives
-        // encrypted and unreadable, even at a managed app; pulled by an import it is blocked.
+        // seed 000 §'Copy To' actions: with sharing to unmanaged apps prohibited the share sheet
+        // has no Copy-to actions, and None prohibits every app: not offered, even a managed one;
+        // pulled by an import it is blocked.
         let openIn = lab.engine.openIn(type: "com.adobe.pdf", from: lab.party("mail"), to: lab.party("docs"))
-        #expect(openIn.outcome == .encrypted && openIn.rule == .sendNone && openIn.message.isEmpty)
-        #expect(openIn.deliveredType == "com.microsoft.intune.mam.com.adobe.pdf")
+        #expect(openIn.outcome == .filtered && openIn.rule == .sendNoneOpenInFiltered && openIn.rule.id == "4.1.3")
+        #expect(openIn.message == UserMessage.sendNone && openIn.deliveredType == nil)
+        #expect(lab.engine.openInTargets(type: "com.adobe.pdf", from: lab.party("mail"), candidates: [lab.party("docs"), lab.party("notes")])
+            .allSatisfy { $0.decision.outcome == .filtered })
         let imported = lab.engine.openIn(type: "com.adobe.pdf", from: lab.party("mail"), to: lab.party("docs"), mode: .import)
         #expect(imported.outcome == .blocked && imported.rule == .sendNone)
     }

@@ -105,6 +105,22 @@ struct EnrollmentTests {
         #expect(service.enrolledAccount(in: "com.example.notes") == nil)
     }
 
+    // seed 000 FAQ on retries: not targeted (225) is a failed enrollment; the 8-hour check-ins
+    // are for enrolled apps, so a policy added meanwhile arrives with the 24-hour retry.
+    @Test func aNotTargetedEnrollmentIsRetriedAfter24HoursAndNotCheckedIn() {
+        var service = EnrollmentService()
+        let chat = Self.engine.apps["com.example.chat"]!
+        #expect(statuses(service.registerAndEnroll(app: chat, accountName: "adele@contoso.com", engine: Self.engine, now: .zero)) == [225])
+        var policies = Self.tenant.policies
+        policies[0].targetedApps.append("com.example.chat")
+        let t = Self.tenant
+        let later = PolicyEngine(tenant: Tenant(name: t.name, users: t.users, groups: t.groups, device: t.device, policies: policies), apps: Self.apps)
+        for h in [8, 16, 23] { #expect(service.tick(engine: later, now: hour * h).isEmpty, "nothing at \(h) h") }
+        #expect(service.sync(engine: later, now: hour * 23).isEmpty, "a sync is a check-in: not for a failed enrollment")
+        #expect(service.tick(engine: later, now: hour * 24) == [.enrollment(app: "com.example.chat", account: "adele@contoso.com", .newPoliciesReceived),
+                                                                 .restart(app: "com.example.chat", account: "adele@contoso.com")])
+    }
+
     @Test func anAdminWipeIsDeliveredAtTheNextCheckIn() {
         var service = EnrollmentService()
         _ = service.registerAndEnroll(app: Self.mail, accountName: "adele@contoso.com", engine: Self.engine, now: .zero)

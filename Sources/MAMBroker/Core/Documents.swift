@@ -7,7 +7,12 @@ extension BrokerCore {
         if let e = NameRules.check(type, field: "contentType") { return .failure(WireError(.invalidName, e.detail)) }
         let me = party(id)
         let others = sessions.values.filter { $0.conversation.greeted && $0.id != id }.map(\.id).sorted()
-        let list = engine.openInTargets(type: type, from: me, candidates: others.map { party($0) })
+        // iOS offers every installed app that declares the type, running or not (seed 000
+        // §'Copy To' actions); a share to one that is not running starts it. A running instance
+        // answers as it stands; an installed app that is not running, at its launch identity.
+        let running = Set(others.map { sessions[$0]!.bundleID })
+        let idle = installedParties().filter { !running.contains($0.bundleID) }
+        let list = engine.openInTargets(type: type, from: me, candidates: others.map { party($0) } + idle)
             .map { ShareTarget(bundleID: $0.target.bundleID, outcome: Self.record($0.decision).outcome) }
         out.append(.send(id, Frame(id: frameID, .targets(Array(list.prefix(Wire.maximumListCount))))))
         return .success(())

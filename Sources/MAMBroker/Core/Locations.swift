@@ -20,6 +20,15 @@ extension BrokerCore {
         }
     }
 
+    /// An account named with a location that takes none is refused. `other` accepts one (an
+    /// unknown service's account, not a tenant user the app signed in), checked only for its
+    /// form and then set aside: it is never the managed account.
+    func checkLocationAccount(_ text: String?, takes: Bool, accepts: Bool, _ name: String) -> WireError? {
+        guard let text, !text.isEmpty, !takes else { return nil }
+        guard accepts else { return WireError(.notAllowed, "location \(name) takes no account") }
+        return NameRules.check(text, field: "account").map { WireError(.invalidName, $0.detail) }
+    }
+
     /// Every folder a location may use (the shell creates them at start).
     public static var locationFolders: [String] {
         Array(Set(SaveLocation.allCases.map { folder($0) } + OpenLocation.allCases.map { folder($0) })).sorted()
@@ -31,7 +40,7 @@ extension BrokerCore {
             return .failure(WireError(.fieldOutOfRange, "save location \(location) does not exist"))
         }
         if let e = checkDocument(a, names: [(name, "name")]) { return .failure(e) }
-        if !l.takesAccount, let text, !text.isEmpty { return .failure(WireError(.notAllowed, "location \(l.name) takes no account")) }
+        if let e = checkLocationAccount(text, takes: l.takesAccount, accepts: l.acceptsAccount, l.name) { return .failure(e) }
         let account: Account?
         switch resolveAccount(l.takesAccount ? text : nil, for: id) {
         case let .success(x): account = x
@@ -102,7 +111,7 @@ extension BrokerCore {
             return .failure(WireError(.fieldOutOfRange, "open location \(location) does not exist"))
         }
         if let e = NameRules.check(name, field: "name") { return .failure(WireError(.invalidName, e.detail)) }
-        if !l.takesAccount, let text, !text.isEmpty { return .failure(WireError(.notAllowed, "location \(l.name) takes no account")) }
+        if let e = checkLocationAccount(text, takes: l.takesAccount, accepts: l.acceptsAccount, l.name) { return .failure(e) }
         let account: Account?
         switch resolveAccount(l.takesAccount ? text : nil, for: id) {
         case let .success(x): account = x

@@ -33,11 +33,13 @@ extension PolicyEngine {
         }
         if !ref.value.settings.blockDataIngestionIntoOrganizationDocuments { return Decision(.allowed, .openIngestionAllowed) }
         switch location {
-        case .other, .localStorage:
-            return Decision(.blocked, .openLocalOrOther)
+        case .other:
+            return Decision(.blocked, .openOther)
         case .accountDocument:
             return account == managed ? Decision(.allowed, .openAccountDocument) : Decision(.blocked, .openWrongAccount)
-        case .oneDriveForBusiness, .sharePoint, .camera, .photos:
+        case .oneDriveForBusiness, .sharePoint, .camera, .localStorage, .photos:
+            // seed 000 §Supported open locations: local storage is one of the locations the admin
+            // selects; only the debug form's bit 8 can select it (Graph's list cannot).
             guard ref.value.settings.allowedIngestionLocations.contains(location) else { return Decision(.blocked, .openLocationNotAllowed) }
             if location.takesAccount && account != managed { return Decision(.blocked, .openWrongAccount) }
             return Decision(.allowed, .openLocationAllowed)

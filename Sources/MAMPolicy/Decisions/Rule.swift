@@ -9,7 +9,7 @@
 /// its section of docs/SEMANTICS.md (SpecificationTests fails until the page lists it).
 public enum Rule: String, Sendable, Hashable, CaseIterable {
     // 4.1 send
-    case senderUnmanaged, sendAllApps, sendNone, sendToManagedTarget, sendImportIdentityMismatch
+    case senderUnmanaged, sendAllApps, sendNone, sendNoneOpenInFiltered, sendToManagedTarget, sendImportIdentityMismatch
     case sendExemptScheme, sendOpenInFiltered, sendOpenInOSSharing, sendOpenInEncrypted, sendToUnmanagedBlocked
     // 4.2 receive
     case receiverUnmanaged, receiverUnmanagedSwitch, receiveAllApps, receiveAllAppsTagged
@@ -26,7 +26,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
     case saveOwnerUnmanaged, saveAllowedByPolicy, saveSendNone, saveLocationAllowed, saveLocationNotAllowed
     case saveWrongAccount, saveAccountDocument, saveOther
     case openReceiverUnmanaged, openReceiveAllApps, openReceiveNone, openIngestionAllowed, openLocationAllowed
-    case openLocationNotAllowed, openWrongAccount, openAccountDocument, openLocalOrOther
+    case openLocationNotAllowed, openWrongAccount, openAccountDocument, openOther
     // 1 identities an app asks to act under; 4.3 an empty pasteboard
     case identitySet, identityNoSDK, identityNotSignedIn, identitySecondManaged, pasteboardEmpty
 
@@ -34,7 +34,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .senderUnmanaged: return "4.1.1"
         case .sendAllApps: return "4.1.2"
-        case .sendNone: return "4.1.3"
+        case .sendNone, .sendNoneOpenInFiltered: return "4.1.3"
         case .sendToManagedTarget, .sendImportIdentityMismatch, .sendExemptScheme, .sendOpenInFiltered,
              .sendOpenInOSSharing, .sendOpenInEncrypted, .sendToUnmanagedBlocked: return "4.1.4"
         case .receiverUnmanaged, .receiverUnmanagedSwitch: return "4.2.1"
@@ -52,7 +52,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .saveOwnerUnmanaged, .saveAllowedByPolicy, .saveSendNone, .saveLocationAllowed, .saveLocationNotAllowed,
              .saveWrongAccount, .saveAccountDocument, .saveOther: return "4.6.save"
         case .openReceiverUnmanaged, .openReceiveAllApps, .openReceiveNone, .openIngestionAllowed, .openLocationAllowed,
-             .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openLocalOrOther: return "4.6.open"
+             .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openOther: return "4.6.open"
         case .identitySet, .identityNoSDK, .identityNotSignedIn, .identitySecondManaged: return "1.identity"
         case .pasteboardEmpty: return "4.3.0"
         }
@@ -63,7 +63,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
 
     public var side: PolicySide {
         switch self {
-        case .senderUnmanaged, .sendAllApps, .sendNone, .sendToManagedTarget, .sendImportIdentityMismatch,
+        case .senderUnmanaged, .sendAllApps, .sendNone, .sendNoneOpenInFiltered, .sendToManagedTarget, .sendImportIdentityMismatch,
              .sendExemptScheme, .sendOpenInFiltered, .sendOpenInOSSharing, .sendOpenInEncrypted, .sendToUnmanagedBlocked,
              .pasteOrgAllApps, .pasteOrgManagedTarget, .pasteOrgNotManagedTarget, .pasteOrgBlocked, .pasteUnderCharacterLimit,
              .urlManagedBrowser, .urlDialerAny, .urlDialerManaged, .urlDialerNotManaged, .urlDialerCustom, .urlDialerBlocked,
@@ -73,7 +73,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
              .receiveManagedBlocked, .receiveNone, .receivePassiveSwitchToPersonal, .receiveImportBlocked,
              .pasteIntoUnmanaged, .pasteInAllowed, .pasteInFromManaged, .pasteInBlocked,
              .openReceiverUnmanaged, .openReceiveAllApps, .openReceiveNone, .openIngestionAllowed, .openLocationAllowed,
-             .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openLocalOrOther:
+             .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openOther:
             return .receiver
         case .saveOwnerUnmanaged, .saveAllowedByPolicy, .saveSendNone, .saveLocationAllowed, .saveLocationNotAllowed,
              .saveWrongAccount, .saveAccountDocument, .saveOther:
@@ -89,7 +89,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         let send = "allowedOutboundDataTransferDestinations", receive = "allowedInboundDataTransferSources"
         let clip = "allowedOutboundClipboardSharingLevel"
         switch self {
-        case .sendAllApps, .sendNone, .sendToManagedTarget, .sendImportIdentityMismatch, .sendToUnmanagedBlocked,
+        case .sendAllApps, .sendNone, .sendNoneOpenInFiltered, .sendToManagedTarget, .sendImportIdentityMismatch, .sendToUnmanagedBlocked,
              .urlTwinWrapped, .urlNoTwin, .urlNotQueried:
             return [send]
         case .sendExemptScheme: return [send, "exemptedAppProtocols"]
@@ -111,7 +111,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .saveLocationAllowed, .saveLocationNotAllowed, .saveWrongAccount, .saveAccountDocument, .saveOther:
             return ["saveAsBlocked", "allowedDataStorageLocations"]
         case .openIngestionAllowed: return [receive, "blockDataIngestionIntoOrganizationDocuments"]
-        case .openLocationAllowed, .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openLocalOrOther:
+        case .openLocationAllowed, .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openOther:
             return ["blockDataIngestionIntoOrganizationDocuments", "allowedDataIngestionLocations"]
         case .senderUnmanaged, .receiverUnmanaged, .receiverUnmanagedSwitch, .pasteSameParty, .pasteIntoUnmanaged,
              .urlNotHandled, .openInTypeNotDeclared, .saveOwnerUnmanaged, .openReceiverUnmanaged, .identitySet, .identityNoSDK,
@@ -123,7 +123,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
     /// What the user sees when this rule stops the data.
     public var message: String {
         switch self {
-        case .sendNone: return UserMessage.sendNone
+        case .sendNone, .sendNoneOpenInFiltered: return UserMessage.sendNone
         case .sendImportIdentityMismatch, .sendToUnmanagedBlocked, .sendOpenInFiltered, .sendOpenInEncrypted,
              .urlNoTwin, .urlDialerNotManaged, .urlNotQueried, .openInFilterNeedsTwin:
             return UserMessage.sendManaged
@@ -132,7 +132,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .receiveManagedBlocked, .receiveImportBlocked: return UserMessage.receiveManaged
         case .pasteOrgNotManagedTarget, .pasteOrgBlocked, .pasteInBlocked: return UserMessage.paste
         case .saveSendNone, .saveLocationNotAllowed, .saveWrongAccount, .saveOther, .openReceiveNone,
-             .openLocationNotAllowed, .openWrongAccount, .openLocalOrOther:
+             .openLocationNotAllowed, .openWrongAccount, .openOther:
             return "\(UserMessage.sharingTitle): \(UserMessage.sharing)"
         case .urlNotHandled, .openInTypeNotDeclared: return UserMessage.noHandler
         case .identityNoSDK, .identityNotSignedIn, .identitySecondManaged: return UserMessage.identityRefused
@@ -145,7 +145,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         switch self {
         case .senderUnmanaged: return "the sender is not a managed party, so its policy is unrestricted"
         case .sendAllApps: return "the sender's policy lets org data go to any app"
-        case .sendNone: return "the sender's policy lets org data go to no other app; a document sent through Open-in arrives encrypted"
+        case .sendNone: return "the sender's policy lets org data go to no other app"
+        case .sendNoneOpenInFiltered: return "the sender's policy lets org data go to no other app, so the share sheet offers no app to copy the document to"
         case .sendToManagedTarget: return "the target is policy-managed under the data's account"
         case .sendImportIdentityMismatch: return "an active import needs the importing app to run under the data's managed account"
         case .sendExemptScheme: return "the URL scheme is exempt from the sender's policy and opens unwrapped"
@@ -200,7 +201,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .openLocationNotAllowed: return "the location is not among the allowed ingestion locations"
         case .openWrongAccount: return "the location's account is not the managed account"
         case .openAccountDocument: return "a document of the managed account may be opened"
-        case .openLocalOrOther: return "local storage and unknown locations are not ingestion locations"
+        case .openOther: return "an unknown location is never an ingestion location"
         case .identitySet: return "the app acts under an identity it has signed in (or personal)"
         case .identityNoSDK: return "an app without the SDK has no identity to set; it stays unmanaged"
         case .identityNotSignedIn: return "the app has not signed this account in"

@@ -58,6 +58,7 @@ extension Rule {
         // 4.1 send
         case .senderUnmanaged: return identities
         case .sendAllApps, .sendNone: return .admin
+        case .sendNoneOpenInFiltered: return .seed(0, "'Copy To' actions")
         case .sendToManagedTarget, .sendImportIdentityMismatch, .sendToUnmanagedBlocked: return exitCriteria
         // The exemption list is an admin setting; that an exempt URL opens unwrapped is observed.
         case .sendExemptScheme: return .admin
@@ -88,8 +89,8 @@ extension Rule {
         case .saveOwnerUnmanaged, .openReceiverUnmanaged: return identities
         case .saveAllowedByPolicy, .saveSendNone, .saveLocationAllowed, .saveLocationNotAllowed: return .admin
         case .saveWrongAccount, .openWrongAccount: return .seed(0, "Unknown or unlisted locations")
-        case .saveOther: return .seed(0, "Unknown or unlisted locations")
-        case .saveAccountDocument, .openAccountDocument, .openLocalOrOther: return .chosen
+        case .saveOther, .openOther: return .seed(0, "Unknown or unlisted locations")
+        case .saveAccountDocument, .openAccountDocument: return .chosen
         case .openReceiveAllApps, .openReceiveNone, .openIngestionAllowed, .openLocationAllowed, .openLocationNotAllowed:
             return .admin
         // 1 identities an app asks to act under; 4.3 an empty pasteboard

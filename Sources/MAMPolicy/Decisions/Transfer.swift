@@ -24,9 +24,10 @@ extension PolicyEngine {
         case .allApps:
             return Decision(.allowed, .sendAllApps)
         case .none:
-            // admin, Send org data = None: a document sent through a managed Open-in still
-            // arrives, encrypted and unreadable, even at a managed app.
-            if kind == .openIn && mode == .push { return Decision(.encrypted, .sendNone) }
+            // seed 000 §'Copy To' actions: once the policy forbids sharing to unmanaged apps the
+            // share sheet's Copy-to actions are gone, and None forbids every app, so no app is
+            // offered (SEMANTICS 4.1.3 says why this is not the admin text's encrypted copy).
+            if kind == .openIn && mode == .push { return Decision(.filtered, .sendNoneOpenInFiltered) }
             return Decision(.blocked, .sendNone)
         case .managedApps:
             switch mode {

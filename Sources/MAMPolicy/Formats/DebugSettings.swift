@@ -22,8 +22,8 @@ public enum DebugSettings {
     public static let saveBits: [(Int, SaveLocation)] = [
         (1, .oneDriveForBusiness), (2, .sharePoint), (4, .box), (32, .localDrive), (128, .cameraRoll),
     ]
-    /// `OpenDataFromManagedLocations` bits [doc]. Local Storage (8) is read and then dropped with
-    /// a warning: see `unrepresentableOpenBits`.
+    /// `OpenDataFromManagedLocations` bits [doc: log]. Local Storage (8) is an open location the
+    /// admin may allow (seed 000 §Supported open locations); Graph's list has no name for it.
     public static let openBits: [(Int, OpenLocation)] = [
         (1, .oneDriveForBusiness), (2, .sharePoint), (4, .camera), (8, .localStorage), (16, .photos),
     ]
@@ -62,11 +62,6 @@ public enum DebugSettings {
         "ProtectInboundDataFromUnknownSources": "ProtectAllIncomingUnknownSourceData",
     ]
 
-    /// Open locations the log reference numbers but the model cannot hold: Graph's
-    /// `allowedDataIngestionLocations` has no local storage, and docs/SEMANTICS.md §4.6.open
-    /// never lets local storage into org documents [chosen]. Reading one is a warning.
-    static let unrepresentableOpenBits: [(Int, String)] = [(8, "Local Storage")]
-
     public static let knownKeys: Set<String> = {
         var keys: Set<String> = [
             "AppSharingToLevel", "AppSharingFromLevel", "ClipboardSharingLevel", "DialerRestrictionLevel",
@@ -94,15 +89,7 @@ public enum DebugSettings {
             case "ManagedLocations":
                 if let l = mask(value, saveBits, &log) { s.allowedSaveLocations = SaveLocations(l) }
             case "OpenDataFromManagedLocations":
-                if var l = mask(value, openBits, &log) {
-                    if case let .integer(n) = value.node.value {
-                        for (bit, name) in unrepresentableOpenBits where n & bit != 0 {
-                            log.append(value.problem(.warning, "bit \(bit) (\(name)) is ignored: Graph's allowedDataIngestionLocations cannot say it and MAMLab never lets local storage into org documents (docs/SEMANTICS.md §4.6.open)"))
-                        }
-                    }
-                    l.removeAll { $0 == .localStorage }
-                    s.allowedIngestionLocations = OpenLocations(l)
-                }
+                if let l = mask(value, openBits, &log) { s.allowedIngestionLocations = OpenLocations(l) }
             case "ProtocolExclusions":
                 if let text = value.string(&log) { s.exemptedSchemes = PolicySettings.schemes(in: text) }
             case "UnmanagedBrowserProtocol":

@@ -21,6 +21,11 @@ public enum SaveLocation: Int, Sendable, Codable, CaseIterable, Hashable {
     }
     /// These locations belong to an account; the others take none [doc].
     public var takesAccount: Bool { self == .oneDriveForBusiness || self == .sharePoint || self == .accountDocument }
+    /// Whether a caller may name an account with the location: the account-bound ones, and
+    /// `other`, which seed 000 §Unknown or unlisted locations gives an unknown service reached
+    /// through some account, perhaps one sharing the managed account's user name. It never
+    /// is the managed account, so it decides nothing and files nothing under it.
+    public var acceptsAccount: Bool { takesAccount || self == .other }
 }
 
 /// A place data may be opened from into the app (`isOpenFromAllowedForLocation`).
@@ -40,6 +45,8 @@ public enum OpenLocation: Int, Sendable, Codable, CaseIterable, Hashable {
         self = l
     }
     public var takesAccount: Bool { self == .oneDriveForBusiness || self == .sharePoint || self == .accountDocument }
+    /// As `SaveLocation.acceptsAccount`: `other` may name the unknown service's account.
+    public var acceptsAccount: Bool { takesAccount || self == .other }
 }
 
 /// A set of save locations, stored as the SDK API's bitmask.

@@ -14,6 +14,9 @@ public enum ManifestRequirements {
         public static let extensionTwin = "seed 000 §Update existing Share and Action extensions: for each type the extension accepts, add the type with the com.microsoft.intune.mam. prefix"
         public static let extensionDictionary = "seed 000 §Update existing Share and Action extensions: the rule must also accept the com.microsoft.intune.mam. types, which the dictionary form cannot name"
         public static let appGroup = "seed 000 §'Copy To' actions, step 2: the app and its Open-in action extension must share an App Group listed in both IntuneMAMSettings.AppGroupIdentifiers"
+        public static let faceID = "seed 000 and seed 001 §Build the SDK into your mobile app, step 6: an SDK app needs NSFaceIDUsageDescription with a default message, since the policy may let Face ID open the app"
+        public static let openInName = "seed 000 §'Copy To' actions, step 4: the Open-in action extension is named \"Open in\" and the app's name"
+        public static let openInSingleFile = "seed 000 §'Copy To' actions, step 7: the Open-in extension's activation rule accepts exactly one item holding exactly one file (SUBQUERY(...).@count == 1 at both levels)"
         public static let autoEnroll = "seed 001 §Configure settings for the Intune App SDK: with MAMPolicyRequired set to YES, AutoEnrollOnLaunch should be YES too"
     }
 
@@ -77,6 +80,23 @@ public enum ManifestRequirements {
             }
         }
 
+        // Face ID may unlock the app when the policy allows it; iOS asks why first.
+        if !isExtension {
+            let text = root.member("NSFaceIDUsageDescription")
+            var message = ""
+            if case let .string(m)? = text?.node.value { message = m.trimmingCharacters(in: .whitespacesAndNewlines) }
+            if message.isEmpty {
+                log.append((text ?? root).problem(.warning, "\(text == nil ? "there is no" : "an empty") NSFaceIDUsageDescription (\(Source.faceID))"))
+            }
+        }
+
+        // An Open-in action extension takes one file at a time.
+        if case .bool(true)? = settings.node["OpenInActionExtension"]?.value,
+           let rule = root.member("NSExtension")?.member("NSExtensionAttributes")?.member("NSExtensionActivationRule"),
+           case let .string(predicate) = rule.node.value, let problem = singleFileProblem(predicate) {
+            log.append(rule.problem(.warning, "\(problem) (\(Source.openInSingleFile))"))
+        }
+
         // Share and action extensions.
         if let ext = root.member("NSExtension"), case let .string(point)? = ext.node["NSExtensionPointIdentifier"]?.value,
            shareOrAction.contains(point), let rule = ext.member("NSExtensionAttributes")?.member("NSExtensionActivationRule") {
@@ -116,6 +136,42 @@ public enum ManifestRequirements {
         let regex = try! NSRegularExpression(pattern: #"UTI-CONFORMS-TO\s+"([^"]*)""#)
         let ns = predicate as NSString
         return regex.matches(in: predicate, range: NSRange(location: 0, length: ns.length)).map { ns.substring(with: $0.range(at: 1)) }
+    }
+
+    /// Why an activation predicate may accept more than one file, or nil. Seed 000's rule
+    /// counts the extension items and each item's attachments with `@count == 1`; any other
+    /// count (`>= 1`, `< 3`, `== 2`) or none at all lets several files through.
+    static func singleFileProblem(_ predicate: String) -> String? {
+        let regex = try! NSRegularExpression(pattern: #"@count\s*(==|=|>=|<=|>|<|!=)\s*(\d+)"#)
+        let ns = predicate as NSString
+        let counts = regex.matches(in: predicate, range: NSRange(location: 0, length: ns.length)).map {
+            (ns.substring(with: $0.range(at: 1)), ns.substring(with: $0.range(at: 2)))
+        }
+        if let (op, n) = counts.first(where: { !(["==", "="].contains($0.0) && Int($0.1) == 1) }) {
+            return "the Open-in extension's rule counts \"@count \(op) \(n)\", which accepts more than one file or none"
+        }
+        if counts.count < 2 {
+            return "the Open-in extension's rule does not limit both the items and their attachments to one (@count == 1)"
+        }
+        return nil
+    }
+
+    /// An Open-in extension whose name is not "Open in " and its app's name. The name is
+    /// `CFBundleDisplayName`, else `CFBundleName` (what iOS shows under the action).
+    public static func checkOpenInNames(_ manifests: [(manifest: AppManifest, file: String)]) -> [Diagnostic] {
+        var out: [Diagnostic] = []
+        for (ext, file) in manifests {
+            guard case .bool(true)? = ext.mamSettings?["OpenInActionExtension"]?.value,
+                  case let .string(containing)? = ext.mamSettings?["ContainingAppBundleId"]?.value,
+                  let app = manifests.first(where: { $0.manifest.bundleID.lowercased() == containing.lowercased() })
+            else { continue }
+            let wanted = "Open in \(app.manifest.displayName)"
+            if ext.displayName != wanted {
+                out.append(Diagnostic(.warning, file: file, path: "CFBundleDisplayName",
+                                      message: "the Open-in extension \(ext.bundleID) is named \"\(ext.displayName)\", not \"\(wanted)\" (\(Source.openInName))"))
+            }
+        }
+        return out
     }
 
     /// An app whose Open-in action extension (`OpenInActionExtension` = YES, naming the app in
