@@ -37,6 +37,17 @@ public struct EnrollmentManager: Sendable {
         return notice
     }
 
+    /// `allowedAccounts`: the accounts the admin lets sign in on this device, nil when there is
+    /// no restriction (seed 000 §Implement Allowed Accounts). Asked of the broker each time; a change
+    /// arrives as `MAMEvent.allowedAccountsChanged`.
+    public func allowedAccounts() async throws -> [String]? {
+        let replies = try await kit.connection.request(.allowedAccountsRequest)
+        guard case let .allowedAccounts(restricted, accounts)? = replies.first?.frame.message else {
+            throw MAMKitError(.unexpectedReply, "allowedAccountsRequest")
+        }
+        return restricted ? accounts : nil
+    }
+
     /// `enrolledAccountId`: nil when not enrolled.
     public var enrolledAccount: String? { kit.snapshot?.enrolled.map { $0.upn ?? $0.name } }
 

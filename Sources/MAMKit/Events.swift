@@ -12,6 +12,9 @@ public enum MAMEvent: Sendable {
     case compliance(ComplianceResult)
     /// `IntuneMAMPolicyDidChangeNotification`: a new snapshot arrived.
     case policyChanged
+    /// `IntuneMAMAllowedAccountsDidChangeNotification`: the admin changed the accounts that
+    /// may sign in (seed 000 §Implement Allowed Accounts); nil means no restriction.
+    case allowedAccountsChanged([String]?)
 }
 
 /// A URL another app opened in this one.

@@ -153,6 +153,10 @@ extension Kit {
         case let .appConfigChanged(account):
             await state.current.appConfigDelegate?.appConfigDidChange(for: account)
             eventSink.yield(.appConfigChanged(account: account))
+        case let .allowedAccounts(restricted, accounts):
+            // Sent unasked only when the tenant's list changed (the SDK's notification).
+            logger.info("allowed accounts changed", metadata: ["accounts": "\(restricted ? accounts.joined(separator: ",") : "any")"])
+            eventSink.yield(.allowedAccountsChanged(restricted ? accounts : nil))
         case let .complianceStatus(account, status, title, message):
             let result = ComplianceResult(account: account, status: ComplianceStatus(rawValue: Int(status)) ?? .serviceFailure,
                                           title: title, message: message)

@@ -185,6 +185,7 @@ struct Executor: Sendable {
             return ("compliance", ["account": .string(c.account), "status": .string("\(c.status)"), "code": .number(Double(c.status.rawValue)),
                                    "title": .string(c.title), "message": .string(c.message)])
         case .policyChanged: return nil
+        case let .allowedAccountsChanged(list): return ("allowed-accounts", ["accounts": list.map { .array($0.map { .string($0) }) } ?? .null])
         }
     }
 
@@ -256,6 +257,9 @@ struct Executor: Sendable {
         case "scopes":
             let a = try arguments(c, 1...1, "ACCOUNT|personal")
             return await scopes(a[0].lowercased() == "personal" ? "" : a[0])
+        case "allowed-accounts":
+            _ = try arguments(c, 0...0, "")
+            return ["accounts": (try await app.enrollment.allowedAccounts()).map { .array($0.map { .string($0) }) } ?? .null]
         case "queues":
             let a = try arguments(c, 1...1, "ACCOUNT|personal")
             return await queues(a[0].lowercased() == "personal" ? "" : a[0])
@@ -311,7 +315,7 @@ struct Executor: Sendable {
                     "owner": JSONValue(owner), "identity": Self.identity(pm.effectiveIdentity)]
         case "wait":
             let a = try arguments(c, 1...2, "KIND [SECONDS]")
-            let kinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance"]
+            let kinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance", "allowed-accounts"]
             guard kinds.contains(a[0]) else { throw UsageError(message: "\(a[0]) is not an event kind (\(kinds.joined(separator: ", ")))") }
             let seconds = a.count > 1 ? Double(a[1]) : 5
             guard let seconds, seconds >= 0, seconds <= 3600 else { throw UsageError(message: "SECONDS is a number from 0 to 3600") }

@@ -110,6 +110,8 @@ extension SampleSession {
         case let .appConfigChanged(account): return "New app configuration for \(account)."
         case let .compliance(c): return "Compliance for \(c.account): \(c.status). \(c.title) \(c.message)"
         case .policyChanged: return nil
+        case let .allowedAccountsChanged(list):
+            return "The accounts allowed on this device are now: \(list.map { $0.joined(separator: ", ") } ?? "any account")."
         }
     }
 

@@ -1,0 +1,35 @@
+import Foundation
+import Glibc
+import MAMScript
+import MAMTestSupport
+import Testing
+
+/// `allowedAccounts` and its change notification in a real app process (seed 000 §Allowed
+/// accounts): the list the tenant's device allows, nil for none, and a notice when the admin
+/// changes it.
+@Suite("MAMKit: allowed accounts", .serialized, .timeLimit(.minutes(2)))
+struct AllowedAccountsTests {
+    @Test func theAppReadsTheAllowedAccountsAndHearsWhenTheAdminChangesThem() throws {
+        let dir = "/tmp/mamkit-allowed-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let policies = TestBroker.root + "/Policies/contoso"
+        try FileManager.default.copyItem(atPath: policies + "/policies", toPath: dir + "/policies")
+        try FileManager.default.copyItem(atPath: policies + "/tenant.json", toPath: dir + "/tenant.json")
+        let b = try KitBroker(tenant: dir + "/tenant.json")
+        defer { b.stop() }
+        let mail = try b.launch("Mail", user: "adele@contoso.com")
+        #expect(try mail.send("allowed-accounts")["accounts"]?.isNull == true, "no restriction")
+
+        var json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/tenant.json"))) as! [String: Any]
+        var device = json["device"] as! [String: Any]
+        device["allowedAccounts"] = ["adele@contoso.com"]
+        json["device"] = device
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: dir + "/tenant.json"))
+        kill(b.pid, SIGHUP)
+        let heard = try mail.send("wait", "allowed-accounts", "10")
+        #expect(heard["accounts"]?.array?.compactMap(\.string) == ["adele@contoso.com"], "\(heard)")
+        #expect(try mail.send("allowed-accounts")["accounts"]?.array?.compactMap(\.string) == ["adele@contoso.com"])
+        mail.finish()
+    }
+}
