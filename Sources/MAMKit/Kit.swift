@@ -12,6 +12,8 @@ final class Kit: Sendable {
         /// The UI identity (nil: not set, falls back to the process identity).
         var ui: Identity?
         var process: Identity?
+        /// The app is in the background (`PolicyManager.pause`).
+        var paused = false
         /// The identity the broker has the app acting under, as last set or reported.
         var broker: Identity?
         /// What this app hands out when another app imports from it, by lower-cased type.

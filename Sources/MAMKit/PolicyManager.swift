@@ -65,6 +65,45 @@ public struct PolicyManager: Sendable {
         return (.success, decision)
     }
 
+    // MARK: Pause and resume
+
+    /// The app went to the background. Its UI identity stays: a paused app is the same app on
+    /// the same screen (seed 002 §Exit criteria, "Managed pause" and "Unmanaged pause").
+    public func pause() {
+        kit.state.withLock { $0.paused = true }
+        kit.logger.info("paused", metadata: ["identity": "\(kit.state.current.ui.map { "\($0)" } ?? "none")"])
+    }
+
+    /// The app came back to the foreground: the identity it showed is on screen again, its
+    /// policy still applied, or still not (seed 002, the pause rows). A managed identity whose
+    /// policy asks for a PIN or an access recheck runs conditional launch again. A user who
+    /// cancels it is the delegate's to handle (`identitySwitchRequired`, reason
+    /// `.cancelConditionalLaunch`: the SDK asks it when the PIN or sign-in is cancelled on
+    /// resume): answered `.success`, the app leaves the account and shows no identity
+    /// (`.cancelled`); answered otherwise the account stays locked behind its checks and the
+    /// app must not show it (`.failed`, the identity kept so that the next resume asks again).
+    /// Not paused: nothing to do, `.success`.
+    @discardableResult
+    public func resume() async -> SwitchIdentityResult {
+        let (wasPaused, shown) = kit.state.withLock { s -> (Bool, Identity?) in
+            defer { s.paused = false }
+            return (s.paused, s.ui)
+        }
+        guard wasPaused, let shown, case .account = shown else { return .success }
+        let policy = kit.policy(for: shown)
+        guard policy.isManaged, policy.isPINRequired || policy.accessRecheckMinutes > 0 else { return .success }
+        let account = Kit.wire(shown)
+        let delegate = kit.state.current.policyDelegate
+        let passed = await delegate?.conditionalLaunch(for: account, requirements: ConditionalLaunchRequirements(
+            pin: policy.isPINRequired, recheckMinutes: policy.accessRecheckMinutes)) ?? true
+        if passed { return .success }
+        let answer = await delegate?.identitySwitchRequired(for: account, reason: .cancelConditionalLaunch) ?? .failed
+        kit.logger.notice("conditional launch cancelled on resume", metadata: ["account": "\(account)", "delegate": "\(answer.name)"])
+        guard answer == .success else { return .failed }
+        _ = await setUIIdentity(nil)
+        return .cancelled
+    }
+
     /// `getUIPolicyAccountId`: nil when none is set.
     public var uiIdentity: String? { kit.state.current.ui.map(Kit.wire) }
 

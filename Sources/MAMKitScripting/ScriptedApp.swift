@@ -231,6 +231,16 @@ struct Executor: Sendable {
             var fields: [String: JSONValue] = ["result": .string(result.name), "identity": Self.identity(pm.effectiveIdentity)]
             if let decision { fields["decision"] = Self.decision(decision) }
             return fields
+        case "pause":
+            _ = try arguments(c, 0...0, "")
+            pm.pause()
+            return ["ok": true]
+        case "resume":
+            // Conditional launch as the delegate answers it (`delegate conditional-launch …`,
+            // `delegate switch allow|refuse` for a cancelled one).
+            _ = try arguments(c, 0...0, "")
+            let result = await pm.resume()
+            return ["result": .string(result.name), "identity": Self.identity(pm.effectiveIdentity), "managed": .bool(pm.policy.isManaged)]
         case "delegate":
             // `delegate conditional-launch pass|cancel`, `delegate switch allow|refuse`,
             // `delegate wipe done|decline`.

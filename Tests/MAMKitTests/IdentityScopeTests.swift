@@ -81,3 +81,35 @@ struct LaunchStateTests {
         mail.finish()
     }
 }
+
+/// Seed 002 §Exit criteria, "Managed pause" and "Unmanaged pause": a paused app comes back on the
+/// same identity, its policy still applied or still not; a managed one runs conditional launch
+/// again, and a user who cancels it is the delegate's to handle.
+@Suite("MAMKit: pause and resume", .serialized, .timeLimit(.minutes(2)))
+struct PauseResumeTests {
+    @Test func aPausedAppResumesOnTheIdentityItShowed() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", user: "adele@contoso.com")
+        #expect(try mail.send("identity", "adele@contoso.com")["result"]?.string == "success")
+        #expect(try mail.send("pause")["ok"]?.bool == true)
+        let managed = try mail.send("resume")
+        #expect(managed["result"]?.string == "success" && managed["identity"]?.string == "adele@contoso.com" && managed["managed"]?.bool == true, "\(managed)")
+        #expect(try mail.send("identity", "personal")["result"]?.string == "success")
+        _ = try mail.send("pause")
+        let unmanaged = try mail.send("resume")
+        #expect(unmanaged["identity"]?.string == "" && unmanaged["managed"]?.bool == false, "\(unmanaged)")
+        // Back on adele, the user cancels the PIN on resume: the delegate lets the app leave the
+        // account, and nothing managed is on screen; refused, the account stays locked.
+        #expect(try mail.send("identity", "adele@contoso.com")["result"]?.string == "success")
+        _ = try mail.send("delegate", "conditional-launch", "cancel")
+        _ = try mail.send("delegate", "switch", "refuse")
+        _ = try mail.send("pause")
+        #expect(try mail.send("resume")["result"]?.string == "failed")
+        _ = try mail.send("delegate", "switch", "allow")
+        _ = try mail.send("pause")
+        let left = try mail.send("resume")
+        #expect(left["result"]?.string == "cancelled" && left["managed"]?.bool == false, "\(left)")
+        mail.finish()
+    }
+}
