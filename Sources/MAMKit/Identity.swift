@@ -51,3 +51,11 @@ public struct ConditionalLaunchRequirements: Sendable, Hashable {
     /// Minutes of inactivity before the checks run again.
     public var recheckMinutes: Int
 }
+
+/// A window or scene of the app, as the app names it (the SDK's `UIWindow` or `UIScene`
+/// argument): each has its own UI identity.
+public struct UIWindowID: Hashable, Sendable, CustomStringConvertible {
+    public var name: String
+    public init(_ name: String) { self.name = name }
+    public var description: String { name }
+}

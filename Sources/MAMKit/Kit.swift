@@ -14,6 +14,10 @@ final class Kit: Sendable {
         var process: Identity?
         /// The app is in the background (`PolicyManager.pause`).
         var paused = false
+        /// The UI identity of each window or scene the app named (nil: none set), and the key
+        /// window, whose identity is `ui` (`PolicyManager.setUIIdentity(_:for:)`).
+        var windows: [UIWindowID: Identity?] = [:]
+        var keyWindow: UIWindowID?
         /// The identity the broker has the app acting under, as last set or reported.
         var broker: Identity?
         /// What this app hands out when another app imports from it, by lower-cased type.

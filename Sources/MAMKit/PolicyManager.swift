@@ -23,7 +23,11 @@ public struct PolicyManager: Sendable {
             return (.notAllowed, nil)
         }
         guard let account else {
-            kit.state.withLock { $0.ui = nil }
+            // The key window's identity, when the app names windows (SDK-API §3).
+            kit.state.withLock { s in
+                s.ui = nil
+                if let key = s.keyWindow { s.windows[key] = .some(nil) }
+            }
             kit.screen.save(nil)
             kit.logger.info("UI identity cleared")
             return (.success, nil)
@@ -36,7 +40,9 @@ public struct PolicyManager: Sendable {
     }
 
     /// The switch itself, on the kit's lane: the broker's decision, then conditional launch.
-    private func switchUI(to wanted: Identity, named account: String) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+    /// `show`: the identity goes on screen (the key window); otherwise the broker's identity is
+    /// put back once the checks are done, and the caller keeps the identity for its window.
+    private func switchUI(to wanted: Identity, named account: String, show: Bool = true) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
         // What the broker had before: restored when the user cancels.
         let previous = kit.state.current.broker
         let decision: SharingDecision
@@ -59,11 +65,78 @@ public struct PolicyManager: Sendable {
                 return (.cancelled, decision)
             }
         }
-        kit.state.withLock { $0.ui = wanted }
+        guard show else {
+            if let previous, previous != wanted { _ = try? await kit.setBrokerIdentity(previous) }
+            return (.success, decision)
+        }
+        kit.state.withLock { s in
+            s.ui = wanted
+            if let key = s.keyWindow { s.windows[key] = .some(wanted) }
+        }
         kit.screen.save(account)
         kit.logger.info("UI identity switched", metadata: ["identity": "\(wanted)", "managed": "\(policy.isManaged)"])
         return (.success, decision)
     }
+
+    // MARK: Windows and scenes
+
+    /// `setUIPolicyAccountId(_:forWindow:completionHandler:)`: the identity of one window or
+    /// scene (SDK-API §2: the UI identity is per window). The broker decides and conditional
+    /// launch runs as for the app's UI identity. The first window named becomes the key window;
+    /// the key window's identity is the app's UI identity, which UI work (copy, paste, share,
+    /// open URL) acts under. Another window keeps its identity until it becomes key (`makeKey`).
+    public func setUIIdentity(_ account: String?, for window: UIWindowID) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+        let isKey = kit.state.withLock { s -> Bool in
+            if s.keyWindow == nil { s.keyWindow = window }
+            return s.keyWindow == window
+        }
+        if isKey { return await setUIIdentity(account) }
+        if let scoped = IdentityScope.account, let account, kit.resolve(scoped) != kit.resolve(account) { return (.notAllowed, nil) }
+        guard let account else {
+            kit.state.withLock { $0.windows[window] = .some(nil) }
+            return (.success, nil)
+        }
+        let wanted = kit.resolve(account)
+        await kit.lane.acquire()
+        let outcome = await switchUI(to: wanted, named: account, show: false)
+        await kit.lane.release()
+        if outcome.result == .success { kit.state.withLock { $0.windows[window] = .some(wanted) } }
+        return outcome
+    }
+
+    /// The window comes to the front: its identity becomes the UI identity (the broker's with
+    /// it). A window never named has no identity.
+    public func makeKey(_ window: UIWindowID) async -> SwitchIdentityResult {
+        let identity = kit.state.withLock { s -> Identity? in
+            s.keyWindow = window
+            return s.windows[window] ?? nil
+        }
+        guard let identity else {
+            kit.state.withLock { $0.ui = nil }
+            kit.screen.save(nil)
+            return .success
+        }
+        await kit.lane.acquire()
+        let allowed = (try? await kit.setBrokerIdentity(identity))?.allowed == true
+        await kit.lane.release()
+        guard allowed else { return .failed }
+        kit.state.withLock { $0.ui = identity }
+        kit.screen.save(Kit.wire(identity))
+        return .success
+    }
+
+    /// `getUIPolicyAccountIdForWindow(_:)`: nil when none is set.
+    public func uiIdentity(for window: UIWindowID) -> String? {
+        kit.state.withLock { $0.windows[window] ?? nil }.map(Kit.wire)
+    }
+
+    /// `policyForWindow(_:)`: the policy of the window's identity.
+    public func policy(for window: UIWindowID) -> AppPolicy {
+        kit.policy(for: kit.state.withLock { $0.windows[window] ?? nil })
+    }
+
+    /// The key window (nil before the app names one).
+    public var keyWindow: UIWindowID? { kit.state.current.keyWindow }
 
     // MARK: Pause and resume
 

@@ -231,6 +231,29 @@ struct Executor: Sendable {
             var fields: [String: JSONValue] = ["result": .string(result.name), "identity": Self.identity(pm.effectiveIdentity)]
             if let decision { fields["decision"] = Self.decision(decision) }
             return fields
+        case "window":
+            // `window NAME identity ACCOUNT|personal|none`, `window NAME key`, `window NAME`.
+            let a = try arguments(c, 1...3, "NAME [identity ACCOUNT|personal|none | key]")
+            let window = UIWindowID(a[0])
+            var fields: [String: JSONValue] = [:]
+            switch (a.count, a.count > 1 ? a[1] : "") {
+            case (3, "identity"):
+                let name = a[2].lowercased() == "personal" ? "" : a[2].lowercased() == "none" ? nil : a[2]
+                let (result, decision) = await pm.setUIIdentity(name, for: window)
+                fields["result"] = .string(result.name)
+                if let decision { fields["decision"] = Self.decision(decision) }
+            case (2, "key"):
+                fields["result"] = .string(await pm.makeKey(window).name)
+            case (1, _):
+                break
+            default:
+                throw UsageError(message: "usage: window NAME [identity ACCOUNT|personal|none | key]")
+            }
+            fields["window"] = JSONValue(pm.uiIdentity(for: window))
+            fields["windowManaged"] = .bool(pm.policy(for: window).isManaged)
+            fields["key"] = JSONValue(pm.keyWindow?.name)
+            fields["identity"] = Self.identity(pm.effectiveIdentity)
+            return fields
         case "pause":
             _ = try arguments(c, 0...0, "")
             pm.pause()

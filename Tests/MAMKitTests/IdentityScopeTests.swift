@@ -113,3 +113,32 @@ struct PauseResumeTests {
         mail.finish()
     }
 }
+
+/// SDK-API §2 and §3: the UI identity is per window or scene; UI work acts under the key
+/// window's, and a window keeps its own until it comes to the front.
+@Suite("MAMKit: a UI identity per window", .serialized, .timeLimit(.minutes(2)))
+struct WindowIdentityTests {
+    @Test func eachWindowHasItsIdentityAndUIWorkTakesTheKeyWindows() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", user: "adele@contoso.com")
+        let inbox = try mail.send("window", "inbox", "identity", "adele@contoso.com")
+        #expect(inbox["result"]?.string == "success" && inbox["key"]?.string == "inbox" && inbox["identity"]?.string == "adele@contoso.com", "\(inbox)")
+        let notes = try mail.send("window", "notes", "identity", "personal")
+        #expect(notes["result"]?.string == "success" && notes["window"]?.string == "" && notes["windowManaged"]?.bool == false, "\(notes)")
+        // The key window is still the inbox: a copy is adele's org data, kept from Notes.
+        #expect(notes["key"]?.string == "inbox" && notes["identity"]?.string == "adele@contoso.com", "\(notes)")
+        #expect(try mail.send("copy", "inbox text")["ok"]?.bool == true)
+        let first = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(first?.outcome == "blocked")
+        // The personal window comes to the front: its copy is personal data.
+        let front = try mail.send("window", "notes", "key")
+        #expect(front["result"]?.string == "success" && front["identity"]?.string == "", "\(front)")
+        #expect(try mail.send("copy", "notes text")["ok"]?.bool == true)
+        let second = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(second?.outcome == "allowed" && second?["text"]?.string == "notes text")
+        let back = try mail.send("window", "inbox")
+        #expect(back["window"]?.string == "adele@contoso.com" && back["windowManaged"]?.bool == true, "\(back)")
+        mail.finish()
+    }
+}
