@@ -40,3 +40,26 @@ struct SwitchWhenAsked: PolicyDelegate {
         return true
     }
 }
+
+extension Mail {
+    /// The account switcher offers only the accounts the admin allows (nil: any account).
+    func allowedAccounts() async throws {
+        let list = try await app.enrollment.allowedAccounts()
+        console.say(list.map { "Accounts allowed on this device: \($0.joined(separator: ", "))." } ?? "Any account may sign in on this device.")
+    }
+
+    /// The user leaves for the home screen: the account on screen stays.
+    func pause() {
+        app.policyManager.pause()
+        console.say("Mail is in the background.")
+    }
+
+    /// The user comes back: the same account, its policy still applied (or still not).
+    func resume() async {
+        switch await app.policyManager.resume() {
+        case .success: console.say("Back in Mail.\n" + SampleSession.status(app))
+        case .cancelled: console.say("The check was cancelled; Mail no longer shows the work account.\n" + SampleSession.status(app))
+        case .failed, .notAllowed: console.say("The work account stays locked until its check is passed.")
+        }
+    }
+}

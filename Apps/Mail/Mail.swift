@@ -38,5 +38,8 @@ struct Mail: Sendable {
         console.add("link", "URL", "Open a link from a mail (web, mailto, tel...).") { try await openLink($0.exactly(1)[0]) }
         console.add("call", "NUMBER", "Call a phone number found in a mail.") { try await call($0.exactly(1)[0]) }
         console.add("sync", "ACCOUNT", "Fetch mail: a token, with app protection when required.") { try await syncMail($0.exactly(1)[0]) }
+        console.add("allowed", "", "The accounts the organization allows on this device.") { _ in try await allowedAccounts() }
+        console.add("away", "", "Leave Mail for the home screen (the app pauses).") { _ in pause() }
+        console.add("back", "", "Come back to Mail (the app resumes; a work account may ask for its PIN again).") { _ in await resume() }
     }
 }

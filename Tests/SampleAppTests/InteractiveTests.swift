@@ -29,6 +29,20 @@ struct InteractiveTests {
         #expect(try session.quit() == 0)
     }
 
+    // Seed 000 §Implement Allowed Accounts; seed 002 §Exit criteria, "Managed pause".
+    @Test func mailSaysWhichAccountsAreAllowedAndComesBackFromThePauseOnTheSameAccount() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let session = try TerminalSession(broker, "mail", user: "adele@contoso.com")
+        try session.waitFor("mail> ")
+        try session.command("allowed", until: "Any account may sign in on this device.")
+        try session.command("account work", until: "Now showing adele@contoso.com.")
+        try session.command("away", until: "Mail is in the background.")
+        let back = try session.command("back", until: "managed by policy")
+        #expect(back.contains("Back in Mail.") && back.contains("adele@contoso.com"), "\(back)")
+        #expect(try session.quit() == 0)
+    }
+
     @Test func chatPrintsItsPolicyAndGreetingAndShowsTheSharingBlockedMessage() throws {
         let broker = try Broker()
         defer { broker.stop() }
