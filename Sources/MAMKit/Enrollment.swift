@@ -11,18 +11,28 @@ public struct EnrollmentManager: Sendable {
 
     /// `registerAndEnrollAccountId`.
     public func registerAndEnroll(_ account: String) async throws -> EnrollmentNotice {
-        try await refreshed(answer(kit.connection.request(.enroll(account: account)), "enroll"))
+        let notice = try answer(await kit.connection.request(.enroll(account: account)), "enroll")
+        if notice.leavesAccountRegistered { kit.registered.add(account) }
+        return await refreshed(notice)
     }
+
+    /// `registeredAccountIds`: the accounts registered with the SDK on this device, enrolled or
+    /// waiting for their retry (seed 000 §Enrollment: a failed enrollment is retried every 24
+    /// hours), in the order they were registered.
+    public var registeredAccounts: [String] { kit.registered.all }
 
     /// `loginAndEnrollAccount(nil)`: the device's MDM user, else the app must sign one in (203).
     public func loginAndEnroll() async throws -> EnrollmentNotice {
-        try await refreshed(answer(kit.connection.request(.loginAndEnroll), "loginAndEnroll"))
+        let notice = try answer(await kit.connection.request(.loginAndEnroll), "loginAndEnroll")
+        if notice.leavesAccountRegistered { kit.registered.add(notice.account) }
+        return await refreshed(notice)
     }
 
     /// `deRegisterAndUnenrollAccountId(_:withWipe:)`. With a wipe, the wipe comes first (and
     /// the policy delegate's `wipeData`), then the unenrollment's notice.
     public func deregisterAndUnenroll(_ account: String, wipe: Bool) async throws -> EnrollmentNotice? {
         let replies = try await kit.connection.request(.unenroll(account: account, wipe: wipe))
+        kit.registered.remove([account, kit.resolve(account).account.map { $0.upn ?? $0.name } ?? account])
         if case .wipeRequest? = replies.first?.frame.message {
             _ = try? await kit.refreshPolicy()
             return nil

@@ -59,6 +59,9 @@ public struct EnrollmentNotice: Sendable, Hashable {
     public var code: Int
     public var status: EnrollmentStatus? { EnrollmentStatus(rawValue: code) }
     public var didSucceed: Bool { code < 200 }
+    /// The enrollment leaves the account registered: enrolled (100-103, 208 already), or failed
+    /// in a way the service retries every 24 hours (200 not licensed, 225 not targeted).
+    var leavesAccountRegistered: Bool { kind == .enrollment && (didSucceed || code == 208 || code == 200 || code == 225) }
 }
 
 /// `IntuneMAMComplianceStatus`.

@@ -54,6 +54,7 @@ final class Kit: Sendable {
     let engine = PolicyEngine(tenant: Tenant(name: "snapshot"))
     let logger: Logger
     let screen = ScreenState()
+    let registered = RegisteredAccounts()
     let events: AsyncStream<MAMEvent>
     let eventSink: AsyncStream<MAMEvent>.Continuation
 

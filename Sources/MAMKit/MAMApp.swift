@@ -131,6 +131,8 @@ extension Kit {
         case let .enrollmentNotice(kind, account, status):
             let notice = EnrollmentNotice(kind: EnrollmentNotice.Kind(rawValue: Int(kind)) ?? .policy, account: account, code: Int(status))
             logger.info("enrollment notice", metadata: ["kind": "\(notice.kind)", "account": "\(account)", "status": "\(status)"])
+            // An enrollment the service made for the app (at launch, or a retry) registers too.
+            if notice.leavesAccountRegistered { registered.add(account) }
             _ = try? await refreshPolicy()
             if let d = state.current.enrollmentDelegate {
                 switch notice.kind {
@@ -269,6 +271,8 @@ extension Kit {
                 logger.warning("the account's files could not all be removed", metadata: ["error": "\(error)"])
             }
         }
+        // A wipe unenrolls and deregisters the account (the SDK-API's unenrollment path).
+        registered.remove([account, wiped.account.map { $0.upn ?? $0.name } ?? account])
         state.withLock { s in
             s.keys = [:]
             if s.ui == wiped { s.ui = nil }

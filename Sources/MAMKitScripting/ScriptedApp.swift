@@ -290,6 +290,9 @@ struct Executor: Sendable {
         case "scopes":
             let a = try arguments(c, 1...1, "ACCOUNT|personal")
             return await scopes(a[0].lowercased() == "personal" ? "" : a[0])
+        case "registered":
+            _ = try arguments(c, 0...0, "")
+            return ["accounts": .array(app.enrollment.registeredAccounts.map { .string($0) }), "enrolled": JSONValue(app.enrollment.enrolledAccount)]
         case "allowed-accounts":
             _ = try arguments(c, 0...0, "")
             return ["accounts": (try await app.enrollment.allowedAccounts()).map { .array($0.map { .string($0) }) } ?? .null]
