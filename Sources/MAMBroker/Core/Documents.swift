@@ -140,16 +140,9 @@ extension BrokerCore {
         held.original = a.token
         let job = newJob(.deliver(held), app: sessions[delivery.requester]!.bundleID)
         retained = true
-        // Send = none: the document still arrives, sealed so that no app can read it, not even
-        // a managed one of the same account (SEMANTICS 4.1.3) — under a key nobody is given.
-        let keyID = delivery.decision.rule == .sendNone ? Self.unreadableKeyID : Self.keyID(account)
-        out.append(.encrypt(job: job, attachment: a.token, keyID: keyID, budget: budget(delivery.requester)))
+        out.append(.encrypt(job: job, attachment: a.token, keyID: Self.keyID(account), budget: budget(delivery.requester)))
         return .success(())
     }
-
-    /// The key id of a document nobody may read: the shell seals it under a fresh key it never
-    /// keeps or stores, so even an account whose key id were spelled so could not open it.
-    public static let unreadableKeyID = "!nobody"
 
     /// Imports whose source has not answered in time: the importer is told and its slot freed;
     /// the request stays (abandoned) until the source answers or leaves.

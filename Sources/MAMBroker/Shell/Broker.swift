@@ -564,7 +564,7 @@ public final class Broker: @unchecked Sendable {
             let out = mam_memfd_sealable("mamlab-encrypted")
             do {
                 guard out >= 0 else { throw BrokerError("memfd_create: \(String(cString: strerror(errno)))") }
-                let key = keyID == BrokerCore.unreadableKeyID ? DocumentCipher.newKey() : try store.key(for: keyID)
+                let key = try store.key(for: keyID)
                 try DocumentCipher.seal(input: fd, size: SealedDocument.size(fd), into: out, key: key, keyID: keyID)
                 guard SealedDocument.seal(out) else { throw BrokerError("the encrypted document could not be sealed") }
                 loop.post(Mail.encrypted(job: job, fd: out))
