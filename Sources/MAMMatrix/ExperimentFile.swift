@@ -142,21 +142,22 @@ public enum ExperimentFile {
                 log.append(item.problem("\(channel.rawValue) needs a location: \"\(channel.rawValue) LOCATION[:ACCOUNT]\""))
                 return nil
             }
-            let takesAccount: Bool
+            let takesAccount: Bool, acceptsAccount: Bool
             if channel == .saveTo {
                 guard let l = SaveLocation(name: name) else {
                     log.append(item.problem("unknown save location \"\(name.prefix(80))\"; allowed: \(SaveLocation.allCases.map(\.name).joined(separator: ", "))"))
                     return nil
                 }
-                takesAccount = l.takesAccount
+                (takesAccount, acceptsAccount) = (l.takesAccount, l.acceptsAccount)
             } else {
                 guard let l = OpenLocation(name: name), l != .camera else {
                     log.append(item.problem("unknown open location \"\(name.prefix(80))\"; allowed: \(OpenLocation.allCases.filter { $0 != .camera }.map(\.name).joined(separator: ", ")) (the camera holds nothing a party could save first)"))
                     return nil
                 }
-                takesAccount = l.takesAccount
+                (takesAccount, acceptsAccount) = (l.takesAccount, l.acceptsAccount)
             }
-            if takesAccount != (account != nil) {
+            // `other` may name the unknown service's account (SEMANTICS 4.6.save).
+            if takesAccount ? account == nil : (account != nil && !acceptsAccount) {
                 log.append(item.problem(takesAccount ? "\(name) belongs to an account: write \(name):ACCOUNT" : "\(name) takes no account"))
                 return nil
             }

@@ -59,6 +59,26 @@ struct ExperimentTests {
         }
     }
 
+    // seed 000 §Unknown or unlisted locations: `other` may name the service's account; the
+    // local drive never takes one.
+    @Test func otherMayNameAnAccountAndTheLocalDriveMayNot() throws {
+        let ok = """
+            {"name": "x", "parties": [{"name": "A", "app": "Mail", "accounts": ["adele@contoso.com"]}],
+             "channels": ["save-to other:adele@contoso.com", "open-from other:dana@dropbox.example"]}
+            """
+        #expect(throws: Never.self) { _ = try Fixture.load(ok, file: "ok.json") }
+        let bad = """
+            {"name": "x", "parties": [{"name": "A", "app": "Mail", "accounts": ["adele@contoso.com"]}],
+             "channels": ["save-to localDrive:adele@contoso.com"]}
+            """
+        do {
+            _ = try Fixture.load(bad, file: "bad.json")
+            Issue.record("loaded an account for the local drive")
+        } catch {
+            #expect(error.description.contains("$.channels[0]: localDrive takes no account"), "\(error.description)")
+        }
+    }
+
     @Test func defaultPlanPairsDifferentAppsOnlyAndSkipsAccountsAPartyLacks() {
         let cells = Plan.cells(BuiltIn.default, bundleID: Fixture.bundleID)
         #expect(cells.count == 549)
