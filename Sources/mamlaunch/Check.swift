@@ -92,7 +92,8 @@ struct Check: ParsableCommand {
         // A checked extension's app may be one of the known apps; the finding is the extension's.
         let checkedFiles = Set(checked.map(\.file))
         let pairs = checked + known.filter { !checkedFiles.contains($0.file) }
-        diagnostics += (ManifestRequirements.checkAppGroups(pairs) + ManifestRequirements.checkOpenInNames(pairs)).filter { checkedFiles.contains($0.file) }
+        let crossChecks = ManifestRequirements.checkAppGroups(pairs) + ManifestRequirements.checkOpenInNames(pairs) + ManifestRequirements.checkOpenInTypes(pairs)
+        diagnostics += crossChecks.filter { checkedFiles.contains($0.file) }
         if !ignoreUnknownApps && !manifests.isEmpty {
             for tenant in tenants { diagnostics += Catalog.unknownApps(tenant, known: manifests) }
         }

@@ -79,14 +79,20 @@ struct CheckRequirementsTests {
                 <key>AppGroupIdentifiers</key><array><string>group.app</string></array></dict>
                 """)
         }
-        let bad = try write(["App/Info.plist": app, "OpenIn/Info.plist": ext("Send to Pair", "@count >= 1).@count == 1")])
+        // The app also opens PDFs, which the extension's rule leaves out (step 7).
+        let pdfApp = app.replacingOccurrences(of: "<key>IntuneMAMSettings</key>", with: """
+            <key>CFBundleDocumentTypes</key><array><dict><key>LSItemContentTypes</key><array>\
+            <string>com.adobe.pdf</string><string>com.microsoft.intune.mam.com.adobe.pdf</string></array></dict></array><key>IntuneMAMSettings</key>
+            """)
+        let bad = try write(["App/Info.plist": pdfApp, "OpenIn/Info.plist": ext("Send to Pair", "@count >= 1).@count == 1")])
         defer { try? FileManager.default.removeItem(at: bad) }
         let r = try CommandRunner.run(["check", bad.path])
         #expect(r.status == 0, "warnings only: \(r.stdout)")
         #expect(r.stdout.contains("NSFaceIDUsageDescription: an empty NSFaceIDUsageDescription"), "\(r.stdout)")
         #expect(r.stdout.contains("OpenIn/Info.plist: warning: CFBundleDisplayName: the Open-in extension com.example.pair.openin is named \"Send to Pair\", not \"Open in Pair\" (seed 000 §'Copy To' actions, step 4"), "\(r.stdout)")
         #expect(r.stdout.contains("the Open-in extension's rule counts \"@count >= 1\", which accepts more than one file or none (seed 000 §'Copy To' actions, step 7"), "\(r.stdout)")
-        #expect(r.stdout.contains("0 errors, 3 warnings"), "\(r.stdout)")
+        #expect(r.stdout.contains("does not accept com.microsoft.intune.mam.com.adobe.pdf of com.example.pair (seed 000 §'Copy To' actions, step 7"), "\(r.stdout)")
+        #expect(r.stdout.contains("0 errors, 4 warnings"), "\(r.stdout)")
 
         // Seed 000's own rule shape, under the right name: nothing to say about the extension.
         let good = try write(["App/Info.plist": app, "OpenIn/Info.plist": ext("Open in Pair", "@count == 1).@count == 1")])

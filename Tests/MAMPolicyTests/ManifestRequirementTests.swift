@@ -179,4 +179,17 @@ struct ManifestRequirementTests {
         #expect(found.count == 1 && found[0].file == "ext" && found[0].message.contains("not \"Open in Good\""), "\(found)")
         #expect(found.first?.message.contains("seed 000 §'Copy To' actions, step 4") == true)
     }
+
+    // seed 000 §'Copy To' actions, step 7: the rule takes every document type's twin.
+    @Test func anOpenInExtensionAcceptsTheTwinOfEveryDocumentTypeOfItsApp() throws {
+        func manifest(_ plist: [String: Any]) throws -> AppManifest {
+            try AppManifest.load(try PropertyListSerialization.data(fromPropertyList: plist, format: .xml, options: 0), file: "x").manifest
+        }
+        var app = Self.complete
+        #expect(ManifestRequirements.checkOpenInTypes([(try manifest(app), "app"), (try manifest(Self.openInExtension), "ext")]).isEmpty)
+        app["CFBundleDocumentTypes"] = [["LSItemContentTypes": ["com.adobe.pdf", "com.microsoft.intune.mam.com.adobe.pdf", "public.text", "com.microsoft.intune.mam.public.text"]]]
+        let found = ManifestRequirements.checkOpenInTypes([(try manifest(app), "app"), (try manifest(Self.openInExtension), "ext")])
+        #expect(found.count == 1 && found[0].message.contains("does not accept com.microsoft.intune.mam.public.text of com.example.good"), "\(found)")
+        #expect(found.first?.message.contains("seed 000 §'Copy To' actions, step 7") == true)
+    }
 }

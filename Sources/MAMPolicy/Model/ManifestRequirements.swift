@@ -16,6 +16,7 @@ public enum ManifestRequirements {
         public static let appGroup = "seed 000 §'Copy To' actions, step 2: the app and its Open-in action extension must share an App Group listed in both IntuneMAMSettings.AppGroupIdentifiers"
         public static let faceID = "seed 000 and seed 001 §Build the SDK into your mobile app, step 6: an SDK app needs NSFaceIDUsageDescription with a default message, since the policy may let Face ID open the app"
         public static let openInName = "seed 000 §'Copy To' actions, step 4: the Open-in action extension is named \"Open in\" and the app's name"
+        public static let openInTypes = "seed 000 §'Copy To' actions, step 7: the Open-in extension's rule accepts every document type of the app, each with the com.microsoft.intune.mam. prefix"
         public static let openInSingleFile = "seed 000 §'Copy To' actions, step 7: the Open-in extension's activation rule accepts exactly one item holding exactly one file (SUBQUERY(...).@count == 1 at both levels)"
         public static let autoEnroll = "seed 001 §Configure settings for the Intune App SDK: with MAMPolicyRequired set to YES, AutoEnrollOnLaunch should be YES too"
     }
@@ -169,6 +170,30 @@ public enum ManifestRequirements {
             if ext.displayName != wanted {
                 out.append(Diagnostic(.warning, file: file, path: "CFBundleDisplayName",
                                       message: "the Open-in extension \(ext.bundleID) is named \"\(ext.displayName)\", not \"\(wanted)\" (\(Source.openInName))"))
+            }
+        }
+        return out
+    }
+
+    /// An Open-in extension whose activation predicate leaves out the twin of one of its app's
+    /// document types: iOS would not offer it for that type.
+    public static func checkOpenInTypes(_ manifests: [(manifest: AppManifest, file: String)]) -> [Diagnostic] {
+        var out: [Diagnostic] = []
+        for (ext, file) in manifests {
+            guard case .bool(true)? = ext.mamSettings?["OpenInActionExtension"]?.value,
+                  case let .string(containing)? = ext.mamSettings?["ContainingAppBundleId"]?.value,
+                  let app = manifests.first(where: { $0.manifest.bundleID.lowercased() == containing.lowercased() }),
+                  case let .predicate(predicate)? = ext.activationRule
+            else { continue }
+            let accepted = Set(conformsToTypes(in: predicate).map { $0.lowercased() })
+            var missing: [String] = []
+            for type in app.manifest.documentTypes.flatMap(\.contentTypes) {
+                let twin = ContentType.twin(of: type)
+                if !accepted.contains(twin.lowercased()), !missing.contains(twin) { missing.append(twin) }
+            }
+            if !missing.isEmpty {
+                out.append(Diagnostic(.warning, file: file, path: "NSExtension.NSExtensionAttributes.NSExtensionActivationRule",
+                                      message: "the Open-in extension \(ext.bundleID) does not accept \(missing.joined(separator: ", ")) of \(app.manifest.bundleID) (\(Source.openInTypes))"))
             }
         }
         return out
