@@ -1,4 +1,5 @@
 import MAMBroker
+import MAMBrokerCore
 import MAMPolicy
 import MAMTestSupport
 import MAMWire
@@ -44,7 +45,7 @@ struct AnsweredOnceTests {
                 guard !left.contains(s), let target = lab.core.party(of: other)?.bundleID else { continue }
                 nextID += 1
                 let message: Message
-                var attachment: MAMBroker.Attachment?
+                var attachment: MAMBrokerCore.Attachment?
                 switch Int.random(in: 0...6, using: &g) {
                 case 0: message = .copy(text: "t\(nextID)", types: ["public.utf8-plain-text"])
                 case 1: message = .paste

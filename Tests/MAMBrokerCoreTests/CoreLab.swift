@@ -1,5 +1,6 @@
 import Foundation
 import MAMBroker
+import MAMBrokerCore
 import MAMCatalog
 import MAMPolicy
 import MAMWire
@@ -52,7 +53,7 @@ struct CoreLab {
     init(tenant: Tenant = CoreLab.sampleTenant, apps: [AppManifest] = CoreLab.sampleApps, limits: BrokerLimits = BrokerLimits(),
          conditionalAccess: ConditionalAccessSettings? = nil) {
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: limits,
-                          conditionalAccess: conditionalAccess)
+                          conditionalAccess: conditionalAccess, credentials: Credential.matches)
     }
 
     /// Connects an app as the launcher would, and greets.

@@ -2,6 +2,7 @@ import CMAMWire
 import Foundation
 import Glibc
 @testable import MAMBroker
+import MAMBrokerCore
 import MAMProtect
 import MAMWire
 import Testing

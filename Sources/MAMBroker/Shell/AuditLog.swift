@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MAMBrokerCore
 
 /// The audit log: one JSON line per decision, appended with a single write so that a kill at
 /// any moment leaves whole lines only (DESIGN.md, "Audit").

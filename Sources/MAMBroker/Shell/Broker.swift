@@ -2,6 +2,8 @@ import CMAMWire
 import Foundation
 import Glibc
 import Logging
+import MAMBrokerCore
+import MAMCatalog
 import MAMPolicy
 import MAMProtect
 import MAMService
@@ -113,7 +115,7 @@ public final class Broker: @unchecked Sendable {
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
                           pasteboard: try store.loadPasteboard(), files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
-                          conditionalAccess: conditionalAccess)
+                          conditionalAccess: conditionalAccess, credentials: Credential.matches)
         core.testFlipPaste = configuration.testFlip == "paste"
         loop = try EventLoop()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MAMBrokerCore
 import MAMProtect
 
 /// What must survive a broker restart, in SQLite in the device directory: the pasteboard, the

@@ -58,6 +58,9 @@ public struct InstalledProgram: Sendable, Equatable {
     }
 }
 
+/// Checks a password against a tenant user's stored credential (`TenantUser.credential`).
+public typealias CredentialCheck = @Sendable (_ stored: String, _ password: String) -> Bool
+
 /// A descriptor that came with a frame (or that the shell made), named by a token: the core
 /// never holds descriptors, only what the shell found out about them before asking.
 public struct Attachment: Sendable, Hashable {
@@ -179,6 +182,12 @@ public struct LogLine: Sendable, Equatable {
     public var level: Level
     public var message: String
     public var metadata: [String: String]
+
+    public init(level: Level, message: String, metadata: [String: String]) {
+        self.level = level
+        self.message = message
+        self.metadata = metadata
+    }
 }
 
 /// What the shell must do. The core returns these in order; the shell carries them out.
