@@ -15,8 +15,6 @@ public struct BrokerCore: Sendable {
     /// The tenant's reload count; audit entries carry it.
     public private(set) var revision = 1
     public var limits: BrokerLimits
-    /// Test-only: every paste decision is inverted (Broker.Configuration.testFlip).
-    public var testFlipPaste = false
     /// The installed apps' programs by lower-cased bundle id, as the shell found them: a hand-off
     /// under an installed bundle id is that app only with its digests. An app with no entry here
     /// is taken at the launcher's word (a broker that was told nothing of its apps' programs).

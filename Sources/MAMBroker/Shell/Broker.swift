@@ -86,6 +86,8 @@ public final class Broker: @unchecked Sendable {
     /// The newest pasteboard not yet written, and whether a write is scheduled (coalesced).
     let pendingPasteboard = Mutex()
     nonisolated(unsafe) var unsavedPasteboard: PasteboardState?
+    /// Test-only (`Configuration.testFlip`): paste decisions turned round on their way out.
+    var pasteFlip: PasteFlip?
 
     enum Handle {
         case publicListener, launcherListener, launcher(WireSocket), session(SessionID)
@@ -112,11 +114,12 @@ public final class Broker: @unchecked Sendable {
         store = try StateStore(path: (dir as NSString).appendingPathComponent("state.sqlite"))
         locations = try LocationStore(path: (dir as NSString).appendingPathComponent("locations"))
         let enrolled = try store.loadEnrollments(now: clock.now())
+        let pasteboard = try store.loadPasteboard()
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
-                          pasteboard: try store.loadPasteboard(), files: try store.loadFiles(),
+                          pasteboard: pasteboard, files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
                           conditionalAccess: conditionalAccess, credentials: Credential.matches)
-        core.testFlipPaste = configuration.testFlip == "paste"
+        pasteFlip = configuration.testFlip == "paste" ? PasteFlip(text: pasteboard?.text) : nil
         loop = try EventLoop()
     }
 
@@ -416,6 +419,7 @@ public final class Broker: @unchecked Sendable {
 
         func send(_ frame: Frame, to id: SessionID, attachment: Int?) -> SendResult {
             guard let socket = broker.sockets[id] else { return .noConnection }
+            let frame = broker.pasteFlip?.flipped(frame) ?? frame
             do {
                 try socket.send(frame, descriptor: attachment.flatMap { broker.descriptors[$0] }, wait: false)
                 return .sent
@@ -443,10 +447,14 @@ public final class Broker: @unchecked Sendable {
         }
 
         func close(_ id: SessionID, reason: String?) { broker.drop(id, reason: reason) }
-        func audit(_ entry: AuditEntry) { broker.audit.append(entry, id: (try? broker.store.nextDecisionID()) ?? 0) }
+        func audit(_ entry: AuditEntry) {
+            let entry = broker.pasteFlip?.flipped(entry) ?? entry
+            broker.audit.append(entry, id: (try? broker.store.nextDecisionID()) ?? 0)
+        }
         func log(_ line: LogLine) { broker.log(line) }
 
         func persist(_ change: StateChange) {
+            broker.pasteFlip?.copied(change)
             switch change {
             case let .pasteboard(state): broker.savePasteboard(state)
             case let .destroyKey(keyID):
