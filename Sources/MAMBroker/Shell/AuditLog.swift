@@ -3,7 +3,7 @@ import Glibc
 import MAMBrokerCore
 
 /// The audit log: one JSON line per decision, appended with a single write so that a kill at
-/// any moment leaves whole lines only (DESIGN.md, "Audit").
+/// any moment leaves whole lines only.
 public final class AuditLog: @unchecked Sendable {
     private var fd: Int32
     public let path: String
