@@ -419,7 +419,8 @@ public struct BrokerCore: Sendable {
         // unmanaged sender's URL is not rewritten, and was audited without one).
         let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
         return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
-                          outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision)
+                          outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision,
+                          ruleName: d.rule.rawValue)
     }
 
     public static func isPowerOfTen(_ n: Int) -> Bool {
@@ -527,7 +528,7 @@ public struct BrokerCore: Sendable {
     mutating func notSignedIn(_ id: SessionID, _ frameID: UInt32, channel: String, account: String, _ out: inout [BrokerEffect]) -> WireError {
         out.append(.audit(AuditEntry(session: id, request: frameID, channel: channel, source: auditParty(id), target: nil, dataType: nil,
                                      size: nil, outcome: "notSignedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(account),
-                                     revision: revision)))
+                                     revision: revision, ruleName: Rule.identityNotSignedIn.rawValue)))
         return WireError(.notAllowed, "\(account) is not signed in to this instance of \(sessions[id]!.bundleID); "
                          + "only the user signs an account in (mamlaunch run --user)")
     }

@@ -141,10 +141,14 @@ public struct AuditEntry: Sendable, Equatable {
     public var dataType: String?
     public var size: Int?
     public var outcome: String
+    /// The section of docs/SEMANTICS.md the deciding rule is in (several rules share one).
     public var rule: String
     public var tag: String
     public var detail: String?
     public var revision: Int
+    /// The deciding rule's own name (`Rule`'s case, as `explain` names it): one rule, where
+    /// `rule` is a section several share. Nil for a line no engine rule decided.
+    public var ruleName: String? = nil
 }
 
 /// What must be written to the state database. (A stored file is recorded by its `store` job,

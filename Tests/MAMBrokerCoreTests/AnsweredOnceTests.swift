@@ -75,13 +75,14 @@ struct AnsweredOnceTests {
             for request in asked {
                 let answers = lab.received(request.session).filter { $0.frame.id == request.id && Self.isAnswer($0.frame.message) }
                 // Replies and audit agree: a decision the app got is audited once, under its
-                // request, with the same outcome and rule; a request that got no decision has
+                // request, with the same outcome and rule, named by a rule of that section; a request that got no decision has
                 // no audit line that says it was allowed.
                 let audited = lab.audits.filter { $0.session == request.session && $0.request == request.id }
                 if let decision = answers.map(\.frame).decision {
                     audits += 1
                     #expect(audited.count == 1 && audited.first?.outcome == Outcome.allCases[Int(decision.outcome)].rawValue
-                                && audited.first?.rule == decision.rule,
+                                && audited.first?.rule == decision.rule
+                                && audited.first?.ruleName.flatMap(Rule.init(rawValue:))?.id == decision.rule,
                             "round \(round): \(request.what) \(request.id) answered \(decision), audited \(audited)")
                 } else {
                     #expect(!audited.contains { $0.outcome == Outcome.allowed.rawValue },

@@ -39,6 +39,7 @@ public final class AuditLog: @unchecked Sendable {
         b += Self.literal(",\"request\":"); number(UInt64(r.request), &b)
         b += Self.literal(",\"revision\":"); number(UInt64(r.revision), &b)
         b += Self.literal(",\"rule\":"); string(r.rule, &b)
+        if let n = r.ruleName { b += Self.literal(",\"ruleName\":"); string(n, &b) }
         b += Self.literal(",\"session\":"); number(UInt64(r.session.raw), &b)
         if let size = r.size { b += Self.literal(",\"size\":"); number(UInt64(size), &b) }
         b += Self.literal(",\"source\":"); party(r.source, &b)
