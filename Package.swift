@@ -7,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "MAMPolicy", targets: ["MAMPolicy"]),
+        .library(name: "MAMBrokerCore", targets: ["MAMBrokerCore"]),
+        .library(name: "MAMBrokerEmbedded", targets: ["MAMBrokerEmbedded"]),
         .library(name: "MAMBroker", targets: ["MAMBroker"]),
         .executable(name: "mamlaunch", targets: ["mamlaunch"]),
         .executable(name: "mamconfigurator", targets: ["mamconfigurator"]),
@@ -65,19 +67,25 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
-        // The broker as a library: a core with no I/O (messages in, effects out) and the shell
-        // around it (event loop, sockets, locations, audit, state). It is handed a tenant,
-        // manifests and an app starter; it finds nothing on disk by itself.
+        // The broker's core: no I/O, no clock of its own (messages in, effects out), and the one
+        // interpreter of its effects (BrokerShell). The engine, the service and the wire only.
+        .target(name: "MAMBrokerCore", dependencies: ["MAMPolicy", "MAMService", "MAMWire"]),
+        // The core in a shell made of memory (as NIOEmbedded beside NIOCore): no process, socket
+        // or file, every effect recorded; what the core's tests and properties run on.
+        .target(name: "MAMBrokerEmbedded", dependencies: ["MAMBrokerCore", "MAMPolicy", "MAMService", "MAMWire"]),
+        // The broker's shell around the core: event loop, sockets, locations, audit, state, the
+        // machine's clock. It is handed a tenant, manifests and an app starter; it finds nothing
+        // on disk by itself.
         .target(name: "MAMBroker", dependencies: [
             // (MAMCatalog: a tenant user's credential is checked against its salted SHA-256.)
-            "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMCatalog",
+            "MAMBrokerCore", "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMCatalog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
-        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport",
+        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBrokerCore", "MAMBrokerEmbedded", "MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport",
                                                          .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(name: "mambroker", dependencies: [
-            "MAMBroker", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "MAMBroker", "MAMBrokerCore", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.

@@ -1,7 +1,7 @@
 import MAMPolicy
 
 /// Answers cells from the engine alone, asking it exactly what the broker asks for the same
-/// action (Sources/MAMBroker/Core): the live run and the prediction differ only if the broker
+/// action (Sources/MAMBrokerCore): the live run and the prediction differ only if the broker
 /// or the apps do something the engine did not say.
 public struct Predictor: Sendable {
     public let engine: PolicyEngine

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Logging
 import MAMBroker
+import MAMBrokerCore
 import MAMCatalog
 import MAMPolicy
 

@@ -21,7 +21,7 @@ struct BenchBroker: ParsableCommand {
                       echo service, the way Flatpak portals are called
             It prints each kind's median per round trip (with the fastest and slowest block), \
             and the ratios broker/bare and broker/D-Bus block by block: their median, smallest \
-            and largest. Targets (DESIGN.md): broker/bare at most 1.5, broker/D-Bus at most 0.5.
+            and largest. Targets (Benchmarks/README.md): broker/bare at most 1.5, broker/D-Bus at most 0.5.
 
             Concurrency. 1, 8 and 64 apps paste as fast as they can: decisions per second and \
             the 99th percentile round trip.

@@ -48,7 +48,8 @@ struct Report {
 
     func text() -> String {
         let d = decision
-        var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))"]
+        // The first line names the deciding rule itself: its section below is shared by several.
+        var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))  by \(d.rule.rawValue)"]
         lines.append("  rule      \(d.rule.id) \(d.source.label) \(d.rule.summary)")
         if !d.message.isEmpty { lines.append("  message   \(d.message)") }
         if let id = d.receivingIdentity { lines.append("  identity  received as \(id)") }

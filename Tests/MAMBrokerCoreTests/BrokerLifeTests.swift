@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @testable import MAMBroker
+import MAMBrokerCore
 import Testing
 
 /// The broker's start and stop (issue 20): `stop` used to wait forever for a loop that never

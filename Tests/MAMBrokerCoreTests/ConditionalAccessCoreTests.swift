@@ -1,5 +1,6 @@
 import Foundation
 import MAMBroker
+import MAMBrokerCore
 import MAMCatalog
 import MAMPolicy
 import MAMService

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import MAMBroker
+import MAMBrokerCore
 import MAMService
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import MAMBroker
+import MAMBrokerCore
 import MAMPolicy
 import MAMTestSupport
 import MAMWire

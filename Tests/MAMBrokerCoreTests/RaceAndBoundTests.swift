@@ -1,4 +1,5 @@
 import MAMBroker
+import MAMBrokerCore
 import MAMPolicy
 import MAMWire
 import Testing

@@ -2,6 +2,8 @@ import CMAMWire
 import Foundation
 import Glibc
 @testable import MAMBroker
+@testable import MAMBrokerCore
+import MAMPolicy
 import MAMProtect
 import MAMWire
 import Testing
@@ -40,5 +42,22 @@ struct ShellPartsTests {
         gate.signal()
         for _ in 0..<7 { done.wait() }
         #expect(order.withLock { ran.firstIndex(of: "quiet") } == 1)
+    }
+
+    /// The test-only paste flip lives in the shell: it turns a paste's reply and audit line
+    /// round alike, and leaves a paste from an empty pasteboard as the engine decided it.
+    @Test func thePasteFlipTurnsRepliesAndAuditRoundOnlyOnceSomethingWasCopied() {
+        let allowed = DecisionRecord(allowed: true, outcome: 0, rule: "4.3.paste", tag: 0, message: "")
+        let reply = Frame(id: 7, .pasteResult(decision: allowed, text: "org text"))
+        let entry = AuditEntry(session: SessionID(1), request: 7, channel: "paste", source: .init(app: "a", identity: "personal", managed: false),
+                               target: nil, dataType: nil, size: nil, outcome: "allowed", rule: "4.3.paste", tag: "doc", detail: nil, revision: 1)
+        var flip = PasteFlip(text: nil)
+        #expect(flip.flipped(reply) == reply && flip.flipped(entry) == entry)
+        flip.copied(.pasteboard(PasteboardState(text: "org text", types: [], ownerApp: "a", ownerIdentity: "personal", changeCount: 1)))
+        guard case let .pasteResult(d, text) = flip.flipped(reply).message else { Issue.record("not a paste result"); return }
+        #expect(!d.allowed && d.outcome == 1 && text == UserMessage.paste && flip.flipped(entry).outcome == "blocked")
+        // Back the other way: a blocked paste gets the copied text.
+        guard case let .pasteResult(back, backText) = flip.flipped(Frame(id: 7, .pasteResult(decision: d, text: text))).message else { return }
+        #expect(back.allowed && back.outcome == 0 && backText == "org text")
     }
 }

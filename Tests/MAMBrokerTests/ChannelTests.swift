@@ -63,6 +63,9 @@ struct ChannelTests {
         // An account the app has not signed in is refused, as an engine decision.
         let other = try b.run("Mail", ["hello", "identity", "ben@contoso.com"]).step("identity")
         #expect(other.outcome == "blocked" && other.rule == "1.identity")
+        // Four rules share section 1.identity: the audit names the one that decided.
+        let audited = b.auditRecord { $0["channel"] as? String == "identity" && $0["outcome"] as? String == "blocked" }
+        #expect(audited?["ruleName"] as? String == "identityNotSignedIn", "\(audited ?? [:])")
     }
 
     @Test func theShareSheetListsRunningTargetsWithTheirOutcome() throws {

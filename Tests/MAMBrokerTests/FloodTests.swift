@@ -6,7 +6,7 @@ import MAMWire
 import Testing
 
 /// One app floods the broker; a quiet one beside it keeps its round trips under 10 ms at the
-/// 99th percentile (issue 9 item 6, DESIGN.md "Performance"). Both are connections this test
+/// 99th percentile (issue 9 item 6). Both are connections this test
 /// hands over through the launcher socket, as `mamlaunch run` does, so the flood is as fast as
 /// a process can make it.
 @Suite("One app cannot stall the others", .serialized, .timeLimit(.minutes(3)))

@@ -110,6 +110,9 @@ struct IdentitySwitchTests {
         // The broker refuses an account Mail has not signed in: notAllowed, with its decision.
         let refused = try mail.send("identity", "ben@contoso.com")
         #expect(refused["result"]?.string == "notAllowed" && refused.outcome == "blocked" && refused.rule == "1.identity", "\(refused)")
+        // Four rules share section 1.identity: the audit names the one that decided.
+        let audited = b.auditRecord { $0["channel"] as? String == "identity" && $0["outcome"] as? String == "blocked" }
+        #expect(audited?["ruleName"] as? String == "identityNotSignedIn", "\(audited ?? [:])")
         // The user cancels conditional launch (adele's policy asks for an access check):
         // cancelled, and the identity stays as it was.
         #expect(try mail.send("identity", "personal")["result"]?.string == "success")

@@ -40,7 +40,7 @@ struct ExplainCommandTests {
     @Test func textOutputNamesRuleTagMessageAndFields() throws {
         let r = try CommandRunner.run(["explain", "--from", "Mail", "--to", "Notes", "--channel", "send"])
         #expect(r.status == 0)
-        #expect(r.stdout.contains("BLOCKED  send  com.contoso.mail as adele@contoso.com (managed) → com.example.notes as personal (unmanaged)"))
+        #expect(r.stdout.hasPrefix("BLOCKED  send  com.contoso.mail as adele@contoso.com (managed) → com.example.notes as personal (unmanaged)  by sendToUnmanagedBlocked\n"))
         #expect(r.stdout.contains("rule      4.1.4 [doc: seed 002 §Exit criteria]"))
         #expect(r.stdout.contains("see       docs/SEMANTICS.md §4.1.4"))
         #expect(r.stdout.contains("message   Your organization only allows you to transfer its data to other managed apps."))

@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
+import MAMBrokerCore
 
 /// The audit log: one JSON line per decision, appended with a single write so that a kill at
-/// any moment leaves whole lines only (DESIGN.md, "Audit").
+/// any moment leaves whole lines only.
 public final class AuditLog: @unchecked Sendable {
     private var fd: Int32
     public let path: String
@@ -38,6 +39,7 @@ public final class AuditLog: @unchecked Sendable {
         b += Self.literal(",\"request\":"); number(UInt64(r.request), &b)
         b += Self.literal(",\"revision\":"); number(UInt64(r.revision), &b)
         b += Self.literal(",\"rule\":"); string(r.rule, &b)
+        if let n = r.ruleName { b += Self.literal(",\"ruleName\":"); string(n, &b) }
         b += Self.literal(",\"session\":"); number(UInt64(r.session.raw), &b)
         if let size = r.size { b += Self.literal(",\"size\":"); number(UInt64(size), &b) }
         b += Self.literal(",\"source\":"); party(r.source, &b)

@@ -2,6 +2,8 @@ import CMAMWire
 import Foundation
 import Glibc
 import Logging
+import MAMBrokerCore
+import MAMCatalog
 import MAMPolicy
 import MAMProtect
 import MAMService
@@ -84,6 +86,8 @@ public final class Broker: @unchecked Sendable {
     /// The newest pasteboard not yet written, and whether a write is scheduled (coalesced).
     let pendingPasteboard = Mutex()
     nonisolated(unsafe) var unsavedPasteboard: PasteboardState?
+    /// Test-only (`Configuration.testFlip`): paste decisions turned round on their way out.
+    var pasteFlip: PasteFlip?
 
     enum Handle {
         case publicListener, launcherListener, launcher(WireSocket), session(SessionID)
@@ -110,11 +114,12 @@ public final class Broker: @unchecked Sendable {
         store = try StateStore(path: (dir as NSString).appendingPathComponent("state.sqlite"))
         locations = try LocationStore(path: (dir as NSString).appendingPathComponent("locations"))
         let enrolled = try store.loadEnrollments(now: clock.now())
+        let pasteboard = try store.loadPasteboard()
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
-                          pasteboard: try store.loadPasteboard(), files: try store.loadFiles(),
+                          pasteboard: pasteboard, files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
-                          conditionalAccess: conditionalAccess)
-        core.testFlipPaste = configuration.testFlip == "paste"
+                          conditionalAccess: conditionalAccess, credentials: Credential.matches)
+        pasteFlip = configuration.testFlip == "paste" ? PasteFlip(text: pasteboard?.text) : nil
         loop = try EventLoop()
     }
 
@@ -402,98 +407,121 @@ public final class Broker: @unchecked Sendable {
     // MARK: Effects
 
     private func apply(_ effects: [BrokerEffect]) {
-        var queue = effects[...]
-        while let effect = queue.popFirst() {
-            switch effect {
-            case let .send(id, frame, attachment):
-                guard let socket = sockets[id] else { continue }
-                do {
-                    try socket.send(frame, descriptor: attachment.flatMap { descriptors[$0] }, wait: false)
-                } catch {
-                    // Not read, or gone: that app loses its connection, said in the log; nobody waits for it.
-                    log(LogLine(level: .warning, message: "a reply could not be delivered; closing that connection",
-                                metadata: ["session": "\(id)", "error": error.description]))
-                    queue.append(contentsOf: core.handle(.disconnected(id)))
-                    drop(id, reason: nil)
-                }
-            case let .deliver(id, frame, attachment, then, otherwise):
-                // To a third party: if it is not reading, it keeps its connection and the
-                // requester is told; only what arrived is answered and audited.
-                var delivered = false
-                if let socket = sockets[id] {
-                    do {
-                        try socket.send(frame, descriptor: attachment.flatMap { descriptors[$0] }, wait: false)
-                        delivered = true
-                    } catch {
-                        // Counted, and logged at the first ten and every tenfold count: a flood
-                        // must not turn into a flood of log lines.
-                        let n = (refusedDeliveries[id] ?? 0) + 1
-                        refusedDeliveries[id] = n
-                        if n <= 10 || BrokerCore.isPowerOfTen(n) {
-                            log(LogLine(level: .notice, message: "a delivery was refused: the receiver is not reading",
-                                        metadata: ["session": "\(id)", "error": error.description, "refused": "\(n)"]))
-                        }
-                    }
-                }
-                queue.insert(contentsOf: delivered ? then : otherwise, at: queue.startIndex)
-            case let .close(id, reason): drop(id, reason: reason)
-            case let .exportUndelivered(brokerID): queue.insert(contentsOf: core.handle(.exportUndelivered(brokerFrameID: brokerID)), at: queue.startIndex)
-            case let .audit(entry): audit.append(entry, id: (try? store.nextDecisionID()) ?? 0)
-            case let .persist(.pasteboard(state)): savePasteboard(state)
-            case let .persist(.destroyKey(keyID)):
-                // Gone before the app hears of its wipe.
-                persistence.sync {
-                    do { try store.destroyKey(keyID) } catch {
-                        logger.error("a wiped account's key could not be destroyed", metadata: ["error": "\(error)"])
-                    }
-                }
-            case let .persist(.enrollments(list, wipes, signedOut)):
-                // Written before the app hears of it, and only when something changed: a repeat
-                // (208) costs nothing, and what an app was told survives a kill.
-                guard list != lastEnrollments || wipes != lastWipes || signedOut != lastSignedOut else { continue }
-                lastEnrollments = list
-                lastWipes = wipes
-                lastSignedOut = signedOut
-                let now = clock.now()
-                persistence.sync {
-                    do { try store.saveEnrollments(list, pendingWipes: wipes, signedOut: signedOut, now: now) } catch {
-                        logger.error("the enrollments could not be saved", metadata: ["error": "\(error)"])
-                    }
-                }
-            case let .startApp(bundle): startApp(bundle)
-            case let .restartApp(session, pid):
-                // The launcher that adopted the app restarts it; its connection is still open
-                // while it waits for the app.
-                if let fd = launcherOf[session], case let .launcher(socket)? = handles[fd] {
-                    // Said as it went: a request the launcher's socket refused restarts nothing.
-                    do {
-                        try LauncherMessage.restart(pid: pid).send(on: socket)
-                        log(LogLine(level: .info, message: "asked the launcher to restart an app", metadata: ["pid": "\(pid)"]))
-                    } catch {
-                        log(LogLine(level: .warning, message: "the launcher could not be asked to restart an app",
-                                    metadata: ["pid": "\(pid)", "error": error.description]))
-                    }
-                } else {
-                    log(LogLine(level: .warning, message: "an app declined to restart, but its launcher is gone", metadata: ["pid": "\(pid)"]))
-                }
-            case let .store(job, token, file, budget): storeFile(job, descriptors[token] ?? -1, file, budget)
-            case let .open(job, key, budget): openFile(job, key, budget)
-            case let .encrypt(job, token, keyID, budget): encrypt(job, descriptors[token] ?? -1, keyID, budget)
-            case let .sendKey(id, frameID, account, keyID):
-                // One small read (or the first write) of the state database, in its order.
-                let reply: Message
-                do {
-                    let key = try persistence.sync { try store.key(for: keyID) }
-                    reply = .accountKey(account: account, key: key)
-                } catch {
-                    logger.error("an account key could not be read", metadata: ["error": "\(error)"])
-                    reply = .error(code: .internalError, detail: "the account key could not be read")
-                }
-                queue.insert(.send(id, Frame(id: frameID, reply)), at: queue.startIndex)
-            case let .release(token): descriptors.removeValue(forKey: token).map { _ = close($0) }
-            case let .log(line): log(line)
+        var shell = Shell(broker: self)
+        core.carryOut(effects, on: &shell)
+    }
+
+    /// The sockets, files and workers the core's effects are carried out on: the core's own
+    /// interpreter (`BrokerCore.carryOut`, which the embedded broker runs too) decides what
+    /// follows from each. None of these touches `core`, which the interpreter holds meanwhile.
+    private struct Shell: BrokerShell {
+        let broker: Broker
+
+        func send(_ frame: Frame, to id: SessionID, attachment: Int?) -> SendResult {
+            guard let socket = broker.sockets[id] else { return .noConnection }
+            let frame = broker.pasteFlip?.flipped(frame) ?? frame
+            do {
+                try socket.send(frame, descriptor: attachment.flatMap { broker.descriptors[$0] }, wait: false)
+                return .sent
+            } catch {
+                return .failed(error.description)
             }
         }
+
+        func deliver(_ frame: Frame, to id: SessionID, attachment: Int?) -> Bool {
+            guard let socket = broker.sockets[id] else { return false }
+            do {
+                try socket.send(frame, descriptor: attachment.flatMap { broker.descriptors[$0] }, wait: false)
+                return true
+            } catch {
+                // Counted, and logged at the first ten and every tenfold count: a flood
+                // must not turn into a flood of log lines.
+                let n = (broker.refusedDeliveries[id] ?? 0) + 1
+                broker.refusedDeliveries[id] = n
+                if n <= 10 || BrokerCore.isPowerOfTen(n) {
+                    broker.log(LogLine(level: .notice, message: "a delivery was refused: the receiver is not reading",
+                                       metadata: ["session": "\(id)", "error": error.description, "refused": "\(n)"]))
+                }
+                return false
+            }
+        }
+
+        func close(_ id: SessionID, reason: String?) { broker.drop(id, reason: reason) }
+        func audit(_ entry: AuditEntry) {
+            let entry = broker.pasteFlip?.flipped(entry) ?? entry
+            broker.audit.append(entry, id: (try? broker.store.nextDecisionID()) ?? 0)
+        }
+        func log(_ line: LogLine) { broker.log(line) }
+
+        func persist(_ change: StateChange) {
+            broker.pasteFlip?.copied(change)
+            switch change {
+            case let .pasteboard(state): broker.savePasteboard(state)
+            case let .destroyKey(keyID):
+                // Gone before the app hears of its wipe.
+                broker.persistence.sync {
+                    do { try broker.store.destroyKey(keyID) } catch {
+                        broker.logger.error("a wiped account's key could not be destroyed", metadata: ["error": "\(error)"])
+                    }
+                }
+            case let .enrollments(list, wipes, signedOut):
+                // Written before the app hears of it, and only when something changed: a repeat
+                // (208) costs nothing, and what an app was told survives a kill.
+                guard list != broker.lastEnrollments || wipes != broker.lastWipes || signedOut != broker.lastSignedOut else { return }
+                broker.lastEnrollments = list
+                broker.lastWipes = wipes
+                broker.lastSignedOut = signedOut
+                let now = broker.clock.now()
+                broker.persistence.sync {
+                    do { try broker.store.saveEnrollments(list, pendingWipes: wipes, signedOut: signedOut, now: now) } catch {
+                        broker.logger.error("the enrollments could not be saved", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+        }
+
+        func startApp(bundleID: String) { broker.startApp(bundleID) }
+
+        func restartApp(_ session: SessionID, pid: Int32) {
+            // The launcher that adopted the app restarts it; its connection is still open
+            // while it waits for the app.
+            if let fd = broker.launcherOf[session], case let .launcher(socket)? = broker.handles[fd] {
+                // Said as it went: a request the launcher's socket refused restarts nothing.
+                do {
+                    try LauncherMessage.restart(pid: pid).send(on: socket)
+                    broker.log(LogLine(level: .info, message: "asked the launcher to restart an app", metadata: ["pid": "\(pid)"]))
+                } catch {
+                    broker.log(LogLine(level: .warning, message: "the launcher could not be asked to restart an app",
+                                       metadata: ["pid": "\(pid)", "error": error.description]))
+                }
+            } else {
+                broker.log(LogLine(level: .warning, message: "an app declined to restart, but its launcher is gone", metadata: ["pid": "\(pid)"]))
+            }
+        }
+
+        // Off the loop: each job's result comes back through the loop's mail.
+        func store(job: Int, attachment: Int, file: StoredFile, budget: String) -> BrokerEvent? {
+            broker.storeFile(job, broker.descriptors[attachment] ?? -1, file, budget)
+            return nil
+        }
+        func open(job: Int, key: StoredFileKey, budget: String) -> BrokerEvent? {
+            broker.openFile(job, key, budget)
+            return nil
+        }
+        func encrypt(job: Int, attachment: Int, keyID: String, budget: String) -> BrokerEvent? {
+            broker.encrypt(job, broker.descriptors[attachment] ?? -1, keyID, budget)
+            return nil
+        }
+
+        func key(_ keyID: String) -> [UInt8]? {
+            // One small read (or the first write) of the state database, in its order.
+            do { return try broker.persistence.sync { try broker.store.key(for: keyID) } } catch {
+                broker.logger.error("an account key could not be read", metadata: ["error": "\(error)"])
+                return nil
+            }
+        }
+
+        func release(attachment: Int) { broker.descriptors.removeValue(forKey: attachment).map { _ = Glibc.close($0) } }
     }
 
     func log(_ line: LogLine) {

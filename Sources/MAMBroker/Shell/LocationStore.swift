@@ -1,6 +1,7 @@
 import CMAMWire
 import Foundation
 import Glibc
+import MAMBrokerCore
 import MAMWire
 
 /// The storage locations on disk: `DIR/locations/<folder>[/<account>]/<name>`. Every open,

@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
+import MAMBrokerCore
 import MAMProtect
 
 /// What must survive a broker restart, in SQLite in the device directory: the pasteboard, the
 /// stored files with their owners, the accounts' keys, and the block of decision ids in use. Every change is a transaction,
-/// so a kill at any moment leaves the state before or after it (DESIGN.md, "State").
+/// so a kill at any moment leaves the state before or after it.
 public final class StateStore: @unchecked Sendable {
     let db: DatabaseQueue
     /// Decision ids are handed out from blocks reserved in the database, so an id is never reused

@@ -42,7 +42,7 @@ public enum PolicySide: String, Sendable, Hashable {
 
 /// One decision: an outcome and the rule that produced it, with what the rule changed.
 ///
-/// A value, never a bare `Bool`: it keeps why (STYLE.md).
+/// A value, never a bare `Bool`: it keeps why.
 public struct Decision: Sendable, Hashable, CustomStringConvertible {
     public var outcome: Outcome
     public var rule: Rule

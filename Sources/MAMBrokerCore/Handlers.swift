@@ -192,12 +192,7 @@ extension BrokerCore {
             return
         }
         // The copier is judged as it was when it copied: its party is kept with the item.
-        var d = engine.paste(clip.item, into: target)
-        if testFlipPaste {
-            // The injected disagreement: the broker does the opposite of what the engine said.
-            d.outcome = d.allowed ? .blocked : .allowed
-            d.replacementText = d.allowed ? nil : UserMessage.paste
-        }
+        let d = engine.paste(clip.item, into: target)
         out.append(.audit(entry(d, session: id, request: frameID, channel: "paste", source: clip.owner, target: auditParty(id),
                                 type: clip.state.types.first, size: clip.item.length)))
         let text = d.allowed ? clip.state.text : (d.replacementText ?? UserMessage.paste)

@@ -58,6 +58,9 @@ public struct InstalledProgram: Sendable, Equatable {
     }
 }
 
+/// Checks a password against a tenant user's stored credential (`TenantUser.credential`).
+public typealias CredentialCheck = @Sendable (_ stored: String, _ password: String) -> Bool
+
 /// A descriptor that came with a frame (or that the shell made), named by a token: the core
 /// never holds descriptors, only what the shell found out about them before asking.
 public struct Attachment: Sendable, Hashable {
@@ -138,10 +141,14 @@ public struct AuditEntry: Sendable, Equatable {
     public var dataType: String?
     public var size: Int?
     public var outcome: String
+    /// The section of docs/SEMANTICS.md the deciding rule is in (several rules share one).
     public var rule: String
     public var tag: String
     public var detail: String?
     public var revision: Int
+    /// The deciding rule's own name (`Rule`'s case, as `explain` names it): one rule, where
+    /// `rule` is a section several share. Nil for a line no engine rule decided.
+    public var ruleName: String? = nil
 }
 
 /// What must be written to the state database. (A stored file is recorded by its `store` job,
@@ -179,6 +186,12 @@ public struct LogLine: Sendable, Equatable {
     public var level: Level
     public var message: String
     public var metadata: [String: String]
+
+    public init(level: Level, message: String, metadata: [String: String]) {
+        self.level = level
+        self.message = message
+        self.metadata = metadata
+    }
 }
 
 /// What the shell must do. The core returns these in order; the shell carries them out.

@@ -1,4 +1,3 @@
-import MAMCatalog
 import MAMPolicy
 import MAMService
 import MAMWire
@@ -16,13 +15,14 @@ public struct BrokerCore: Sendable {
     /// The tenant's reload count; audit entries carry it.
     public private(set) var revision = 1
     public var limits: BrokerLimits
-    /// Test-only: every paste decision is inverted (Broker.Configuration.testFlip).
-    public var testFlipPaste = false
     /// The installed apps' programs by lower-cased bundle id, as the shell found them: a hand-off
     /// under an installed bundle id is that app only with its digests. An app with no entry here
     /// is taken at the launcher's word (a broker that was told nothing of its apps' programs).
     public var installedPrograms: [String: InstalledProgram] = [:]
     let clock: any BrokerClock
+    /// Whether a password is the one a tenant user's stored credential was made from: the
+    /// shell's (MAMCatalog's `Credential.matches`), so the core links no cryptography.
+    let credentials: CredentialCheck
     /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
     let catalog: [AppManifest]
 
@@ -59,8 +59,10 @@ public struct BrokerCore: Sendable {
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
-                pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
+                pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil,
+                credentials: @escaping CredentialCheck) {
         self.engine = engine
+        self.credentials = credentials
         self.compliance = conditionalAccess.map { ComplianceManager(access: ConditionalAccess(tenant: engine.tenant, settings: $0)) }
         // Rows written before accounts were canonical may name a tenant user by object id or in
         // another case: each is the user's UPN from now on, so one account is one row.
@@ -356,7 +358,7 @@ public struct BrokerCore: Sendable {
     /// app's manifest in its exact spelling. An unknown app whose bundle id is an installed one
     /// in another spelling is not that app: it counts as nothing running, hears none of the
     /// service's notices, and takes no wipe meant for the installed app.
-    var serviceApps: Set<String> {
+    public var serviceApps: Set<String> {
         Set(sessions.values.filter { $0.conversation.greeted && $0.manifest.integratesSDK }.map { $0.bundleID.lowercased() })
     }
 
@@ -417,10 +419,11 @@ public struct BrokerCore: Sendable {
         // unmanaged sender's URL is not rewritten, and was audited without one).
         let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
         return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
-                          outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision)
+                          outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision,
+                          ruleName: d.rule.rawValue)
     }
 
-    static func isPowerOfTen(_ n: Int) -> Bool {
+    public static func isPowerOfTen(_ n: Int) -> Bool {
         var v = n
         while v >= 10 && v % 10 == 0 { v /= 10 }
         return v == 1
@@ -457,7 +460,7 @@ public struct BrokerCore: Sendable {
         // with the account's credential. A secret given is checked either way.
         if secret != nil || !sameLauncher {
             let stored = acct.userIndex.flatMap { engine.tenant.users[$0].credential }
-            guard let secret, let stored, Credential.matches(stored, password: secret) else {
+            guard let secret, let stored, credentials(stored, secret) else {
                 out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
                                              size: nil, outcome: "badCredential", rule: "1.identity", tag: "chosen",
                                              detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
@@ -481,7 +484,7 @@ public struct BrokerCore: Sendable {
     /// Why an admin's wipe names nothing that exists, or nil when it may be issued. A wipe of a
     /// misspelled account or app would otherwise be "issued", kept pending for ever and wipe
     /// nothing, while the admin believes the data is gone.
-    func wipeRefusal(account: String, app: String?) -> String? {
+    public func wipeRefusal(account: String, app: String?) -> String? {
         let name = Self.canonicalName(account, in: engine.tenant)
         let enrolled = service.enrollments.values
         if engine.tenant.knownAccount(named: account) == nil,
@@ -525,7 +528,7 @@ public struct BrokerCore: Sendable {
     mutating func notSignedIn(_ id: SessionID, _ frameID: UInt32, channel: String, account: String, _ out: inout [BrokerEffect]) -> WireError {
         out.append(.audit(AuditEntry(session: id, request: frameID, channel: channel, source: auditParty(id), target: nil, dataType: nil,
                                      size: nil, outcome: "notSignedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(account),
-                                     revision: revision)))
+                                     revision: revision, ruleName: Rule.identityNotSignedIn.rawValue)))
         return WireError(.notAllowed, "\(account) is not signed in to this instance of \(sessions[id]!.bundleID); "
                          + "only the user signs an account in (mamlaunch run --user)")
     }
