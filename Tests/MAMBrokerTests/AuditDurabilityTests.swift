@@ -154,4 +154,25 @@ struct AuditDurabilityTests {
         #expect(source?["identity"] as? String != "adele@contoso.com", "acting under no account: \(record)")
         #expect(target?["identity"] as? String == "adele@contoso.com", "the account it asked a token for: \(record)")
     }
+
+    @Test func sandboxViolationsAreSecurityEventsAuditedAtTheFirstTenAndEveryTenfoldCount() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let launcher = try WireSocket.connect(b.launcherSocket)
+        defer { launcher.close() }
+        for _ in 0..<1000 {
+            try LauncherMessage.violation(SandboxViolation(bundleID: "com.example.hostile", pid: 4242, syscall: "ptrace", detail: nil,
+                                                           action: .denied, time: "2026-11-24T17:00:00Z")).send(on: launcher)
+        }
+        func counts() -> [Int] {
+            AuditFile.records(atPath: b.auditFolder + "/" + AuditFile.security).compactMap {
+                let r = try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                return r?["channel"] as? String == "sandbox" ? r?["size"] as? Int : nil
+            }
+        }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while counts().last != 1000 && Date() < deadline { usleep(20_000) }  // the broker reads them in its own time
+        #expect(counts() == Array(1...10) + [100, 1000])
+        #expect(!AuditFile.records(atPath: b.audit).contains { $0.contains(#""channel":"sandbox""#) }, "kept apart from ordinary decisions")
+    }
 }
