@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "MAMService", dependencies: ["MAMPolicy"]),
         .testTarget(name: "MAMServiceTests", dependencies: ["MAMService", "MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
         // What several test targets share (a seeded random generator).
-        .target(name: "MAMTestSupport", dependencies: ["MAMScript"], path: "Tests/Support"),
+        .target(name: "MAMTestSupport", dependencies: ["MAMScript", "MAMWire"], path: "Tests/Support"),
         // Encrypted documents (AES-256-GCM, chunked): made by the broker, read by MAMKit.
         // The scripted mode every sample app shares (docs/SCRIPTING.md): command lines in, JSON
         // lines out. Foundation only, so the matrix and the SDK-less Notes app can use it.

@@ -12,11 +12,21 @@ extension BrokerCore {
         return AppComplianceFacts(bundleID: manifest.bundleID, integratesSDK: manifest.integratesSDK, enrolledAccount: enrolled)
     }
 
+    /// An app's request (`actor`: the app as it acts, under its own identity or none) names the
+    /// account in `target`; a result with no request behind it (`ca.compliance`) is the account's.
     func caAudit(_ id: SessionID?, _ request: UInt32, channel: String, app: String, account: String, outcome: String, reason: ConditionalAccessReason,
-                 detail: String) -> BrokerEffect {
-        .audit(AuditEntry(session: id ?? SessionID(0), request: request, channel: channel,
-                          source: AuditEntry.Party(app: app, identity: account, managed: false), target: nil, dataType: nil, size: nil,
-                          outcome: outcome, rule: reason.id, tag: reason.tag.rawValue, detail: Self.fitting(detail), revision: revision))
+                 detail: String, actor: AuditEntry.Party? = nil) -> BrokerEffect {
+        let named = AuditEntry.Party(app: app, identity: account, managed: false)
+        return .audit(AuditEntry(session: id ?? SessionID(0), request: request, channel: channel,
+                                 source: actor ?? named, target: actor == nil ? nil : named, dataType: nil, size: nil,
+                                 outcome: outcome, rule: reason.id, tag: reason.tag.rawValue, detail: Self.fitting(detail), revision: revision))
+    }
+
+    /// Who asks, as the audit says it: an unmanaged app acts under no account (`personal`),
+    /// whoever the user signed in to it, and whatever account it names.
+    mutating func actingParty(_ id: SessionID) -> AuditEntry.Party {
+        let p = auditParty(id)
+        return p.managed ? p : AuditEntry.Party(app: p.app, identity: "personal", managed: false)
     }
 
     mutating func acquireToken(_ id: SessionID, _ frameID: UInt32, account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
@@ -34,7 +44,9 @@ extension BrokerCore {
         }
         let d = manager.access.token(for: manager.access.account(named: account), app: facts(bundle))
         let code: UInt8 = d.outcome == .granted ? 0 : d.outcome == .protectionPolicyRequired ? 1 : 2
-        out.append(caAudit(id, frameID, channel: "ca.token", app: bundle, account: account, outcome: d.outcome.rawValue, reason: d.reason, detail: d.detail))
+        // Not "acting under" the account it named: an unmanaged app acts under none.
+        out.append(caAudit(id, frameID, channel: "ca.token", app: bundle, account: account, outcome: d.outcome.rawValue, reason: d.reason, detail: d.detail,
+                           actor: actingParty(id)))
         out.append(.send(id, Frame(id: frameID, .token(outcome: code, homeAccountID: d.homeAccountId, detail: Self.fitting(d.detail)))))
         return .success(())
     }
@@ -50,7 +62,8 @@ extension BrokerCore {
         let bundle = sessions[id]!.bundleID
         let d = compliance!.request(app: bundle, accountId: account, silent: silent, now: clock.now())
         let code: UInt8 = [.started: 0, .queued: 1, .dropped: 2, .refused: 3][d.outcome] ?? 3
-        out.append(caAudit(id, frameID, channel: "ca.remediate", app: bundle, account: account, outcome: d.outcome.rawValue, reason: d.reason, detail: d.detail))
+        out.append(caAudit(id, frameID, channel: "ca.remediate", app: bundle, account: account, outcome: d.outcome.rawValue, reason: d.reason, detail: d.detail,
+                           actor: actingParty(id)))
         out.append(.send(id, Frame(id: frameID, .remediationAccepted(outcome: code, detail: Self.fitting(d.detail)))))
         return .success(())
     }

@@ -7,6 +7,7 @@ import MAMBroker
 import MAMBrokerCore
 import MAMCatalog
 import MAMPolicy
+import MAMWire
 
 @main
 struct MAMBrokerCommand: ParsableCommand {
@@ -17,7 +18,10 @@ struct MAMBrokerCommand: ParsableCommand {
             Serves apps on a public SOCK_SEQPACKET socket (a process that connects by itself is an unknown, \
             unmanaged app) and takes apps from the launcher on the launcher socket, with their bundle id and pid. \
             Routes URL opens, the pasteboard, Open-in and share, and storage locations; asks the policy engine \
-            for every decision and appends each to DIR/audit.jsonl (rotated to audit.jsonl.1 past --audit-max-bytes). \
+            for every decision and audits each in DIR/audit (root's alone): audit.jsonl for decisions, security.jsonl for \
+            refused keys, identities and sign-ins and sandbox violations, each rotated on its own past --audit-max-bytes \
+            (eight older files kept). Records are stored into a shared mapping of the file, so they survive a kill -9; \
+            read only as far as the header's "committed" says (docs/PROTOCOL.md, "The audit log"). \
             What must survive a restart lives in DIR/state.sqlite; saved files live under DIR/locations. \
             A URL for an app that is not running starts it with `mamlaunch run` (built beside mambroker).
 
@@ -50,8 +54,11 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Bytes one app may keep in storage locations.", valueName: "BYTES"))
     var quotaPerApp: Int = BrokerLimits().quotaPerApp
 
-    @Option(help: ArgumentHelp("Audit log size before it is rotated.", valueName: "BYTES"))
+    @Option(help: ArgumentHelp("Audit log size before it is rotated (4096 to 99999999).", valueName: "BYTES"))
     var auditMaxBytes: Int = 64 << 20
+
+    @Option(help: ArgumentHelp("Requests one app may make in a second, its connections together; past it a request is refused (limitReached) unread, and the refusals are counted in the audit once a second (channel rate).", valueName: "N"))
+    var requestsPerSecond: Int = 2000
 
     @Option(help: ArgumentHelp("real: the machine's clock; virtual: a clock that moves only when `mamlaunch clock advance` says (experiments and tests skip time).", valueName: "real|virtual"))
     var clock: String = "real"
@@ -72,8 +79,8 @@ struct MAMBrokerCommand: ParsableCommand {
         if let testFlip, testFlip != "paste" { throw ValidationError("--test-flip: only paste") }
         guard clock == "real" || clock == "virtual" else { throw ValidationError("--clock \(clock): use real or virtual") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical") }
-        guard maxFileSize > 0, quotaPerApp > 0, auditMaxBytes >= 4096 else {
-            throw ValidationError("--max-file-size and --quota-per-app must be positive, --audit-max-bytes at least 4096")
+        guard maxFileSize > 0, quotaPerApp > 0, auditMaxBytes >= 4096, auditMaxBytes <= AuditFile.largest, requestsPerSecond > 0 else {
+            throw ValidationError("--max-file-size, --quota-per-app and --requests-per-second must be positive, --audit-max-bytes from 4096 to \(AuditFile.largest)")
         }
     }
 
@@ -106,6 +113,7 @@ struct MAMBrokerCommand: ParsableCommand {
             limits.quotaPerApp = quotaPerApp
             var configuration = Broker.Configuration(deviceDirectory: device, publicSocket: socket, launcherSocket: launcherSocket,
                                                      limits: limits, auditMaximumBytes: auditMaxBytes)
+            configuration.requestsPerSecond = requestsPerSecond
             configuration.testFlip = testFlip
             // An installed bundle id is the installed app only when the program is the one built
             // for it (beside mambroker): a digest per hand-off, cached while the file is unchanged.

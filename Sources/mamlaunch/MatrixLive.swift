@@ -6,6 +6,7 @@ import MAMCatalog
 import MAMMatrix
 import MAMPolicy
 import MAMScript
+import MAMWire
 
 /// The live side of `mamlaunch matrix`: per policy, a broker of its own (policies run in
 /// parallel up to --jobs), the apps started in parallel in their sandboxes and kept running
@@ -144,7 +145,7 @@ final class PolicyRun: @unchecked Sendable {
         self.payload = setup.experiment.payload
         let base = NSTemporaryDirectory() + "mamlab-matrix-\(getpid())-\(UUID().uuidString.prefix(8))"
         device = base
-        auditPath = base + "/audit.jsonl"
+        auditPath = base + "/audit/" + AuditFile.decisions
         try FileManager.default.createDirectory(atPath: base + "/logs", withIntermediateDirectories: true)
         let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json")
         var m: [String: (AppManifest, String)] = [:]
@@ -423,18 +424,10 @@ final class PolicyRun: @unchecked Sendable {
 
     // MARK: audit
 
-    func auditSize() -> UInt64 {
-        var st = stat()
-        return stat(auditPath, &st) == 0 ? UInt64(st.st_size) : 0
-    }
+    /// Where the log's committed records end (not the file's size: its space is reserved ahead).
+    func auditSize() -> UInt64 { UInt64(AuditFile.end(atPath: auditPath)) }
 
-    func auditLines(from offset: UInt64) -> [String] {
-        guard let h = FileHandle(forReadingAtPath: auditPath) else { return [] }
-        defer { try? h.close() }
-        try? h.seek(toOffset: offset)
-        let data = (try? h.readToEnd()) ?? Data()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-    }
+    func auditLines(from offset: UInt64) -> [String] { AuditFile.records(atPath: auditPath, from: Int(offset)) }
 
     static func sha256(_ text: String) -> String {
         SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()

@@ -105,10 +105,8 @@ struct RobustnessTests {
         load.forEach { $0.waitForLines(3) }  // well into their loops
         b.kill(SIGKILL)
         load.forEach { _ = $0.finish() }
-        // Every line of the audit log is a whole JSON object.
-        let text = try String(contentsOfFile: b.audit, encoding: .utf8)
-        #expect(text.isEmpty || text.hasSuffix("\n"))
-        let lines = text.split(separator: "\n")
+        // Every committed line of the audit log is a whole JSON object.
+        let lines = AuditFile.records(atPath: b.audit)
         #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
         let lastID = lines.compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? Int }.max() ?? 0
         // The same device directory: the pasteboard and the decision numbering carry on.
@@ -185,12 +183,13 @@ struct AuditRotationTests {
         let steps = ["hello"] + Array(repeating: ["paste"], count: 150).flatMap { $0 }
         _ = try b.run("Notes", steps)
         let logs = [b.audit] + (1...9).map { b.audit + ".\($0)" }
-        let texts = logs.map { (try? String(contentsOfFile: $0, encoding: .utf8)) ?? "" }
-        #expect(texts.allSatisfy { $0.utf8.count <= 4096 })
-        #expect(!texts[1].isEmpty && !texts[2].isEmpty, "older logs are kept, not replaced")
-        #expect(texts[9].isEmpty, "at most eight older logs")
+        let sizes = logs.map { (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0 }
+        #expect(sizes.allSatisfy { $0 <= 4096 }, "\(sizes)")
+        let records = logs.map { AuditFile.records(atPath: $0) }
+        #expect(!records[1].isEmpty && !records[2].isEmpty, "older logs are kept, not replaced")
+        #expect(sizes[9] == 0, "at most eight older logs")
         var ids: [Int] = []
-        for line in texts.reversed().joined().split(separator: "\n") {
+        for line in records.reversed().joined() {
             let record = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             #expect(record != nil, "\(line)")
             ids.append(record?["id"] as? Int ?? -1)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MAMWire
 import Testing
 
 /// A real broker (`mambroker`) on a throwaway device directory: the one harness the process
@@ -21,7 +22,9 @@ open class TestBroker: @unchecked Sendable {
     public var pid: Int32 { broker?.pid ?? -1 }
     public var launcherSocket: String { device + "/launcher.sock" }
     public var publicSocket: String { device + "/mambroker.sock" }
-    public var auditPath: String { device + "/audit.jsonl" }
+    /// The audit folder, and its log of ordinary decisions (security events are in security.jsonl).
+    public var auditFolder: String { device + "/audit" }
+    public var auditPath: String { auditFolder + "/" + AuditFile.decisions }
     /// Where apps launched against this broker keep their containers.
     public var containers: String { device + "-containers" }
 
@@ -55,10 +58,9 @@ open class TestBroker: @unchecked Sendable {
         for path in [device, containers, log] { try? FileManager.default.removeItem(atPath: path) }
     }
 
-    /// The audit log's records so far.
+    /// The audit's records so far, both logs and their rotated files, in decision order.
     public var auditRecords: [[String: Any]] {
-        let text = (try? String(contentsOfFile: auditPath, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        AuditFile.allRecords(inFolder: auditFolder).compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
     /// Waits (up to `timeout` seconds) until the broker's log says `text`; the test fails when it

@@ -32,4 +32,10 @@ int mam_epoll_wait(int epoll, int *fds, int max, int timeout_ms);
 int mam_eventfd(void);
 /// Lowers the calling thread's CPU priority (Linux nice is per thread); 0 or -1.
 int mam_thread_nice(int nice);
+/// The audit log's committed length: stored after the record it commits (release), loaded
+/// before the records it covers are read (acquire). One aligned 8-byte store, so a process
+/// killed at any instant leaves the old value or the new one, never a mix.
+static inline void mam_store_release_u64(void *p, unsigned long long v) { __atomic_store_n((unsigned long long *)p, v, __ATOMIC_RELEASE); }
+static inline unsigned long long mam_load_acquire_u64(const void *p) { return __atomic_load_n((const unsigned long long *)p, __ATOMIC_ACQUIRE); }
+
 #endif

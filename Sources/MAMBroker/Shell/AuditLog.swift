@@ -1,36 +1,93 @@
+import CMAMWire
 import Foundation
 import Glibc
 import MAMBrokerCore
+import MAMWire
 
-/// The audit log: one JSON line per decision, appended with a single write so that a kill at
-/// any moment leaves whole lines only.
+/// The audit log: one JSON line per decision, stored into shared pages of a file reserved ahead
+/// (AuditFile): no system call per record, and every record stored is the page cache's the
+/// moment it is made, so it survives the broker's `kill -9` (not the machine's crash). A record
+/// counts once the header's committed length covers it, so a kill halfway through one leaves
+/// whole lines only.
 public final class AuditLog: @unchecked Sendable {
     private var fd: Int32
+    private var mapping: UnsafeMutableRawPointer
     public let path: String
-    /// A log larger than this is renamed to `<path>.1` (older ones shifted up, `keptLogs` kept)
-    /// and begun anew, so a flood of decisions cannot fill the disk.
+    /// A log that would grow past this is set aside as `<path>.1` (older ones shifted up,
+    /// `keptLogs` kept) and a fresh one swapped in, so a flood of decisions cannot fill the disk.
     public let maximumBytes: Int
-    private var written: Int
+    /// Where the next record goes (the committed length).
+    private var committed: Int
+    /// How much of the file is allocated: records are stored only there (a store past the end of
+    /// a file is a SIGBUS), and it grows a step at a time.
+    private var reserved: Int
+    static let step = 1 << 20
     private var cachedSecond = -1
     private var cachedPrefix: [UInt8] = []
+    private var buffer: [UInt8] = []
 
     public init(path: String, maximumBytes: Int = 64 << 20) throws {
         self.path = path
-        self.maximumBytes = maximumBytes
-        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw BrokerError("cannot open the audit log \(path): \(String(cString: strerror(errno)))") }
-        var st = stat()
-        written = fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+        self.maximumBytes = min(max(maximumBytes, 4096), AuditFile.largest)
+        unlink(path + ".next")
+        var file = try Self.open(path, existing: true, reserve: min(Self.step, self.maximumBytes))
+        if file.committed == nil {
+            // An older broker's plain log, or none: the old one is kept as the newest rotated log.
+            close(file.fd)
+            if file.reserved > 0 { Self.shift(path, keptLogs: Self.keptLogs); _ = rename(path, path + ".1") }
+            file = try Self.open(path, existing: false, reserve: min(Self.step, self.maximumBytes))
+        }
+        fd = file.fd
+        committed = file.committed ?? AuditFile.headerSize
+        reserved = file.reserved
+        mapping = try Self.map(fd, self.maximumBytes, path)
+        if committed > self.maximumBytes { rotate() }
     }
 
-    deinit { close(fd) }
+    deinit {
+        munmap(mapping, maximumBytes)
+        close(fd)
+    }
+
+    /// Opens (or makes) a log file readable by root alone; a new one gets its header and a first
+    /// step of space.
+    private static func open(_ path: String, existing: Bool, reserve: Int) throws -> (fd: Int32, committed: Int?, reserved: Int) {
+        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw BrokerError("cannot open the audit log \(path): \(String(cString: strerror(errno)))") }
+        fchmod(fd, 0o600)
+        var st = stat()
+        let size = fstat(fd, &st) == 0 ? Int(st.st_size) : 0
+        if existing && size > 0 {
+            var head = [UInt8](repeating: 0, count: AuditFile.headerSize)
+            let n = pread(fd, &head, head.count, 0)
+            if n == head.count, let c = AuditFile.committed(head), c <= size { return (fd, c, size) }
+            return (fd, nil, size)
+        }
+        let header = AuditFile.header(committed: AuditFile.headerSize)
+        let rc = posix_fallocate(fd, 0, off_t(reserve))
+        guard rc == 0, pwrite(fd, header, header.count, 0) == header.count else {
+            let e = String(cString: strerror(rc != 0 ? rc : errno))
+            close(fd)
+            throw BrokerError("cannot reserve space for the audit log \(path): \(e)")
+        }
+        return (fd, AuditFile.headerSize, reserve)
+    }
+
+    private static func map(_ fd: Int32, _ length: Int, _ path: String) throws -> UnsafeMutableRawPointer {
+        // The whole largest size mapped once; only the reserved part is ever touched.
+        let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+        guard let p, p != MAP_FAILED else { throw BrokerError("cannot map the audit log \(path): \(String(cString: strerror(errno)))") }
+        return p
+    }
 
     /// Appends one decision. Keys come out sorted, as a reader expects; every string is escaped,
     /// so no value from an app can end a line or start a forged one.
     public func append(_ r: AuditEntry, id: UInt64) {
         // Written byte by byte: this runs for every decision, and Foundation's JSON writer, its
         // date formatter, and even string interpolation cost more than the decision itself.
-        var b = [UInt8]()
+        var b: [UInt8] = []
+        swap(&b, &buffer)  // one buffer reused, never copied
+        b.removeAll(keepingCapacity: true)
         b.reserveCapacity(384)
         b += Self.literal("{\"channel\":"); string(r.channel, &b)
         if let d = r.detail { b += Self.literal(",\"detail\":"); string(d, &b) }
@@ -48,11 +105,28 @@ public final class AuditLog: @unchecked Sendable {
         b += Self.literal(",\"time\":\""); timestamp(&b); b.append(UInt8(ascii: "\""))
         if let d = r.dataType { b += Self.literal(",\"type\":"); string(d, &b) }
         b += Self.literal("}\n")
-        if written + b.count > maximumBytes && written > 0 { rotate() }
-        let n = b.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n > 0 { written += n }
+        store(b)
+        buffer = b
     }
 
+    /// Copies a whole record in, then commits it: a kill between the two leaves it uncommitted,
+    /// and the next record is stored over it.
+    private func store(_ record: [UInt8]) {
+        if committed + record.count > maximumBytes && committed > AuditFile.headerSize { rotate() }
+        guard committed + record.count <= maximumBytes else { return }
+        if committed + record.count > reserved {
+            let more = min(max(Self.step, record.count), maximumBytes - reserved)
+            let rc = posix_fallocate(fd, off_t(reserved), off_t(more))
+            guard rc == 0 else {
+                FileHandle.standardError.write(Data("mambroker: the audit log \(path) cannot grow: \(String(cString: strerror(rc)))\n".utf8))
+                return
+            }
+            reserved += more
+        }
+        record.withUnsafeBytes { (mapping + committed).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        committed += record.count
+        mam_store_release_u64(mapping + AuditFile.committedOffset, AuditFile.committedWord(committed))
+    }
     private func party(_ p: AuditEntry.Party, _ b: inout [UInt8]) {
         b += Self.literal("{\"app\":"); string(p.app, &b)
         b += Self.literal(",\"identity\":"); string(p.identity, &b)
@@ -63,17 +137,26 @@ public final class AuditLog: @unchecked Sendable {
     /// Older logs kept beside the current one: `audit.jsonl.1` (the newest) to `.N`.
     public static let keptLogs = 8
 
+    /// The next file is made whole (header, first step) beside the current one, then swapped in:
+    /// a kill at any point leaves every record in one of the kept files.
     private func rotate() {
+        guard let next = try? Self.open(path + ".next", existing: false, reserve: min(Self.step, maximumBytes)), let nextMapping = try? Self.map(next.fd, maximumBytes, path) else {
+            FileHandle.standardError.write(Data("mambroker: the audit log \(path) cannot be rotated: \(String(cString: strerror(errno)))\n".utf8))
+            return
+        }
         // Shifted up one, the oldest dropped: a flood must write eight whole logs' worth of
         // decisions before a record it wants gone is gone.
-        unlink(path + ".\(Self.keptLogs)")
-        for n in stride(from: Self.keptLogs - 1, through: 1, by: -1) { _ = rename(path + ".\(n)", path + ".\(n + 1)") }
-        guard rename(path, path + ".1") == 0 else { return }
-        let next = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
-        guard next >= 0 else { _ = rename(path + ".1", path); return }
+        Self.shift(path, keptLogs: Self.keptLogs)
+        _ = rename(path, path + ".1")
+        _ = rename(path + ".next", path)
+        munmap(mapping, maximumBytes)
         close(fd)
-        fd = next
-        written = 0
+        (fd, mapping, committed, reserved) = (next.fd, nextMapping, AuditFile.headerSize, next.reserved)
+    }
+
+    private static func shift(_ path: String, keptLogs: Int) {
+        unlink(path + ".\(keptLogs)")
+        for n in stride(from: keptLogs - 1, through: 1, by: -1) { _ = rename(path + ".\(n)", path + ".\(n + 1)") }
     }
 
     static let hex = Array("0123456789abcdef".utf8)

@@ -36,6 +36,9 @@ public final class Broker: @unchecked Sendable {
         /// The installed app's program as it is now, by bundle id (nil: not installed, or no
         /// programs known): asked at each hand-off, so a rebuilt app is still itself.
         public var installedProgram: (@Sendable (String) -> InstalledProgram?)?
+        /// Requests one app may make in a second (its connections together); past it they are
+        /// refused (`limitReached`) and counted in the audit.
+        public var requestsPerSecond = 2000
 
         public init(deviceDirectory: String, publicSocket: String? = nil, launcherSocket: String? = nil,
                     limits: BrokerLimits = BrokerLimits(), auditMaximumBytes: Int = 64 << 20) {
@@ -52,7 +55,7 @@ public final class Broker: @unchecked Sendable {
     let starter: AppStarter?
     let clock: any BrokerClock
     var core: BrokerCore
-    let audit: AuditLog
+    let audit: AuditTrail
     let store: StateStore
     let locations: LocationStore
     let loop: EventLoop<Mail>
@@ -80,6 +83,11 @@ public final class Broker: @unchecked Sendable {
     var lastTick: Duration = .zero
     let receiveBuffer = ReceiveBuffer()
     var refusedDeliveries: [SessionID: Int] = [:]
+    /// Each connection's app's request budget, shared by the app's connections.
+    var budgets: [SessionID: RequestBudget] = [:]
+    var appBudgets: [String: RequestBudget] = [:]
+    /// Sandbox violations per app, audited at the first ten and every tenfold count.
+    var violations: [String: Int] = [:]
     var lastEnrollments: [Enrollment] = []
     var lastWipes: Set<String> = []
     var lastSignedOut: Set<String> = []
@@ -110,7 +118,7 @@ public final class Broker: @unchecked Sendable {
         self.clock = clock
         let dir = configuration.deviceDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        audit = try AuditLog(path: (dir as NSString).appendingPathComponent("audit.jsonl"), maximumBytes: configuration.auditMaximumBytes)
+        audit = try AuditTrail(folder: (dir as NSString).appendingPathComponent("audit"), maximumBytes: configuration.auditMaximumBytes)
         store = try StateStore(path: (dir as NSString).appendingPathComponent("state.sqlite"))
         locations = try LocationStore(path: (dir as NSString).appendingPathComponent("locations"))
         let enrolled = try store.loadEnrollments(now: clock.now())
@@ -209,8 +217,10 @@ public final class Broker: @unchecked Sendable {
             if now - lastTick >= .seconds(1) {
                 lastTick = now
                 apply(core.handle(.tick))
+                auditRefusals()
             }
         }
+        auditRefusals()
         for (fd, h) in handles {
             if case .session = h { shutdown(fd, Int32(SHUT_RDWR)) }
             close(fd)
@@ -253,6 +263,11 @@ public final class Broker: @unchecked Sendable {
         nextSession += 1
         handles[fd] = .session(id)
         sockets[id] = WireSocket(fd: fd)
+        budgets[id] = appBudgets[peer.bundleID] ?? {
+            let b = RequestBudget(app: peer.bundleID, perSecond: configuration.requestsPerSecond)
+            appBudgets[peer.bundleID] = b
+            return b
+        }()
         try? loop.add(fd)
         apply(core.handle(.connected(id, peer)))
         return id
@@ -334,6 +349,7 @@ public final class Broker: @unchecked Sendable {
             case .controlReply:
                 log(LogLine(level: .warning, message: "launcher sent a reply, which only the broker sends; ignored", metadata: [:]))
             case let .violation(v):
+                auditViolation(v)
                 log(LogLine(level: .warning, message: "sandbox violation", metadata: [
                     "app": v.bundleID, "pid": "\(v.pid)", "syscall": v.syscall, "detail": v.detail ?? "",
                     "action": v.action == .killed ? "killed" : "denied", "time": v.time,
@@ -361,6 +377,12 @@ public final class Broker: @unchecked Sendable {
             return
         }
         if raw.wouldBlock { return }
+        if let budget = budgets[id], !budget.admit() {
+            // Refused unread: nothing decided, nothing audited but the count.
+            raw.descriptor.map { _ = close($0) }
+            try? socket.send(Frame(id: Wire.frameID(raw.bytes) ?? 0, .error(code: .limitReached, detail: Self.overBudget)), wait: false)
+            return
+        }
         if let e = raw.error {
             apply(core.handle(.badFrame(id, Wire.frameID(raw.bytes) ?? 0, e)))
             return
@@ -396,6 +418,7 @@ public final class Broker: @unchecked Sendable {
         adoptedPid[id] = nil
         launcherOf[id] = nil
         refusedDeliveries[id] = nil
+        budgets[id] = nil
         guard let socket = sockets.removeValue(forKey: id) else { return }
         loop.remove(socket.fd)
         handles[socket.fd] = nil
