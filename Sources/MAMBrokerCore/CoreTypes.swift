@@ -149,6 +149,24 @@ public struct AuditEntry: Sendable, Equatable {
     /// The deciding rule's own name (`Rule`'s case, as `explain` names it): one rule, where
     /// `rule` is a section several share. Nil for a line no engine rule decided.
     public var ruleName: String? = nil
+
+    public init(session: SessionID, request: UInt32, channel: String, source: Party, target: Party?,
+                dataType: String?, size: Int?, outcome: String, rule: String, tag: String,
+                detail: String?, revision: Int, ruleName: String? = nil) {
+        self.session = session
+        self.request = request
+        self.channel = channel
+        self.source = source
+        self.target = target
+        self.dataType = dataType
+        self.size = size
+        self.outcome = outcome
+        self.rule = rule
+        self.tag = tag
+        self.detail = detail
+        self.revision = revision
+        self.ruleName = ruleName
+    }
 }
 
 /// What must be written to the state database. (A stored file is recorded by its `store` job,

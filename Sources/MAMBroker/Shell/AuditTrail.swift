@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MAMBrokerCore
 import MAMWire
 
 /// The broker's audit folder (`DIR/audit`, root's alone: 0700, each file 0600): ordinary
