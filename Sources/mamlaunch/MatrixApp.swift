@@ -1,6 +1,7 @@
 import CMAMSandbox
 import Foundation
 import Glibc
+import MAMCatalog
 import MAMPolicy
 import MAMSandbox
 import MAMScript
@@ -56,6 +57,9 @@ final class ScriptedApp: @unchecked Sendable {
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containers, brokerDescriptor: pair[0], hidden: hidden)
         config.allowWeaker = allowWeaker
+        // The program hashed is the program run (Handoff.digest).
+        let program = OpenProgram(executable)
+        if let program, program.isNative { config.executableDescriptor = program.descriptor }
         config.standardInput = stdin[0]
         config.standardOutput = stdout[1]
         config.standardError = errFD >= 0 ? errFD : nil
@@ -72,7 +76,9 @@ final class ScriptedApp: @unchecked Sendable {
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
         do {
-            try Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account, executable: executable, personal: personal), fd: pair[1])
+            try Handoff.send(control, .adopt(Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
+                                                      executableDigest: Handoff.digest(of: program, ran: config), developer: false, personal: personal)),
+                             fd: pair[1])
         } catch {
             kill(app.pid, SIGKILL)
             _ = app.wait()
