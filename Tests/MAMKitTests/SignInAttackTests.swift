@@ -45,6 +45,24 @@ struct SignInAttackTests {
         #expect(refused.count >= 7, "\(refused)")
     }
 
+    /// Remediation enrolls the account it is for: an app signed in as Adele asking it for Ben's
+    /// object id (or UPN) gets a refusal, and neither Ben's enrollment nor his token follows.
+    @Test func remediationForAnotherUsersObjectIdIsRefusedWhileAdeleIsSignedIn() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.courier("Mail", user: Self.adele, ["hello", "remediate", Self.benOID, "silent", "remediate", Self.ben, "silent",
+                                                            "enroll", Self.benOID, "token", Self.ben, "remediate", Self.adeleOID, "silent", "bye"])
+            .courierLines()
+        #expect(refusedAsNotSignedIn(step(mail, "remediate", 0)), "\(mail)")
+        #expect(refusedAsNotSignedIn(step(mail, "remediate", 1)), "\(mail)")
+        #expect(refusedAsNotSignedIn(step(mail, "enroll")) && step(mail, "enroll")?["status"] == nil, "\(mail)")
+        #expect(refusedAsNotSignedIn(step(mail, "token")) && step(mail, "token")?["homeAccountId"] == nil, "\(mail)")
+        // Her own object id is her, signed in here: remediation is taken up (not refused as another's).
+        #expect(step(mail, "remediate", 2)?["error"] == nil, "\(mail)")
+        #expect(!b.auditRecords.contains { $0["channel"] as? String == "ca.remediate" && ($0["detail"] as? String ?? "").contains("ben")
+                                              && $0["outcome"] as? String != "notSignedIn" })
+    }
+
     @Test func anotherAppsUnenrollByObjectIdLeavesMailsEnrollmentAndKey() throws {
         let b = try KitBroker()
         defer { b.stop() }
