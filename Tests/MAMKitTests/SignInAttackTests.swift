@@ -204,7 +204,13 @@ struct CredentialSignInProcessTests {
         let pid = try pid(of: "com.contoso.mail", in: b)
         #expect(try signIn(b, "ben@contoso.com", pid: pid, password: "contoso-adele") != 0)
         #expect(try mail.send("enroll", "ben@contoso.com")["status"] == nil, "a wrong password signs nobody in")
+        let quiet = try mail.send("events")
+        #expect(quiet["events"]?.array?.contains { $0["event"]?.string == "signin" } == false, "a refused sign-in is not told: \(quiet)")
         #expect(try signIn(b, "ben@contoso.com", pid: pid, password: "contoso-ben") == 0)
+        // The running app is told, through the broker, under the account's canonical name.
+        let told = try mail.send("wait", "signin", "10")
+        #expect(told["account"]?.string == "ben@contoso.com", "\(told)")
+        #expect(try mail.send("policy", "ben@contoso.com")["managed"]?.bool == false, "signed in, not yet enrolled")
         let enrolled = try mail.send("enroll", "ben@contoso.com")
         #expect(enrolled["status"]?.number == 100, "\(enrolled)")
         mail.finish()

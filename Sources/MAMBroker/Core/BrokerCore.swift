@@ -473,6 +473,11 @@ public struct BrokerCore: Sendable {
         out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil, size: nil,
                                      outcome: "signedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(Self.canonicalName(acct)),
                                      revision: revision)))
+        // The app hears of it (after the state it may act on is written), under its canonical
+        // name: an app with the SDK may enroll the account now.
+        if s.conversation.greeted {
+            out.append(.send(id, Frame(id: brokerFrameID(), .signedIn(account: Self.fitting(Self.canonicalName(acct))))))
+        }
     }
 
     /// One account, one name: a tenant user is named by its UPN whatever spelling an app used
