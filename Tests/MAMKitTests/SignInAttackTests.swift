@@ -63,6 +63,35 @@ struct SignInAttackTests {
                                               && $0["outcome"] as? String != "notSignedIn" })
     }
 
+    /// From the protocol client: a second Docs run as Ben got Ben's key while Docs was enrolled
+    /// with Adele. Through the processes: the second instance's data for Ben is not encrypted
+    /// under any key of Ben's, and Adele's instance keeps hers.
+    @Test func aSecondDocsRunAsBenGetsNoKeyWhileDocsIsEnrolledWithAdele() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let first = try b.launch("Docs", user: Self.adele)
+        #expect(try first.send("protect", Self.adele, "minutes")["encrypted"]?.bool == true)
+        let second = try b.courier("Docs", user: Self.ben, developer: false, ["hello", "key", Self.ben, "bye"]).courierLines()
+        #expect(step(second, "key")?["key"] == nil, "\(second)")
+        let real = try b.launch("Docs", user: Self.ben)
+        #expect(try real.send("protect", Self.ben, "ben's notes")["encrypted"]?.bool != true, "a key of Ben's reached the second Docs")
+        real.finish()
+        #expect(try first.send("protect", Self.adele, "more minutes")["encrypted"]?.bool == true)
+        first.finish()
+    }
+
+    /// From the seeds' fidelity suite: with only Dana signed in, Mail listed Adele as signed in
+    /// and enrolled. Its snapshot now names Dana only, and nobody is enrolled.
+    @Test func withOnlyDanaSignedInMailListsNeitherAdeleSignedInNorEnrolled() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", user: "dana@outlook.com")
+        let who = try mail.send("hello")
+        #expect(!"\(who)".lowercased().contains(Self.adele), "\(who)")
+        #expect(try mail.send("policy", Self.adele)["managed"]?.bool == false)
+        mail.finish()
+    }
+
     @Test func anotherAppsUnenrollByObjectIdLeavesMailsEnrollmentAndKey() throws {
         let b = try KitBroker()
         defer { b.stop() }
