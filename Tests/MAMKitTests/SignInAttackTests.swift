@@ -245,4 +245,23 @@ struct CredentialSignInProcessTests {
         mail.finish()
         #expect(b.auditRecords.contains { $0["channel"] as? String == "signIn" && $0["outcome"] as? String == "badCredential" })
     }
+
+    /// Seed fidelity (item 4): a single-identity app has one process identity, its enrolled
+    /// account. Dialer run for dana, then Adele signed in by the user and enrolled by the app:
+    /// its identity is Adele's and its policy managed, as the broker enforces.
+    @Test func aSingleIdentityAppThatEnrollsAdeleTakesHerAsItsProcessIdentity() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let dialer = try b.launch("Dialer", user: "dana@outlook.com")
+        let before = try dialer.send("hello")
+        #expect(before["identity"]?.string != "adele@contoso.com", "\(before)")
+        #expect(try signIn(b, "adele@contoso.com", pid: try pid(of: "com.contoso.dialer", in: b), password: "contoso-adele") == 0)
+        _ = try dialer.send("wait", "signin", "10")
+        let enrolled = try dialer.send("enroll", "adele@contoso.com")
+        #expect(enrolled["status"]?.number == 100, "\(enrolled)")
+        let after = try dialer.send("hello")
+        #expect(after["identity"]?.string == "adele@contoso.com", "\(after)")
+        #expect(try dialer.send("policy")["managed"]?.bool == true)
+        dialer.finish()
+    }
 }
