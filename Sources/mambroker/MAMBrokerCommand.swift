@@ -111,9 +111,6 @@ struct MAMBrokerCommand: ParsableCommand {
             let installed = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
             let digests = InstalledDigests(apps: installed)
             configuration.installedProgram = { digests.program(for: $0) }
-            // Taken now, off the loop, so that the first hand-offs find them ready; the broker
-            // asks again on its disk lane at each hand-off (a rebuild is hashed there).
-            Thread.detachNewThread { for app in installed { _ = digests.program(for: app.manifest.bundleID) } }
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
                                           appsDirectory: appsDir, allowWeaker: allowWeakerSandbox)
             let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()
