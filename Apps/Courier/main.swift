@@ -103,6 +103,7 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
         case let .enrollmentNotice(kind, account, status):
             object["notice"] = ["enrollment", "policy", "unenrollment"][Int(kind)]; object["account"] = account; object["status"] = Int(status)
         case let .restartRequest(account): object["restart"] = account
+        case let .signedIn(account): object["signedIn"] = account
         case let .allowedAccounts(restricted, accounts): object["allowedAccounts"] = restricted ? accounts : NSNull()
         case let .wipeRequest(account): object["wipe"] = account
         // Only a fingerprint of the key: enough to tell one key from another.
@@ -203,7 +204,7 @@ while !args.isEmpty {
         // The next thing the service tells the app on its own (a restart or wipe request, a check-in).
         let got = waitFor { m in
             switch m {
-            case .enrollmentNotice, .restartRequest, .wipeRequest: return true
+            case .enrollmentNotice, .restartRequest, .wipeRequest, .signedIn: return true
             default: return false
             }
         }

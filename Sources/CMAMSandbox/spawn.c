@@ -204,6 +204,8 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     // 4. Descriptors: stdio, the broker connection on its fixed number, nothing else after exec.
     int in = move_high(c->stdin_fd), out = move_high(c->stdout_fd), err = move_high(c->stderr_fd);
     int broker = move_high(c->broker_fd);
+    int program = c->exec_by_fd ? move_high(c->executable_fd) : -1;
+    if (c->exec_by_fd && program < 0) child_fail(status_fd, "program descriptor");
     if (in >= 0 && dup2(in, 0) < 0) child_fail(status_fd, "stdin");
     if (out >= 0 && dup2(out, 1) < 0) child_fail(status_fd, "stdout");
     if (err >= 0 && dup2(err, 2) < 0) child_fail(status_fd, "stderr");
@@ -284,7 +286,10 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     }
     if (syscall(SYS_close_range, MAM_BROKER_FD + 1, ~0U, CLOSE_RANGE_CLOEXEC) != 0) child_fail(status_fd, "close descriptors");
     if (c->broker_fd < 0) close(MAM_BROKER_FD);
-    execve(c->executable, c->argv, c->envp);
+    if (program >= 0)
+        syscall(SYS_execveat, program, "", c->argv, c->envp, AT_EMPTY_PATH);
+    else
+        execve(c->executable, c->argv, c->envp);
     child_fail(status_fd, "exec");
 }
 

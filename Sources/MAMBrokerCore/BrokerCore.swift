@@ -117,7 +117,11 @@ public struct BrokerCore: Sendable {
         // The engine falls back to the tenant's default enrollment; an account the user
         // unenrolled or the admin wiped from this app is not it any more (the app's policy
         // objects said managed after an unenrollment, and the broker still enforced it).
-        if s.enrolled == nil, let e = p.enrolled, service.isSignedOut(app: s.manifest.bundleID, account: Self.canonicalName(e)) {
+        // Nor is an account the user never signed in to this instance: Mail run for dana alone
+        // has nobody enrolled, not the tenant's first targeted user [SEMANTICS §1: the enrolled
+        // account is the first signed-in targeted account].
+        if s.enrolled == nil, let e = p.enrolled,
+           service.isSignedOut(app: s.manifest.bundleID, account: Self.canonicalName(e)) || (s.peer.fromLauncher && !s.signedIn.contains(e)) {
             return Party(app: p.app, identity: p.identity, enrolled: nil, policy: nil,
                          personalAccountSignedIn: p.personalAccountSignedIn, isMDMManaged: p.isMDMManaged, identityIsSet: p.identityIsSet)
         }
@@ -221,6 +225,8 @@ public struct BrokerCore: Sendable {
         } else if let enrolled = probe.enrolled, !service.isSignedOut(app: manifest.bundleID, account: Self.canonicalName(enrolled)) {
             s.signedIn = [enrolled]
         }
+        // Enrolled only with an account signed in here (see `party(of:)`).
+        if let e = s.enrolled, !s.signedIn.contains(e) { s.enrolled = nil }
         sessions[id] = s
         out.append(.log(LogLine(level: .info, message: "app connected", metadata: [
             "app": peer.bundleID, "pid": "\(peer.pid)", "session": "\(id)", "identity": "\(identity)", "managed": "\(probe.isManaged)",
@@ -476,6 +482,11 @@ public struct BrokerCore: Sendable {
         out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil, size: nil,
                                      outcome: "signedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(Self.canonicalName(acct)),
                                      revision: revision)))
+        // The app hears of it (after the state it may act on is written), under its canonical
+        // name: an app with the SDK may enroll the account now.
+        if s.conversation.greeted {
+            out.append(.send(id, Frame(id: brokerFrameID(), .signedIn(account: Self.fitting(Self.canonicalName(acct))))))
+        }
     }
 
     /// One account, one name: a tenant user is named by its UPN whatever spelling an app used

@@ -15,22 +15,57 @@ public enum ProgramDigest {
 
     /// Lower-case hex SHA-256 of the file's bytes, read in pieces; nil when it cannot be read.
     public static func sha256(ofFile path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        var hash = SHA256()
-        while true {
-            // (Foundation answers the end of the file with nil or an empty piece.)
-            let chunk: Data?
-            do { chunk = try handle.read(upToCount: 1 << 20) } catch { return nil }
-            guard let chunk, !chunk.isEmpty else { break }
-            hash.update(data: chunk)
-        }
-        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        OpenProgram(path)?.sha256()
     }
 
     /// The digests of an installed app as the broker expects them: its manifest file and the
     /// executable built for it beside the tools (`.build/<configuration>/<executable>`).
     public static func installed(_ app: CatalogApp, toolDirectory: String = Catalog.toolDirectory) -> (manifest: String?, executable: String?) {
         (realPath(app.file).flatMap(sha256(ofFile:)), app.builtExecutable(in: toolDirectory).flatMap(realPath).flatMap(sha256(ofFile:)))
+    }
+}
+
+/// A program opened once, so that the file hashed is the file run: the launcher executes the
+/// descriptor (`LaunchConfiguration.executableDescriptor`), and a name swapped between the hash
+/// and the exec no longer decides what runs under an installed app's identity.
+public final class OpenProgram: @unchecked Sendable {
+    /// Read-only and close-on-exec; the kernel still executes it (execveat reads the program
+    /// before it closes the descriptor).
+    public let descriptor: Int32
+    /// An ELF file, which runs from its descriptor; a `#!` script does not (its interpreter would
+    /// be handed a /dev/fd name), runs by its path, and so is given no digest to claim an app with.
+    public let isNative: Bool
+
+    /// Opens the real file at `path` (links followed); nil when it is not a readable regular file.
+    public init?(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return nil
+        }
+        var magic = [UInt8](repeating: 0, count: 4)
+        isNative = pread(fd, &magic, 4, 0) == 4 && magic == [0x7F, 0x45, 0x4C, 0x46]
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+
+    /// Lower-case hex SHA-256 of the file's bytes now, read from the descriptor by offset (the
+    /// exec does not share a file position with it); nil on a read error.
+    public func sha256() -> String? {
+        var hash = SHA256()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: off_t = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { return nil }
+            if n == 0 { break }
+            hash.update(data: buffer[0..<n])
+            offset += off_t(n)
+        }
+        return hash.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -7,6 +7,10 @@ public enum MAMEvent: Sendable {
     case document(ReceivedDocument)
     case enrollment(EnrollmentNotice)
     case restart(account: String)
+    /// The user signed `account` in to this instance after launch (`mamlaunch signin`): it is
+    /// now among the policy snapshot's signed-in accounts, and the app may enroll it (the
+    /// counterpart of the SDK's account notifications, such as its allowed-accounts change).
+    case signedIn(account: String)
     case wipe(account: String, completed: Bool)
     case appConfigChanged(account: String)
     case compliance(ComplianceResult)

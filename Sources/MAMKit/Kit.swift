@@ -178,7 +178,14 @@ final class Kit: Sendable {
         let snap = try JSONDecoder().decode(PolicySnapshot.self, from: Data(json.utf8))
         let changed = state.withLock { s -> Bool in
             let changed = s.snapshot != snap
+            let enrolledBefore = s.snapshot?.enrolled
             if changed { s.setSnapshot(snap) }
+            // A single-identity app has one identity, its enrolled account: when the enrollment
+            // changes (the app enrolled the account the user signed in, or lost it), so does
+            // the process identity, as the broker already acts on it.
+            if changed, !snap.app.isMultiIdentity, enrolledBefore != snap.enrolled {
+                s.process = snap.enrolled.map(Identity.account) ?? snap.identity
+            }
             if s.broker == nil { s.broker = snap.identity }
             return changed
         }

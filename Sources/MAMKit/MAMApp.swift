@@ -146,6 +146,12 @@ extension Kit {
                 }
             }
             eventSink.yield(.enrollment(notice))
+        case let .signedIn(account):
+            // The user signed an account in to this instance: the snapshot's signed-in list
+            // changed, and the app may enroll the account now.
+            logger.info("account signed in", metadata: ["account": "\(account)"])
+            _ = try? await refreshPolicy()
+            eventSink.yield(.signedIn(account: account))
         case let .restartRequest(account):
             // The delegate's answer goes back to the broker: false (or no delegate) leaves the
             // restart to the SDK side, which here is the launcher that started the app.

@@ -179,6 +179,7 @@ struct Executor: Sendable {
             ])
         case let .enrollment(n): return ("notice", Self.notice(n))
         case let .restart(account): return ("restart", ["account": .string(account)])
+        case let .signedIn(account): return ("signin", ["account": .string(account)])
         case let .wipe(account, completed): return ("wipe", ["account": .string(account), "completed": .bool(completed)])
         case let .appConfigChanged(account): return ("config", ["account": .string(account)])
         case let .compliance(c):
@@ -351,7 +352,7 @@ struct Executor: Sendable {
                     "owner": JSONValue(owner), "identity": Self.identity(pm.effectiveIdentity)]
         case "wait":
             let a = try arguments(c, 1...2, "KIND [SECONDS]")
-            let kinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance", "allowed-accounts"]
+            let kinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance", "allowed-accounts", "signin"]
             guard kinds.contains(a[0]) else { throw UsageError(message: "\(a[0]) is not an event kind (\(kinds.joined(separator: ", ")))") }
             let seconds = a.count > 1 ? Double(a[1]) : 5
             guard let seconds, seconds >= 0, seconds <= 3600 else { throw UsageError(message: "SECONDS is a number from 0 to 3600") }

@@ -108,6 +108,7 @@ extension SampleSession {
         case .restart: return nil  // the policy delegate's restartApplication has said what it does
         case let .wipe(account, completed): return "\(account)'s data was wiped\(completed ? "" : " (incompletely)")."
         case let .appConfigChanged(account): return "New app configuration for \(account)."
+        case let .signedIn(account): return "\(account) is signed in to this app now; it may be enrolled (enroll \(account))."
         case let .compliance(c): return "Compliance for \(c.account): \(c.status). \(c.title) \(c.message)"
         case .policyChanged: return nil
         case let .allowedAccountsChanged(list):

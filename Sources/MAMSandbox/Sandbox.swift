@@ -36,6 +36,11 @@ public struct LaunchConfiguration: Sendable {
     /// The folder of the app's own files (its executable's, or its script's), readable and never
     /// writable; nil grants only the executable itself.
     public var appFolder: String?
+    /// The executable, opened: when given, the app is this file (`execveat` of the descriptor),
+    /// not whatever `executable` names by the time of the exec, so the launcher's digest of it is
+    /// a digest of what runs. A native program only: a `#!` script run from a descriptor would
+    /// hand its interpreter a /dev/fd name the sandbox does not show.
+    public var executableDescriptor: Int32?
 
     public var container: String { (containersRoot as NSString).appendingPathComponent(bundleID) }
 
@@ -348,6 +353,10 @@ public enum Sandbox {
                                         c.container_tmpfs = tmpfsOptions
                                         c.change_ids = user == nil ? 0 : 1
                                         c.net_namespace_fd = network
+                                        if let program = config.executableDescriptor {
+                                            c.exec_by_fd = 1
+                                            c.executable_fd = program
+                                        }
                                         c.uid = uid
                                         c.gid = uid
                                         c.rlimits = limitsBuf.baseAddress
@@ -396,7 +405,8 @@ public enum Sandbox {
         var supervisor: Supervisor?
         if result.notify_fd >= 0, let program {
             supervisor = Supervisor(fd: result.notify_fd, appPID: result.pid, bundleID: config.bundleID,
-                                    executable: config.executable, container: container, names: program.numbers, ownPIDNamespace: isolate, report: report)
+                                    executable: config.executable, byDescriptor: config.executableDescriptor != nil,
+                                    container: container, names: program.numbers, ownPIDNamespace: isolate, report: report)
             supervisor?.serveFirst()
             supervisor?.start()
         }

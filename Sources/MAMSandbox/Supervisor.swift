@@ -10,8 +10,10 @@ final class Supervisor: @unchecked Sendable {
     private let fd: Int32
     private let appPID: Int32
     private let bundleID: String
-    /// The one exec the app's process makes, the launcher's: of this path.
+    /// The one exec the app's process makes, the launcher's: of this path, or (`byDescriptor`)
+    /// of the launcher's open descriptor of it, an `execveat` with an empty path.
     private let executable: String
+    private let byDescriptor: Bool
     private let container: String
     private let names: [Int32: String]
     /// The app has a PID namespace of its own: every pid it can name is one of its own processes.
@@ -22,13 +24,14 @@ final class Supervisor: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
 
-    init(fd: Int32, appPID: Int32, bundleID: String, executable: String, container: String, names: [Int32: String], ownPIDNamespace: Bool,
+    init(fd: Int32, appPID: Int32, bundleID: String, executable: String, byDescriptor: Bool = false, container: String, names: [Int32: String], ownPIDNamespace: Bool,
          report: @escaping @Sendable (Violation) -> Void) {
         self.ownPIDNamespace = ownPIDNamespace
         self.fd = fd
         self.appPID = appPID
         self.bundleID = bundleID
         self.executable = executable
+        self.byDescriptor = byDescriptor
         self.container = (container as NSString).standardizingPath
         self.names = names
         self.report = report
@@ -85,7 +88,10 @@ final class Supervisor: @unchecked Sendable {
             // kernel starts its #! interpreter inside that same call. Nothing else ever execs.
             let first = execAllowed
             execAllowed = false
-            if first && pid == appPID && path == executable {
+            let own = byDescriptor
+                ? name == "execveat" && path == "" && Int32(truncatingIfNeeded: argument(n, 4)) & atEmptyPath != 0
+                : path == executable
+            if first && pid == appPID && own {
                 _ = mam_notify_continue(fd, n.id)
             } else {
                 _ = mam_notify_deny(fd, n.id, EPERM)

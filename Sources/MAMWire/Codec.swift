@@ -51,6 +51,7 @@ public enum Wire {
         case .file: return 0x52
         case .enroll: return 0x60
         case .loginAndEnroll: return 0x65
+        case .signedIn: return 0x66
         case .unenroll: return 0x61
         case .enrollmentNotice: return 0x62
         case .restartRequest: return 0x63
@@ -77,7 +78,7 @@ public enum Wire {
 
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
-                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x6C, 0x6D, 0x6E, 0x70, 0x71, 0x72,
+                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x6C, 0x6D, 0x6E, 0x70, 0x71, 0x72,
                                                 0x78, 0x79, 0x7A, 0x7B, 0x7C, 0x7D, 0x7E,
                                                 0x80, 0x81, 0x82, 0x83]
 
@@ -148,7 +149,7 @@ public enum Wire {
             w.u8(location); w.optionalText(account); w.text(name)
         case let .file(name, owner): w.text(name); w.optionalText(owner)
         case let .enroll(account), let .restartRequest(account), let .wipeRequest(account), let .appConfigRequest(account),
-             let .appConfigChanged(account): w.text(account)
+             let .appConfigChanged(account), let .signedIn(account): w.text(account)
         case let .appConfigData(account, json): w.text(account); w.text(json)
         case let .acquireToken(account), let .remediationInProgress(account): w.text(account)
         case let .remediationProgress(state, position): w.u8(state); w.u16(position)
@@ -329,6 +330,7 @@ public enum Wire {
         case 0x63: return .restartRequest(account: try r.text("account"))
         case 0x64: return .wipeRequest(account: try r.text("account"))
         case 0x65: return .loginAndEnroll
+        case 0x66: return .signedIn(account: try r.text("account"))
         case 0x6C: return .allowedAccountsRequest
         case 0x6D:
             let restricted = try r.bool("restricted")

@@ -24,7 +24,7 @@ public struct Conversation: Sendable {
             }
             greeted = true
         case .welcome, .error, .canOpenURLResult, .urlDelivery, .decision, .copied, .pasteResult, .targets, .document,
-             .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest,
+             .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest, .signedIn,
              .appConfigData, .appConfigChanged, .token, .remediationAccepted, .complianceStatus,
              .remediationProgress, .policySnapshot, .accountKey:
             throw WireError(.outOfOrder, "\(name(m)) is sent by the broker, not to it")

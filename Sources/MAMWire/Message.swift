@@ -38,6 +38,9 @@ public enum Message: Sendable, Equatable {
     /// The enrollment delegate's callbacks: kind 0 enrollment, 1 policy request, 2 unenrollment.
     case enrollmentNotice(kind: UInt8, account: String, status: UInt16)
     case restartRequest(account: String)
+    /// The user signed `account` in to this app instance after its launch (`mamlaunch signin`, or
+    /// the launcher's `signIn`): unasked, id 0. The app may now enroll it.
+    case signedIn(account: String)
     /// The restart delegate's answer: true, the app restarts itself; false, the SDK side (here
     /// the launcher, asked by the broker) restarts it.
     case restartReply(restartsItself: Bool)

@@ -1,6 +1,7 @@
 import CMAMSandbox
 import Foundation
 import Glibc
+import MAMCatalog
 import MAMPolicy
 import MAMSandbox
 import MAMScript
@@ -56,15 +57,21 @@ final class ScriptedApp: @unchecked Sendable {
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containers, brokerDescriptor: pair[0], hidden: hidden)
         config.allowWeaker = allowWeaker
+        // The program hashed is the program run (Handoff.digest).
+        let program = OpenProgram(executable)
+        if let program, program.isNative { config.executableDescriptor = program.descriptor }
         config.standardInput = stdin[0]
         config.standardOutput = stdout[1]
         config.standardError = errFD >= 0 ? errFD : nil
         let bundle = manifest.bundleID
         let app: SandboxedApp
         do {
-            app = try Sandbox.launch(config) { v in
-                Violations.shared.record(v)
-                Handoff.report(control, v)
+            let launching = config
+            app = try LaunchThreads.shared.run {
+                try Sandbox.launch(launching) { v in
+                    Violations.shared.record(v)
+                    Handoff.report(control, v)
+                }
             }
         } catch {
             for fd in [control, pair[0], pair[1], stdin[0], stdin[1], stdout[0], stdout[1], errFD] where fd >= 0 { close(fd) }
@@ -72,7 +79,9 @@ final class ScriptedApp: @unchecked Sendable {
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
         do {
-            try Handoff.send(control, Handoff.adopt(bundleID: bundle, pid: app.pid, account: account, executable: executable, personal: personal), fd: pair[1])
+            try Handoff.send(control, .adopt(Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
+                                                      executableDigest: Handoff.digest(of: program, ran: config), developer: false, personal: personal)),
+                             fd: pair[1])
         } catch {
             kill(app.pid, SIGKILL)
             _ = app.wait()
@@ -236,4 +245,53 @@ final class Violations: @unchecked Sendable {
         defer { lock.unlock() }
         return order.map { "sandbox violation: \($0) (\(counts[$0]!)×)" }
     }
+}
+
+/// Threads that never end, to start apps from. An app dies with the *thread* that cloned it (its
+/// parent-death signal, which the sandbox sets so that no app outlives its launcher), and
+/// libdispatch retires idle worker threads: apps the matrix had started from `concurrentPerform`
+/// were killed minutes later, silently, and their cells failed with "stopped reading commands".
+final class LaunchThreads: @unchecked Sendable {
+    static let shared = LaunchThreads(count: 4)
+
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+
+    init(count: Int) {
+        for i in 0..<count {
+            let t = Thread { [self] in serve() }
+            t.name = "matrix-launch-\(i)"
+            t.start()
+        }
+    }
+
+    private func serve() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
+    }
+
+    /// Runs `body` on one of the threads and waits for it.
+    func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+        let outcome = LaunchOutcome<T>()
+        let done = DispatchSemaphore(value: 0)
+        condition.lock()
+        jobs.append {
+            outcome.value = Result { try body() }
+            done.signal()
+        }
+        condition.signal()
+        condition.unlock()
+        done.wait()
+        return try outcome.value!.get()
+    }
+}
+
+/// What a job on a launch thread ended with, handed back to the caller that waits for it.
+private final class LaunchOutcome<T>: @unchecked Sendable {
+    var value: Result<T, any Error>?
 }

@@ -69,9 +69,10 @@ struct Run: ParsableCommand {
         let (manifest, executable, manifestFile) = try resolveApp(&arguments)
         // What the broker is told the app is made of: the digests of the real files (a symbolic
         // link is judged as what it points at), so that only the program built for an installed
-        // app gets its identity (docs/PROTOCOL.md, "Launcher hand-off").
-        let digests = (manifest: ProgramDigest.realPath(manifestFile).flatMap(ProgramDigest.sha256(ofFile:)),
-                       executable: ProgramDigest.realPath(executable).flatMap(ProgramDigest.sha256(ofFile:)))
+        // app gets its identity (docs/PROTOCOL.md, "Launcher hand-off"). The program is opened
+        // once: that descriptor is what runs and what is hashed (launchOnce).
+        let manifestDigest = ProgramDigest.realPath(manifestFile).flatMap(ProgramDigest.sha256(ofFile:))
+        let program = OpenProgram(executable)
         let resourceLimits = try parseLimits()
         _ = try sandbox.decide("run \(app ?? "the app")")
         // The bundle id names the container folder: checked here again, whatever loaded it.
@@ -118,6 +119,7 @@ struct Run: ParsableCommand {
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containersRoot, brokerDescriptor: nil, limits: resourceLimits,
                                          allowWeaker: sandbox.allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
+        if let program, program.isNative { config.executableDescriptor = program.descriptor }
         if self.manifest != nil {
             config.appFolder = AppFolder.locate(executable: executable, arguments: &config.arguments,
                                                 currentDirectory: FileManager.default.currentDirectoryPath)
@@ -138,7 +140,7 @@ struct Run: ParsableCommand {
         var restarts = 0
         var status: Int32
         while true {
-            let app = try launchOnce(config, control: controlFD, digests: digests, report: report,
+            let app = try launchOnce(config, control: controlFD, manifestDigest: manifestDigest, program: program, report: report,
                                      startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? 0 : nil, output: terminals[1] ? 1 : 2) } } : nil)
             let watch = controlFD >= 0 ? RestartWatch(control: controlFD, pid: app.pid) : nil
             // The watch stops before the app is reaped: until then its pid cannot be anyone
@@ -162,7 +164,7 @@ struct Run: ParsableCommand {
 
     /// Starts the app once: a new connection to the broker (its end handed over with `adopt`),
     /// then the sandbox.
-    private func launchOnce(_ base: LaunchConfiguration, control: Int32, digests: (manifest: String?, executable: String?),
+    private func launchOnce(_ base: LaunchConfiguration, control: Int32, manifestDigest: String?, program: OpenProgram?,
                             report: @escaping @Sendable (Violation) -> Void,
                             startRelay: (() -> Void)?) throws -> SandboxedApp {
         var config = base
@@ -189,8 +191,8 @@ struct Run: ParsableCommand {
         }
         if control >= 0 {
             do {
-                try Handoff.send(control, .adopt(Adoption(bundleID: config.bundleID, pid: app.pid, account: user, manifestDigest: digests.manifest,
-                                                              executableDigest: digests.executable, developer: developer)), fd: brokerEnd)
+                try Handoff.send(control, .adopt(Adoption(bundleID: config.bundleID, pid: app.pid, account: user, manifestDigest: manifestDigest,
+                                                              executableDigest: Handoff.digest(of: program, ran: config), developer: developer)), fd: brokerEnd)
             } catch {
                 // Not adopted, the app would run on a connection nobody serves: it goes, and the
                 // launch fails saying why.
@@ -319,13 +321,21 @@ struct Run: ParsableCommand {
 /// The launcher's messages to the broker's launcher socket: MAMWire's typed `LauncherMessage`
 /// (docs/PROTOCOL.md, "Launcher hand-off").
 enum Handoff {
-    /// `executable`: the program run, whose digest (of its real file) the broker checks against
-    /// an installed app's; `developer`: a program of the user's own, never given a key.
-    static func adopt(bundleID: String, pid: Int32, account: String?, executable: String? = nil, developer: Bool = false,
+    /// An adoption with no program digest (a peer that is no installed app); `developer`: a
+    /// program of the user's own, never given a key.
+    static func adopt(bundleID: String, pid: Int32, account: String?, developer: Bool = false,
                       personal: Bool = false) -> LauncherMessage {
         .adopt(Adoption(bundleID: bundleID, pid: pid, account: account, manifestDigest: nil,
-                        executableDigest: executable.flatMap(ProgramDigest.realPath).flatMap(ProgramDigest.sha256(ofFile:)), developer: developer,
-                        personal: personal))
+                        executableDigest: nil, developer: developer, personal: personal))
+    }
+
+    /// The digest of the program an app runs, taken after its exec: from the descriptor the
+    /// sandbox executed, whose file the kernel keeps from being written while it runs (ETXTBSY),
+    /// so the bytes hashed are the bytes running. A program run by its path (a script) has none:
+    /// its name could point elsewhere by the time of the exec, so it never claims an app.
+    static func digest(of program: OpenProgram?, ran config: LaunchConfiguration) -> String? {
+        guard let program, config.executableDescriptor == program.descriptor else { return nil }
+        return program.sha256()
     }
 
     /// Sends a message to the broker; a failure is the caller's to handle (an app the broker did

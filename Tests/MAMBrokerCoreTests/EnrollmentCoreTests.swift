@@ -173,6 +173,40 @@ struct LaunchKeyTests {
         #expect(lab.received(m).contains { if case .enrollmentNotice(0, "adele@contoso.com", 100) = $0.frame.message { return true } else { return false } })
     }
 
+    /// Mail with AutoEnrollOnLaunch taken out of its manifest.
+    static func mailWithoutAutoEnroll() -> [AppManifest] {
+        CoreLab.sampleApps.map { m in
+            guard m.bundleID == "com.contoso.mail", case let .object(entries)? = m.mamSettings?.value else { return m }
+            var changed = m
+            changed.mamSettings = Node(.object(entries.filter { $0.key != "AutoEnrollOnLaunch" }))
+            return changed
+        }
+    }
+
+    /// Seed 001: AutoEnrollOnLaunch defaults to NO. Without it the app is unmanaged at launch,
+    /// even with a targeted user signed in, until it enrolls the account itself; the engine (as
+    /// explain and the matrix ask it) says the same.
+    @Test func withoutAutoEnrollOnLaunchTheAppIsUnmanagedUntilItEnrolls() throws {
+        let apps = Self.mailWithoutAutoEnroll()
+        var lab = CoreLab(apps: apps)
+        let m = lab.launch("com.contoso.mail", account: "adele@contoso.com")
+        #expect(!lab.received(m).contains { if case .enrollmentNotice = $0.frame.message { return true } else { return false } })
+        #expect(lab.core.party(of: m)?.isManaged == false)
+        let mail = try #require(apps.first { $0.bundleID == "com.contoso.mail" })
+        let adele = try #require(CoreLab.sampleTenant.identity(named: "adele@contoso.com").account)
+        let engine = PolicyEngine(tenant: CoreLab.sampleTenant, apps: apps)
+        #expect(!engine.party(mail, identity: .account(adele)).isManaged && engine.defaultIdentity(for: mail) == .personal)
+        #expect(engine.party(mail, identity: .account(adele), enrolled: adele).isManaged)
+        // The app enrolls her itself (registerAndEnrollAccount): managed from then on.
+        let got = lab.send(m, .enroll(account: "adele@contoso.com"), frameID: 31)
+        #expect(got.contains { if case .enrollmentNotice(0, "adele@contoso.com", 100) = $0.frame.message { return true } else { return false } })
+        #expect(lab.core.party(of: m)?.isManaged == true)
+        // With the flag, the same launch is managed at once (the sample apps').
+        var auto = CoreLab()
+        let a = auto.launch("com.contoso.mail", account: "adele@contoso.com")
+        #expect(auto.core.party(of: a)?.isManaged == true)
+    }
+
     @Test func mamPolicyRequiredBlocksAnAppWithoutAPolicyFromStarting() {
         // With adele signed in, AutoEnrollOnLaunch gives it a policy and it starts.
         var lab = CoreLab(apps: Self.mail(["AutoEnrollOnLaunch", "MAMPolicyRequired"]))

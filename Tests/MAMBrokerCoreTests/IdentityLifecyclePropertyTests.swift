@@ -7,7 +7,7 @@ import Testing
 
 /// Issue 19, as a property: random identity lifecycles (launch with or without a user, a sign-in
 /// after launch with a right, wrong or no password, enroll and unenroll under any spelling, an
-/// admin wipe, a second instance, a quit) never hand a key, nor an identity, to an account the
+/// admin wipe, a second instance, a relaunch, a switch, a document received, a quit) never hand a key, nor an identity, to an account the
 /// user has not signed in to that instance, or has signed out of the app since. The model is
 /// kept beside the core from what the user did and what the apps were told.
 @Suite("Broker core: random identity lifecycles never give a key to an account not signed in")
@@ -94,7 +94,20 @@ struct IdentityLifecyclePropertyTests {
                 lab.send(id, .bye)
                 instances[id] = nil
                 continue
-            case 65..<80:
+            case 65..<72:
+                // Receive: a document shared to another app; an instance that switches to its
+                // owner's account on arrival may only switch to an account signed in there.
+                let target = Self.apps.randomElement(using: &g)!
+                let before = Dictionary(uniqueKeysWithValues: instances.keys.map { ($0, lab.core.party(of: $0)?.identity) })
+                lab.send(id, .share(target: target, contentType: "com.adobe.pdf", name: "s\(step).pdf"), lab.document("minutes \(step)"))
+                lab.flushJobs()
+                for (other, inst) in instances where inst.app == target {
+                    let now = lab.core.party(of: other)?.identity
+                    if now != before[other] ?? nil, case let .account(a)? = now, let u = a.userIndex {
+                        #expect(inst.signedIn.contains(u), "seed \(seed) step \(step): \(target) switched to \(a) on receiving, signed in: \(inst.signedIn)")
+                    }
+                }
+            case 72..<80:
                 let got = lab.send(id, .setIdentity(account: name))
                 if got.decision?.allowed == true, let u = user(name) {
                     #expect(instances[id]!.signedIn.contains(u), "seed \(seed) step \(step): \(instances[id]!.app) took \(name) as its identity")

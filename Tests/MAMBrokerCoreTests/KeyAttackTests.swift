@@ -252,8 +252,12 @@ struct CredentialSignInTests {
             #expect(lab.send(mail, .enroll(account: Self.ben)).error == .notAllowed, "\(String(describing: secret))")
         }
         #expect(lab.audits.contains { $0.channel == "signIn" && $0.outcome == "badCredential" })
+        func told() -> [String] { lab.received(mail).compactMap { if case let .signedIn(a) = $0.frame.message { return a } else { return nil } } }
+        #expect(told().isEmpty, "a refused sign-in is not told")
         lab.run(lab.core.handle(.signIn(mail, account: "9A8B7C6D-5E4F-4A3B-8C2D-1E0F9A8B7C6D", secret: "contoso-ben", sameLauncher: false)))
         #expect(lab.audits.last?.channel == "signIn" && lab.audits.last?.outcome == "signedIn")
+        // The app is told, under the account's canonical name (not the object id the sign-in used).
+        #expect(told() == [Self.ben])
         #expect(lab.send(mail, .enroll(account: Self.ben)).error == nil)
     }
 

@@ -71,8 +71,10 @@ struct ChannelTests {
     @Test func theShareSheetListsRunningTargetsWithTheirOutcome() throws {
         let b = try BrokerHarness()
         defer { b.stop() }
-        let docs = try b.launch("Docs", ["hello", "sleep", "1500"])
-        let notes = try b.launch("Notes", ["hello", "sleep", "1500"])
+        // Running long enough for Mail to start and ask on a loaded machine (1.5 s was not:
+        // both had ended and the sheet was empty).
+        let docs = try b.launch("Docs", ["hello", "sleep", "4000"])
+        let notes = try b.launch("Notes", ["hello", "sleep", "4000"])
         docs.waitForLines(1)
         notes.waitForLines(1)
         let mail = try b.run("Mail", ["hello", "targets", "com.adobe.pdf"])

@@ -45,6 +45,53 @@ struct SignInAttackTests {
         #expect(refused.count >= 7, "\(refused)")
     }
 
+    /// Remediation enrolls the account it is for: an app signed in as Adele asking it for Ben's
+    /// object id (or UPN) gets a refusal, and neither Ben's enrollment nor his token follows.
+    @Test func remediationForAnotherUsersObjectIdIsRefusedWhileAdeleIsSignedIn() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.courier("Mail", user: Self.adele, ["hello", "remediate", Self.benOID, "silent", "remediate", Self.ben, "silent",
+                                                            "enroll", Self.benOID, "token", Self.ben, "remediate", Self.adeleOID, "silent", "bye"])
+            .courierLines()
+        #expect(refusedAsNotSignedIn(step(mail, "remediate", 0)), "\(mail)")
+        #expect(refusedAsNotSignedIn(step(mail, "remediate", 1)), "\(mail)")
+        #expect(refusedAsNotSignedIn(step(mail, "enroll")) && step(mail, "enroll")?["status"] == nil, "\(mail)")
+        #expect(refusedAsNotSignedIn(step(mail, "token")) && step(mail, "token")?["homeAccountId"] == nil, "\(mail)")
+        // Her own object id is her, signed in here: remediation is taken up (not refused as another's).
+        #expect(step(mail, "remediate", 2)?["error"] == nil, "\(mail)")
+        #expect(!b.auditRecords.contains { $0["channel"] as? String == "ca.remediate" && ($0["detail"] as? String ?? "").contains("ben")
+                                              && $0["outcome"] as? String != "notSignedIn" })
+    }
+
+    /// From the protocol client: a second Docs run as Ben got Ben's key while Docs was enrolled
+    /// with Adele. Through the processes: the second instance's data for Ben is not encrypted
+    /// under any key of Ben's, and Adele's instance keeps hers.
+    @Test func aSecondDocsRunAsBenGetsNoKeyWhileDocsIsEnrolledWithAdele() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let first = try b.launch("Docs", user: Self.adele)
+        #expect(try first.send("protect", Self.adele, "minutes")["encrypted"]?.bool == true)
+        let second = try b.courier("Docs", user: Self.ben, developer: false, ["hello", "key", Self.ben, "bye"]).courierLines()
+        #expect(step(second, "key")?["key"] == nil, "\(second)")
+        let real = try b.launch("Docs", user: Self.ben)
+        #expect(try real.send("protect", Self.ben, "ben's notes")["encrypted"]?.bool != true, "a key of Ben's reached the second Docs")
+        real.finish()
+        #expect(try first.send("protect", Self.adele, "more minutes")["encrypted"]?.bool == true)
+        first.finish()
+    }
+
+    /// From the seeds' fidelity suite: with only Dana signed in, Mail listed Adele as signed in
+    /// and enrolled. Its snapshot now names Dana only, and nobody is enrolled.
+    @Test func withOnlyDanaSignedInMailListsNeitherAdeleSignedInNorEnrolled() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", user: "dana@outlook.com")
+        let who = try mail.send("hello")
+        #expect(!"\(who)".lowercased().contains(Self.adele), "\(who)")
+        #expect(try mail.send("policy", Self.adele)["managed"]?.bool == false)
+        mail.finish()
+    }
+
     @Test func anotherAppsUnenrollByObjectIdLeavesMailsEnrollmentAndKey() throws {
         let b = try KitBroker()
         defer { b.stop() }
@@ -186,10 +233,35 @@ struct CredentialSignInProcessTests {
         let pid = try pid(of: "com.contoso.mail", in: b)
         #expect(try signIn(b, "ben@contoso.com", pid: pid, password: "contoso-adele") != 0)
         #expect(try mail.send("enroll", "ben@contoso.com")["status"] == nil, "a wrong password signs nobody in")
+        let quiet = try mail.send("events")
+        #expect(quiet["events"]?.array?.contains { $0["event"]?.string == "signin" } == false, "a refused sign-in is not told: \(quiet)")
         #expect(try signIn(b, "ben@contoso.com", pid: pid, password: "contoso-ben") == 0)
+        // The running app is told, through the broker, under the account's canonical name.
+        let told = try mail.send("wait", "signin", "10")
+        #expect(told["account"]?.string == "ben@contoso.com", "\(told)")
+        #expect(try mail.send("policy", "ben@contoso.com")["managed"]?.bool == false, "signed in, not yet enrolled")
         let enrolled = try mail.send("enroll", "ben@contoso.com")
         #expect(enrolled["status"]?.number == 100, "\(enrolled)")
         mail.finish()
         #expect(b.auditRecords.contains { $0["channel"] as? String == "signIn" && $0["outcome"] as? String == "badCredential" })
+    }
+
+    /// Seed fidelity (item 4): a single-identity app has one process identity, its enrolled
+    /// account. Dialer run for dana, then Adele signed in by the user and enrolled by the app:
+    /// its identity is Adele's and its policy managed, as the broker enforces.
+    @Test func aSingleIdentityAppThatEnrollsAdeleTakesHerAsItsProcessIdentity() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let dialer = try b.launch("Dialer", user: "dana@outlook.com")
+        let before = try dialer.send("hello")
+        #expect(before["identity"]?.string != "adele@contoso.com", "\(before)")
+        #expect(try signIn(b, "adele@contoso.com", pid: try pid(of: "com.contoso.dialer", in: b), password: "contoso-adele") == 0)
+        _ = try dialer.send("wait", "signin", "10")
+        let enrolled = try dialer.send("enroll", "adele@contoso.com")
+        #expect(enrolled["status"]?.number == 100, "\(enrolled)")
+        let after = try dialer.send("hello")
+        #expect(after["identity"]?.string == "adele@contoso.com", "\(after)")
+        #expect(try dialer.send("policy")["managed"]?.bool == true)
+        dialer.finish()
     }
 }

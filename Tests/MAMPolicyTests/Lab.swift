@@ -11,7 +11,8 @@ struct Lab {
     var engine: PolicyEngine
 
     static func sdk(multiIdentity: Bool = false) -> Node {
-        Node(.object([("MultiIdentity", Node(.bool(multiIdentity)))]))
+        // The sample apps enroll on launch; an app that does not is tested on its own.
+        Node(.object([("MultiIdentity", Node(.bool(multiIdentity))), ("AutoEnrollOnLaunch", Node(.bool(true)))]))
     }
 
     static func twins(_ schemes: [String]) -> [String] { schemes.flatMap { [$0, $0 + "-intunemam"] } }

@@ -21,6 +21,7 @@ let everyMessage: [Message] = [
     .openFrom(location: 4, account: nil, name: "photo.jpg"), .file(name: "photo.jpg", owner: "adele@contoso.com"), .file(name: "p.jpg", owner: nil),
     .enroll(account: "adele@contoso.com"), .loginAndEnroll, .unenroll(account: "adele@contoso.com", wipe: true),
     .enrollmentNotice(kind: 1, account: "adele@contoso.com", status: 227), .restartRequest(account: "adele@contoso.com"),
+    .signedIn(account: "ben@contoso.com"),
     .restartReply(restartsItself: false), .allowedAccountsRequest, .allowedAccounts(restricted: true, accounts: ["adele@contoso.com", "ben@contoso.com"]),
     .allowedAccounts(restricted: false, accounts: []),
     .wipeRequest(account: "adele@contoso.com"), .appConfigRequest(account: "adele@contoso.com"),

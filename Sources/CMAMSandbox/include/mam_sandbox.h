@@ -60,6 +60,10 @@ typedef struct {
     int (*place)(void *context, pid_t pid, char *error, size_t error_size);
     void *place_context;
     int net_namespace_fd;                // an empty network namespace the app joins (setns), or -1
+    // Nonzero: the app is this open file (executable_fd), executed with execveat(AT_EMPTY_PATH),
+    // the very file the launcher hashed; a name swapped since cannot change what runs.
+    int exec_by_fd;
+    int executable_fd;
 } mam_spawn_config;
 
 typedef struct {

@@ -106,6 +106,8 @@ public final class Broker: @unchecked Sendable {
         case event(BrokerEvent)
         case opened(job: Int, fd: Int32)
         case encrypted(job: Int, fd: Int32)
+        /// An app's hand-off whose installed program was looked up on the disk lane.
+        case adopted(Adoption, connection: Int32, launcher: Int32, expected: InstalledProgram?)
         case reload(Tenant, ConditionalAccessSettings?)
         case stop
     }
@@ -207,6 +209,13 @@ public final class Broker: @unchecked Sendable {
                 case let .event(e): apply(core.handle(e))
                 case let .opened(job, fd): apply(core.handle(.opened(job: job, .success(adopt(fd)))))
                 case let .encrypted(job, fd): apply(core.handle(.encrypted(job: job, .success(adopt(fd)))))
+                case let .adopted(a, connection, launcher, expected):
+                    admit(a, connection: connection, launcher: launcher, expected: expected)
+                    // The launcher back in the loop; what it sent meanwhile is read now.
+                    if case let .launcher(socket)? = handles[launcher] {
+                        try? loop.add(launcher)
+                        serveLauncher(socket)
+                    }
                 case let .reload(tenant, access):
                     apply(core.reload(tenant, conditionalAccess: access))
                     log(LogLine(level: .info, message: "tenant reloaded", metadata: ["revision": "\(core.revision)"]))
@@ -292,12 +301,20 @@ public final class Broker: @unchecked Sendable {
             }
             switch message {
             case let .adopt(a):
-                if let expected = configuration.installedProgram?(a.bundleID) { core.installedPrograms[a.bundleID.lowercased()] = expected }
-                let session = open(raw.descriptor!, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true,
-                                                         manifestDigest: a.manifestDigest, executableDigest: a.executableDigest,
-                                                         developer: a.developer, personal: a.personal))
-                launcherOf[session] = socket.fd
-                adoptedPid[session] = a.pid
+                guard let lookup = configuration.installedProgram else {
+                    admit(a, connection: raw.descriptor!, launcher: socket.fd, expected: nil)
+                    continue
+                }
+                // The installed program's digest may have to be taken (at the first hand-off, or
+                // after a rebuild): tens of milliseconds, done on the disk lane, not the loop.
+                // Until it is back this launcher is out of the loop, so its later messages (an
+                // app's end, a sign-in) still come after the adoption they follow.
+                loop.remove(socket.fd)
+                let connection = raw.descriptor!, launcher = socket.fd, loop = self.loop
+                disk.async(for: "installed programs") {
+                    loop.post(.adopted(a, connection: connection, launcher: launcher, expected: lookup(a.bundleID)))
+                }
+                return
             case let .advanceClock(ms):
                 // Only a broker started with a virtual clock lets time be skipped.
                 let reply: LauncherMessage
@@ -356,6 +373,17 @@ public final class Broker: @unchecked Sendable {
                 ]))
             }
         }
+    }
+
+    /// Opens the session of an app the launcher handed over, once the installed program it
+    /// claims (if any) is known.
+    private func admit(_ a: Adoption, connection: Int32, launcher: Int32, expected: InstalledProgram?) {
+        if let expected { core.installedPrograms[a.bundleID.lowercased()] = expected }
+        let session = open(connection, Peer(bundleID: a.bundleID, pid: a.pid, account: a.account, fromLauncher: true,
+                                            manifestDigest: a.manifestDigest, executableDigest: a.executableDigest,
+                                            developer: a.developer, personal: a.personal))
+        launcherOf[session] = launcher
+        adoptedPid[session] = a.pid
     }
 
     private func closeLauncher(_ socket: WireSocket) {

@@ -15,8 +15,18 @@ public struct PolicyEngine: Sendable {
     /// The identity an app starts under when nobody says: the managed account enrolled in an SDK
     /// app, else personal.
     public func defaultIdentity(for app: AppManifest) -> Identity {
-        guard app.integratesSDK, let a = tenant.defaultEnrollment(app: app.bundleID) else { return .personal }
+        guard app.integratesSDK, let a = launchEnrollment(app) else { return .personal }
         return .account(a)
+    }
+
+    /// The account an SDK app is enrolled with before it enrolls anyone itself: the device's
+    /// entry for the app, else, for an app that enrolls on launch, the first targeted user. An
+    /// app without `AutoEnrollOnLaunch` is unmanaged until it enrolls an account itself
+    /// (registerAndEnroll or loginAndEnroll) [seed 001 §settings: AutoEnrollOnLaunch defaults to NO].
+    public func launchEnrollment(_ app: AppManifest) -> Account? {
+        guard app.integratesSDK else { return nil }
+        if let e = tenant.device.enrollments[app.bundleID.lowercased()] { return e }
+        return app.enrollsOnLaunch ? tenant.defaultEnrollment(app: app.bundleID) : nil
     }
 
     /// Builds a party.
@@ -24,8 +34,9 @@ public struct PolicyEngine: Sendable {
     /// - Parameters:
     ///   - identity: the identity the app acts under now.
     ///   - enrolled: the managed account enrolled in the app; `nil` takes the tenant's: the
-    ///     device's `enrollments` entry for the app when there is one, else the account acting
-    ///     when a policy targets it, else (multi-identity) the first targeted user. Another
+    ///     device's `enrollments` entry for the app when there is one, else, for an app that
+    ///     enrolls on launch (`launchEnrollment`), the account acting when a policy targets it,
+    ///     else (multi-identity) the first targeted user; else nothing. Another
     ///     account of the tenant acting in an app whose enrolled account is someone else is
     ///     not managed there: the policy follows the enrolled account only [seed 002
     ///     §Stage 5: once an account is enrolled, the app's other users are unmanaged].
@@ -47,7 +58,7 @@ public struct PolicyEngine: Sendable {
     /// mean a personal account is signed in.
     public func partyWithNoIdentitySet(_ app: AppManifest, enrolled: Account? = nil,
                                        personalAccountSignedIn: Bool = false) -> Party {
-        let account = app.integratesSDK ? (enrolled ?? tenant.defaultEnrollment(app: app.bundleID)) : nil
+        let account = app.integratesSDK ? (enrolled ?? launchEnrollment(app)) : nil
         let policy = account.flatMap { tenant.policy(app: app.bundleID, account: $0) }
         return Party(app: app, identity: .personal, enrolled: account, policy: policy,
                      personalAccountSignedIn: personalAccountSignedIn,
@@ -60,11 +71,13 @@ public struct PolicyEngine: Sendable {
         if let e = tenant.device.enrollments[app.bundleID.lowercased()] { return e }
         switch identity {
         case let .account(a):
+            // Only an app that enrolls on launch has enrolled the account it acts as.
+            guard app.enrollsOnLaunch else { return nil }
             // A single-identity app's process identity is its enrolled account.
             let targeted = tenant.policy(app: app.bundleID, account: a) != nil
-            return targeted || !app.isMultiIdentity ? a : tenant.defaultEnrollment(app: app.bundleID)
+            return targeted || !app.isMultiIdentity ? a : launchEnrollment(app)
         case .personal:
-            return app.isMultiIdentity ? tenant.defaultEnrollment(app: app.bundleID) : nil
+            return app.isMultiIdentity ? launchEnrollment(app) : nil
         }
     }
 }

@@ -95,6 +95,10 @@ public struct AppManifest: Sendable, Hashable {
         return false
     }
 
+    /// `AutoEnrollOnLaunch`: the SDK enrolls the signed-in managed account at launch; without
+    /// it the app enrolls an account itself, and is unmanaged until then.
+    public var enrollsOnLaunch: Bool { sdkFlag("AutoEnrollOnLaunch") }
+
     public var isMultiIdentity: Bool {
         if case let .bool(b)? = mamSettings?["MultiIdentity"]?.value { return b }
         return false
