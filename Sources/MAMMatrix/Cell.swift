@@ -65,8 +65,17 @@ public enum Plan {
     ///
     /// - Parameter bundleID: an app name (Apps/ folder or bundle id) to its bundle id; nil when
     ///   unknown (the loader has already said so).
-    public static func cells(_ experiment: Experiment, bundleID: (String) -> String?) -> [Cell] {
+    /// - Parameter handles: whether an app handles a URL scheme: a generated open-url cell with
+    ///   an explicit URL (a web link) goes only to targets that handle its scheme, or, for http
+    ///   and https, the managed browser's (a link opens in a browser, not in any app).
+    public static func cells(_ experiment: Experiment, bundleID: (String) -> String?,
+                             handles: (String, String) -> Bool = { _, _ in true }) -> [Cell] {
         var cells: [Cell] = []
+        func opens(_ channel: ChannelSpec, _ target: PartySpec) -> Bool {
+            guard let url = channel.url, let scheme = URLText.scheme(of: url)?.lowercased() else { return true }
+            let browser = scheme == "http" || scheme == "https" ? ["microsoft-edge-" + scheme] : []
+            return ([scheme] + browser).contains { handles(target.app, $0) }
+        }
         func add(_ c: Cell) {
             var c = c
             c.id = cells.count + 1
@@ -82,7 +91,8 @@ public enum Plan {
                         add(Cell(id: 0, policy: policy.label, channel: channel, source: source))
                         continue
                     }
-                    for target in experiment.parties where apps[target.name] != apps[source.name] && signedIn(target, channel) {
+                    for target in experiment.parties where apps[target.name] != apps[source.name] && signedIn(target, channel)
+                        && opens(channel, target) {
                         add(Cell(id: 0, policy: policy.label, channel: channel, source: source, target: target))
                     }
                 }

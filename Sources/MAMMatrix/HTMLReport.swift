@@ -40,6 +40,7 @@ struct HTMLReport {
             """
         if !report.experiment.description.isEmpty { h += "<p class=\"meta\">\(esc(report.experiment.description))</p>\n" }
         h += "<p class=\"meta summary\">\(esc(report.summary))</p>\n"
+        if !report.standIns.isEmpty { h += "<p class=\"meta standins\">\(esc(report.standInLine))</p>\n" }
         h += "<p class=\"meta\">Each square is one cell: what arrived \(report.live ? "in the live run (live answer; a black frame marks a cell where live, engine or expectation disagree)" : "according to the engine") — hover for the rule, its source and the message.</p>\n"
         h += legend()
         for policy in report.policies {
@@ -128,12 +129,12 @@ struct HTMLReport {
         var h = "<h2>What changes from \(esc(diff.policyA)) to \(esc(diff.policyB))</h2>\n"
         h += "<p class=\"meta\">\(diff.changes.count) of \(diff.compared) cells change. Left half: \(esc(diff.policyA)); right half: \(esc(diff.policyB)).</p>\n"
         guard !diff.changes.isEmpty else { return h }
-        h += "<table class=\"list\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th><th>\(esc(diff.policyA))</th><th>\(esc(diff.policyB))</th></tr>\n"
+        h += "<table class=\"list\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th><th>\(esc(diff.policyA))</th><th>\(esc(diff.policyB))</th><th>setting that changed it</th></tr>\n"
         for c in diff.changes {
             let a = Self.colours[c.a.shown.outcome]!, b = Self.colours[c.b.shown.outcome]!
             h += "<tr><td>\(esc(c.a.cell.source.name))</td><td>\(esc(c.a.cell.channel.description))</td><td>\(esc(c.a.cell.target?.name ?? c.a.cell.account ?? "-"))</td>"
             h += "<td><div class=\"dcell\" style=\"background:linear-gradient(90deg,\(a.background) 50%,\(b.background) 50%)\" title=\"\(esc(c.a.shown.short + " → " + c.b.shown.short))\">\(a.letter)\(b.letter)</div></td>"
-            h += "<td>\(esc(c.a.shown.short))</td><td>\(esc(c.b.shown.short))</td></tr>\n"
+            h += "<td>\(esc(c.a.shown.short))</td><td>\(esc(c.b.shown.short))</td><td>\(esc(diff.reasons(c).joined(separator: "; ")))</td></tr>\n"
         }
         return h + "</table>\n"
     }

@@ -12,6 +12,9 @@ public struct MatrixReport: Sendable {
     public var seconds: Double
     /// The sandbox's strength the live run had (every command that launches apps states it).
     public var sandbox: String?
+    /// Apps that ran as stand-ins (no `Apps/` folder: a sample program under a manifest made
+    /// from a catalog entry), as reports name them: "Outlook (com.microsoft.office.outlook)".
+    public var standIns: [String] = []
 
     public init(experiment: Experiment, results: [CellResult], live: Bool, seconds: Double = 0) {
         self.experiment = experiment
@@ -35,7 +38,9 @@ public struct MatrixReport: Sendable {
         let mode = live ? "live" : "predicted"
         var s = "\(results.count) cells (\(mode)), \(policies.count) \(policies.count == 1 ? "policy" : "policies"): "
         s += failures.isEmpty ? "all passed" : "\(failures.count) failed"
-        if !leaks.isEmpty { s += ", \(leaks.count) LEAKED org data" }
+        // The leak count is on every summary line, zero included: the number an admin looks for.
+        s += leaks.isEmpty ? ", 0 leaks" : ", \(leaks.count) LEAKED org data"
+        if !standIns.isEmpty { s += "; \(standIns.count) stand-in \(standIns.count == 1 ? "app" : "apps")" }
         s += "; \(String(format: "%.2f", seconds)) s, \(String(format: "%.0f", cellsPerSecond)) cells/s"
         if let sandbox { s += "; \(sandbox)" }
         return s
@@ -147,7 +152,13 @@ extension MatrixReport {
             out += " \(Self.md(r.cell.expect.map { $0.outcomes.map(\.rawValue).joined(separator: " or ") } ?? "")) | \(r.passed && !r.leaked ? "pass" : "**FAIL**") |\n"
         }
         out += "\n\(summary)\n"
+        if !standIns.isEmpty { out += "\n\(standInLine)\n" }
         return out
+    }
+
+    /// Which apps were stand-ins, in one sentence.
+    public var standInLine: String {
+        "Stand-ins (no Apps/ folder; a sample program under a manifest made from the app catalog): \(standIns.joined(separator: ", "))"
     }
 
     static func md(_ s: String) -> String {

@@ -60,8 +60,8 @@ struct ExperimentTests {
     }
 
     @Test func defaultPlanPairsDifferentAppsOnlyAndSkipsAccountsAPartyLacks() {
-        let cells = Plan.cells(BuiltIn.default, bundleID: Fixture.bundleID)
-        #expect(cells.count == 549)
+        let cells = Plan.cells(BuiltIn.default, bundleID: Fixture.bundleID, handles: Fixture.handles)
+        #expect(cells.count == 1017)
         #expect(cells.allSatisfy { c in c.target.map { Fixture.bundleID($0.app) != Fixture.bundleID(c.source.app) } ?? true })
         // Notes has no account: it never saves to adele's OneDrive.
         #expect(!cells.contains { $0.source.name == "Notes" && $0.channel.location?.contains("adele") == true })

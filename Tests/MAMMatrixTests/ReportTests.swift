@@ -73,7 +73,9 @@ struct ReportTests {
             if name == "div", attributes["class"]?.hasPrefix("cell ") == true { cells += 1 }
             if name == "table", attributes["class"] == "heat" { tables += 1 }
             if name == "script" || name == "link" || name == "img" { scripts += 1 }
-            if attributes.values.contains(where: { $0.contains("http://") || $0.contains("https://") }) { external += 1 }
+            // What the page would fetch or lead to (a cell's text may quote the web link it tried).
+            let fetched = ["src", "href", "action", "style"].compactMap { attributes[$0] }
+            if fetched.contains(where: { $0.contains("http://") || $0.contains("https://") || $0.contains("url(") }) { external += 1 }
         }
     }
 
