@@ -12,6 +12,9 @@ public struct MatrixReport: Sendable {
     public var seconds: Double
     /// The sandbox's strength the live run had (every command that launches apps states it).
     public var sandbox: String?
+    /// What reports show beside each policy's heatmap, by label: its display name, file and the
+    /// settings that decide sharing (Graph property → value).
+    public var policyInfo: [String: PolicyInfo] = [:]
     /// Apps that ran as stand-ins (no `Apps/` folder: a sample program under a manifest made
     /// from a catalog entry), as reports name them: "Outlook (com.microsoft.office.outlook)".
     public var standIns: [String] = []
@@ -45,6 +48,34 @@ public struct MatrixReport: Sendable {
         if let sandbox { s += "; \(sandbox)" }
         return s
     }
+}
+
+/// A policy as an admin knows it: what reports show beside its heatmap.
+public struct PolicyInfo: Sendable, Hashable {
+    public var displayName: String
+    public var file: String
+    /// The settings that decide sharing, in a fixed order, each with its value written out.
+    public var settings: [(key: String, value: String)]
+
+    public init(displayName: String, file: String, settings: [String: String]) {
+        self.displayName = displayName
+        self.file = file
+        self.settings = Self.sharingKeys.compactMap { k in settings[k].map { (k, $0) } }
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.displayName == b.displayName && a.file == b.file && a.settings.map(\.key) == b.settings.map(\.key) && a.settings.map(\.value) == b.settings.map(\.value)
+    }
+    public func hash(into h: inout Hasher) { h.combine(displayName); h.combine(file) }
+
+    /// The Graph properties the sharing rules read (Rule.fields), in the order an admin meets them.
+    public static let sharingKeys = [
+        "allowedOutboundDataTransferDestinations", "allowedInboundDataTransferSources", "allowedOutboundClipboardSharingLevel",
+        "allowedOutboundClipboardSharingExceptionLength", "filterOpenInToOnlyManagedApps", "disableProtectionOfManagedOutboundOpenInData",
+        "protectInboundDataFromUnknownSources", "managedBrowserToOpenLinksRequired", "managedBrowser", "customBrowserProtocol",
+        "dialerRestrictionLevel", "customDialerAppProtocol", "exemptedAppProtocols", "saveAsBlocked", "allowedDataStorageLocations",
+        "allowedDataIngestionLocations", "blockDataIngestionIntoOrganizationDocuments",
+    ]
 }
 
 /// The output formats of `mamlaunch matrix --format`.

@@ -125,6 +125,12 @@ struct MatrixCommand: ParsableCommand {
         let seconds = Date().timeIntervalSince(started)
         var report = MatrixReport(experiment: setup.experiment, results: results, live: mode == .live, seconds: seconds)
         report.sandbox = containment?.statement
+        for (label, file) in setup.policyFiles {
+            if let policy = try? Catalog.loadPolicyFile(file).first?.policy {
+                report.policyInfo[label] = PolicyInfo(displayName: policy.displayName, file: Catalog.relative(file),
+                                                      settings: MatrixDiff.settingValues(policy))
+            }
+        }
         let used = Set(cells.flatMap { [$0.source.app.lowercased()] + ($0.target.map { [$0.app.lowercased()] } ?? []) })
         report.standIns = setup.apps.compactMap { a in
             guard let entry = a.standIn, used.contains(a.manifest.bundleID.lowercased()) || used.contains(a.name.lowercased()) else { return nil }
