@@ -97,11 +97,21 @@ public enum Plan {
                     }
                 }
             }
+            // A written cell that repeats a generated one is that cell, with its label and
+            // expectation: one square, one line in a diff.
+            var generated: [String: Int] = [:]
+            for i in cells.indices where cells[i].policy == policy.label { generated[cells[i].key] = i }
             for spec in experiment.cells where spec.policies.isEmpty || spec.policies.contains(policy.label) {
                 guard let source = experiment.party(named: spec.source) else { continue }
-                add(Cell(id: 0, policy: policy.label, channel: spec.channel, source: source,
-                         target: spec.target.flatMap { experiment.party(named: $0) },
-                         account: spec.account, check: spec.check ?? spec.account, label: spec.label, expect: spec.expect))
+                let cell = Cell(id: 0, policy: policy.label, channel: spec.channel, source: source,
+                                target: spec.target.flatMap { experiment.party(named: $0) },
+                                account: spec.account, check: spec.check ?? spec.account, label: spec.label, expect: spec.expect)
+                if let i = generated[cell.key] {
+                    cells[i].label = spec.label ?? cells[i].label
+                    cells[i].expect = spec.expect ?? cells[i].expect
+                    continue
+                }
+                add(cell)
             }
         }
         return cells
