@@ -7,11 +7,15 @@ public struct CatalogApp: Sendable {
     public var name: String
     public var manifest: AppManifest
     public var file: String
+    /// The catalog entry this app stands in for, when no `Apps/` folder provides it: it runs
+    /// the entry's sample program under a manifest generated from the entry (docs/CATALOG.md).
+    public var standIn: CatalogEntry?
 
-    public init(name: String, manifest: AppManifest, file: String) {
+    public init(name: String, manifest: AppManifest, file: String, standIn: CatalogEntry? = nil) {
         self.name = name
         self.manifest = manifest
         self.file = file
+        self.standIn = standIn
     }
 
     /// The name of the program built for the app: `CFBundleExecutable`, else the folder name.

@@ -20,25 +20,31 @@ public enum BuiltIn {
     /// A personal account of the sample tenant's device (`personalAccounts`): never managed.
     static let dana = "dana@outlook.com"
 
+    /// A web link opened in the target: the managed browser's rewrite (managedBrowserToOpenLinksRequired)
+    /// shows on it, where the target's own scheme would never be rewritten.
+    public static let webLink = ChannelSpec(.openURL, location: "https://contoso.sharepoint.com/sites/finance/q3.pdf")
+
     /// The sample policies, in the order of the tenant file.
     public static let samplePolicies: [PolicyRef] = [
         "managed-only", "managed-only-filtered", "managed-os-sharing", "locked-down", "allow-all",
         "level1-basic", "level2-enhanced", "level3-high",
     ].map { .file("Policies/contoso/policies/\($0).json") } + [.file("Policies/contoso/policies/debug-managed-only.plist")]
 
-    /// Every channel × the sample policies × managed, personal and unmanaged parties.
+    /// Every channel × the sample policies × managed, personal and unmanaged parties and the browser.
     public static let `default` = Experiment(
         name: "default",
-        description: "Every channel between a managed, a personal and an unmanaged party, under each sample policy: "
-            + "Mail signed in as adele and as a personal account (acting as each in turn), Docs as adele, Notes without the SDK.",
+        description: "Every channel between a managed, a personal and an unmanaged party and the browser, under each sample policy: "
+            + "Mail signed in as adele and as a personal account (acting as each in turn), Docs as adele, Notes without the SDK, "
+            + "Edge as adele; links in each app's own scheme and a web link.",
         parties: [
             PartySpec(name: "Mail (adele)", app: "Mail", accounts: [adele, "personal"], identity: adele),
             PartySpec(name: "Mail (personal)", app: "Mail", accounts: [adele, "personal"], identity: "personal"),
             PartySpec(name: "Docs (adele)", app: "Docs", accounts: [adele]),
             PartySpec(name: "Notes", app: "Notes"),
+            PartySpec(name: "Edge (adele)", app: "Edge", accounts: [adele]),
         ],
         channels: [
-            ChannelSpec(.openIn), ChannelSpec(.import), ChannelSpec(.paste), ChannelSpec(.openURL),
+            ChannelSpec(.openIn), ChannelSpec(.import), ChannelSpec(.paste), ChannelSpec(.openURL), webLink,
             ChannelSpec(.saveTo, location: "dropbox"), ChannelSpec(.saveTo, location: "oneDriveForBusiness:\(adele)"),
             ChannelSpec(.openFrom, location: "localStorage"), ChannelSpec(.openFrom, location: "oneDriveForBusiness:\(adele)"),
         ],

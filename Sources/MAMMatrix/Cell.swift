@@ -65,8 +65,17 @@ public enum Plan {
     ///
     /// - Parameter bundleID: an app name (Apps/ folder or bundle id) to its bundle id; nil when
     ///   unknown (the loader has already said so).
-    public static func cells(_ experiment: Experiment, bundleID: (String) -> String?) -> [Cell] {
+    /// - Parameter handles: whether an app handles a URL scheme: a generated open-url cell with
+    ///   an explicit URL (a web link) goes only to targets that handle its scheme, or, for http
+    ///   and https, the managed browser's (a link opens in a browser, not in any app).
+    public static func cells(_ experiment: Experiment, bundleID: (String) -> String?,
+                             handles: (String, String) -> Bool = { _, _ in true }) -> [Cell] {
         var cells: [Cell] = []
+        func opens(_ channel: ChannelSpec, _ target: PartySpec) -> Bool {
+            guard let url = channel.url, let scheme = URLText.scheme(of: url)?.lowercased() else { return true }
+            let browser = scheme == "http" || scheme == "https" ? ["microsoft-edge-" + scheme] : []
+            return ([scheme] + browser).contains { handles(target.app, $0) }
+        }
         func add(_ c: Cell) {
             var c = c
             c.id = cells.count + 1
@@ -82,16 +91,27 @@ public enum Plan {
                         add(Cell(id: 0, policy: policy.label, channel: channel, source: source))
                         continue
                     }
-                    for target in experiment.parties where apps[target.name] != apps[source.name] && signedIn(target, channel) {
+                    for target in experiment.parties where apps[target.name] != apps[source.name] && signedIn(target, channel)
+                        && opens(channel, target) {
                         add(Cell(id: 0, policy: policy.label, channel: channel, source: source, target: target))
                     }
                 }
             }
+            // A written cell that repeats a generated one is that cell, with its label and
+            // expectation: one square, one line in a diff.
+            var generated: [String: Int] = [:]
+            for i in cells.indices where cells[i].policy == policy.label { generated[cells[i].key] = i }
             for spec in experiment.cells where spec.policies.isEmpty || spec.policies.contains(policy.label) {
                 guard let source = experiment.party(named: spec.source) else { continue }
-                add(Cell(id: 0, policy: policy.label, channel: spec.channel, source: source,
-                         target: spec.target.flatMap { experiment.party(named: $0) },
-                         account: spec.account, check: spec.check ?? spec.account, label: spec.label, expect: spec.expect))
+                let cell = Cell(id: 0, policy: policy.label, channel: spec.channel, source: source,
+                                target: spec.target.flatMap { experiment.party(named: $0) },
+                                account: spec.account, check: spec.check ?? spec.account, label: spec.label, expect: spec.expect)
+                if let i = generated[cell.key] {
+                    cells[i].label = spec.label ?? cells[i].label
+                    cells[i].expect = spec.expect ?? cells[i].expect
+                    continue
+                }
+                add(cell)
             }
         }
         return cells

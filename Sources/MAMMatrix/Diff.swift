@@ -1,6 +1,29 @@
+import MAMPolicy
+
 /// What changes between two policies: the cells (matched by source, target, channel and
 /// account) whose outcome or rule is not the same under both.
 public struct MatrixDiff: Sendable {
+    /// A Graph policy's settings written out per property, as a diff compares them.
+    public static func settingValues(_ policy: Policy) -> [String: String] {
+        guard case let .object(pairs) = GraphPolicy.write(policy).value else { return [:] }
+        var out: [String: String] = [:]
+        for (key, node) in pairs where key != "apps" && key != "assignments" { out[key] = text(node) }
+        return out
+    }
+
+    static func text(_ node: Node) -> String {
+        switch node.value {
+        case .null: return "null"
+        case let .bool(b): return String(b)
+        case let .integer(i): return String(i)
+        case let .real(r): return String(r)
+        case let .string(s): return s
+        case let .array(items): return "[" + items.map(text).joined(separator: ", ") + "]"
+        case let .object(pairs): return "{" + pairs.map { "\($0.key): \(text($0.value))" }.joined(separator: ", ") + "}"
+        case .data, .date: return "…"
+        }
+    }
+
     public struct Change: Sendable {
         public var a: CellResult
         public var b: CellResult
@@ -11,10 +34,14 @@ public struct MatrixDiff: Sendable {
     public var changes: [Change]
     /// How many cell pairs were compared.
     public var compared: Int
+    /// Each policy's settings as Graph properties and their values written out, by label
+    /// (empty for `tenant`, which may hold several policies): what names a change's cause.
+    public var settings: [String: [String: String]]
 
-    public init(_ results: [CellResult], policyA: String, policyB: String) {
+    public init(_ results: [CellResult], policyA: String, policyB: String, settings: [String: [String: String]] = [:]) {
         self.policyA = policyA
         self.policyB = policyB
+        self.settings = settings
         let bByKey = Dictionary(results.filter { $0.cell.policy == policyB }.map { ($0.cell.key, $0) }, uniquingKeysWith: { a, _ in a })
         var changes: [Change] = []
         var compared = 0
@@ -30,11 +57,26 @@ public struct MatrixDiff: Sendable {
         self.compared = compared
     }
 
+    /// The settings behind a change: of the Graph properties either side's rule reads, those
+    /// whose values differ between the two policies ("saveAsBlocked: false → true"). When none
+    /// differ (the parties' own state decided, or the policies are not files), the properties the
+    /// rules read, marked unchanged; empty when no rule reads a setting.
+    public func reasons(_ change: Change) -> [String] {
+        var fields: [String] = []
+        for name in [change.a.shown.ruleName, change.b.shown.ruleName] {
+            for f in Rule(rawValue: name)?.fields ?? [] where !fields.contains(f) { fields.append(f) }
+        }
+        guard let a = settings[policyA], let b = settings[policyB] else { return fields }
+        let changed = fields.filter { a[$0] != b[$0] }
+        if changed.isEmpty { return fields.map { "\($0) (unchanged: \(a[$0] ?? "not set"))" } }
+        return changed.map { "\($0): \(a[$0] ?? "not set") → \(b[$0] ?? "not set")" }
+    }
+
     public var table: String {
-        var rows: [[String]] = [["source", "channel", "target", policyA, policyB]]
+        var rows: [[String]] = [["source", "channel", "target", policyA, policyB, "setting"]]
         for c in changes {
             rows.append([c.a.cell.source.name, c.a.cell.channel.description, c.a.cell.target?.name ?? c.a.cell.account ?? "-",
-                         c.a.shown.short, c.b.shown.short])
+                         c.a.shown.short, c.b.shown.short, reasons(c).joined(separator: "; ")])
         }
         return MatrixReport.align(rows) + "\n\(changes.count) of \(compared) cells change from \(policyA) to \(policyB)"
     }

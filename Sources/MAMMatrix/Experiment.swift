@@ -20,6 +20,9 @@ public struct Experiment: Sendable, Hashable {
     public var policies: [PolicyRef]
     /// Cells written out one by one (with their expected outcomes), besides the generated ones.
     public var cells: [CellSpec]
+    /// `parties: policy-apps`: the parties are made from what the policies target (PolicyApps)
+    /// when the run knows the tenant and the apps; `parties` is empty until then.
+    public var policyApps = false
 
     public init(name: String, description: String = "", tenant: String? = nil, parties: [PartySpec],
                 channels: [ChannelSpec] = [], payload: Payload = Payload(), policies: [PolicyRef] = [.tenant],
@@ -93,10 +96,11 @@ public enum Channel: String, Sendable, Hashable, CaseIterable, Codable {
     public var isAccountChannel: Bool { self == .login || self == .logout }
 }
 
-/// A channel with its location, where it has one: `save-to dropbox`, `open-from sharePoint:adele@contoso.com`.
+/// A channel with its location, where it has one: `save-to dropbox`, `open-from sharePoint:adele@contoso.com`,
+/// and for open-url the URL opened, when it is not the target's own scheme: `open-url https://contoso.sharepoint.com/q3`.
 public struct ChannelSpec: Sendable, Hashable, CustomStringConvertible {
     public var channel: Channel
-    /// `LOCATION[:ACCOUNT]` for save-to and open-from.
+    /// `LOCATION[:ACCOUNT]` for save-to and open-from; the URL for open-url.
     public var location: String?
 
     public init(_ channel: Channel, location: String? = nil) {
@@ -106,9 +110,24 @@ public struct ChannelSpec: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { location.map { "\(channel.rawValue) \($0)" } ?? channel.rawValue }
 
+    /// The URL an open-url cell opens, when the experiment names one.
+    public var url: String? { channel == .openURL ? location : nil }
+
+    /// Why `url` cannot be an open-url channel's URL (it becomes a command word and an engine
+    /// input): a scheme (RFC 3986) and a colon, then printable ASCII without spaces, at most 2,048
+    /// bytes. Any scheme: http, https, an app's own, an exempt one — the policy decides.
+    public static func urlProblem(_ url: String) -> String? {
+        if url.utf8.count > 2048 { return "a URL is at most 2,048 bytes" }
+        if url.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7f }) { return "a URL is printable ASCII without spaces" }
+        guard let colon = url.firstIndex(of: ":"), let first = url.unicodeScalars.first, first.properties.isAlphabetic,
+              url[..<colon].unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0) })
+        else { return "not a URL: it needs a scheme (a letter, then letters, digits, '+', '-', '.') and ':'" }
+        return nil
+    }
+
     /// The location's name and account.
     public var locationParts: (name: String, account: String?)? {
-        guard let location else { return nil }
+        guard channel.needsLocation, let location else { return nil }
         guard let colon = location.firstIndex(of: ":") else { return (location, nil) }
         return (String(location[..<colon]), String(location[location.index(after: colon)...]))
     }

@@ -13,16 +13,27 @@ public enum ExperimentFile {
     static let cellKeys: Set<String> = ["label", "channel", "source", "target", "account", "check", "policies", "expect"]
     static let expectKeys: Set<String> = ["outcome", "identity", "managed", "note"]
 
-    public static func load(_ data: Data, file: String, knownApp: (String) -> Bool) throws(LoadFailure) -> Experiment {
+    /// `policy` resolves a policy entry (a file path relative to the experiment, or a sample
+    /// policy's label) to the path the run loads, or says why it names no policy.
+    public static func load(_ data: Data, file: String, knownApp: (String) -> Bool,
+                            policy: (String) -> Result<String, PolicyLookupFailure> = { .success($0) }) throws(LoadFailure) -> Experiment {
         let yaml = file.hasSuffix(".yaml") || file.hasSuffix(".yml")
         let root = yaml ? try YAMLSubset.document(data, file: file) : try JSONParser.document(data, file: file)
         var log = DiagnosticLog()
-        let experiment = read(root, knownApp: knownApp, &log)
+        let experiment = read(root, knownApp: knownApp, policy: policy, &log)
         if log.hasErrors { throw LoadFailure(log.items) }
         return experiment!
     }
 
-    static func read(_ root: Located, knownApp: (String) -> Bool, _ log: inout DiagnosticLog) -> Experiment? {
+    /// Why a policy entry names no policy (shown at the entry's line and key).
+    public struct PolicyLookupFailure: Error, Sendable {
+        public var reason: String
+        public init(_ reason: String) { self.reason = reason }
+    }
+
+    static func read(_ root: Located, knownApp: (String) -> Bool,
+                     policy resolve: (String) -> Result<String, PolicyLookupFailure> = { .success($0) },
+                     _ log: inout DiagnosticLog) -> Experiment? {
         guard let members = root.object(&log) else { return nil }
         unknownKeys(members, allowed: topKeys, &log)
         let name = root.member("name")?.string(&log) ?? "experiment"
@@ -30,7 +41,14 @@ public enum ExperimentFile {
         let tenant = root.member("tenant")?.string(&log)
 
         var parties: [PartySpec] = []
-        if let list = root.member("parties") {
+        var policyApps = false
+        if let list = root.member("parties"), case let .string(word) = list.node.value {
+            if word == "policy-apps" {
+                policyApps = true
+            } else {
+                log.append(list.problem("expected a list of parties or \"policy-apps\" (a party per app the policies target), found \"\(word.prefix(60))\""))
+            }
+        } else if let list = root.member("parties") {
             for item in list.array(&log) ?? [] {
                 if let p = party(item, knownApp: knownApp, &log) {
                     if parties.contains(where: { $0.name == p.name }) {
@@ -77,7 +95,13 @@ public enum ExperimentFile {
             for item in list.array(&log) ?? [] {
                 guard let s = item.string(&log) else { continue }
                 if s.isEmpty { log.append(item.problem("expected \"tenant\" or a policy file's path")); continue }
-                let ref: PolicyRef = s == "tenant" ? .tenant : .file(s)
+                var ref: PolicyRef = .tenant
+                if s != "tenant" {
+                    switch resolve(s) {
+                    case let .success(path): ref = .file(path)
+                    case let .failure(failure): log.append(item.problem(failure.reason)); continue
+                    }
+                }
                 if policies.contains(where: { $0.label == ref.label }) {
                     log.append(item.problem("a second policy labelled \"\(ref.label)\"; reports name policies by file name"))
                 }
@@ -89,14 +113,19 @@ public enum ExperimentFile {
         }
 
         var cells: [CellSpec] = []
-        for item in root.member("cells")?.array(&log) ?? [] {
+        if policyApps, let node = root.member("cells") {
+            log.append(node.problem("cells name parties, and with \"parties\": \"policy-apps\" the run makes the parties; write the parties out to add cells"))
+        }
+        for item in (policyApps ? [] : root.member("cells")?.array(&log) ?? []) {
             if let c = cell(item, parties: parties, policies: policies, &log) { cells.append(c) }
         }
         if channels.isEmpty && cells.isEmpty && !log.hasErrors {
             log.append(root.problem("nothing to run: give \"channels\" (tried between every pair of parties) or \"cells\""))
         }
-        return Experiment(name: name, description: description, tenant: tenant, parties: parties, channels: channels,
-                          payload: payload, policies: policies, cells: cells)
+        var experiment = Experiment(name: name, description: description, tenant: tenant, parties: parties, channels: channels,
+                                    payload: payload, policies: policies, cells: cells)
+        experiment.policyApps = policyApps
+        return experiment
     }
 
     static func party(_ item: Located, knownApp: (String) -> Bool, _ log: inout DiagnosticLog) -> PartySpec? {
@@ -132,7 +161,7 @@ public enum ExperimentFile {
         guard let s = item.string(&log) else { return nil }
         let words = s.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard let first = words.first, let channel = Channel(rawValue: first) else {
-            log.append(item.problem("unknown channel \"\(s.prefix(80))\"; allowed: \(Channel.allCases.map(\.rawValue).joined(separator: ", ")) (save-to and open-from take a LOCATION[:ACCOUNT])"))
+            log.append(item.problem("unknown channel \"\(s.prefix(80))\"; allowed: \(Channel.allCases.map(\.rawValue).joined(separator: ", ")) (save-to and open-from take a LOCATION[:ACCOUNT], open-url an optional URL)"))
             return nil
         }
         let spec = ChannelSpec(channel, location: words.count > 1 ? words[1] : nil)
@@ -161,6 +190,8 @@ public enum ExperimentFile {
                 log.append(item.problem(takesAccount ? "\(name) belongs to an account: write \(name):ACCOUNT" : "\(name) takes no account"))
                 return nil
             }
+        } else if channel == .openURL, let url = spec.location {
+            if let problem = ChannelSpec.urlProblem(url) { log.append(item.problem("open-url \(url.prefix(80)): \(problem)")); return nil }
         } else if spec.location != nil {
             log.append(item.problem("\(channel.rawValue) takes no location"))
             return nil

@@ -6,7 +6,7 @@ extension Experiment {
     public var json: JSONValue {
         var o: [String: JSONValue] = [
             "name": .string(name),
-            "parties": .array(parties.map(\.json)),
+            "parties": policyApps ? .string("policy-apps") : .array(parties.map(\.json)),
             "policies": .array(policies.map { .string($0.description) }),
         ]
         if !description.isEmpty { o["description"] = .string(description) }

@@ -40,12 +40,16 @@ struct HTMLReport {
             """
         if !report.experiment.description.isEmpty { h += "<p class=\"meta\">\(esc(report.experiment.description))</p>\n" }
         h += "<p class=\"meta summary\">\(esc(report.summary))</p>\n"
+        if !report.standIns.isEmpty { h += "<p class=\"meta standins\">\(esc(report.standInLine))</p>\n" }
+        if let diff { h += "<p class=\"meta\"><a href=\"#diff\">What changes from \(esc(diff.policyA)) to \(esc(diff.policyB)): \(diff.changes.count) cells, each with the setting behind it</a></p>\n" }
         h += "<p class=\"meta\">Each square is one cell: what arrived \(report.live ? "in the live run (live answer; a black frame marks a cell where live, engine or expectation disagree)" : "according to the engine") — hover for the rule, its source and the message.</p>\n"
+        h += "<p class=\"meta\">An empty square is no cell: a party never shares with another party of its own app; a location of an account is tried only by parties signed in to that account; a web link goes only to apps that open it.</p>\n"
         h += legend()
+        // The diff first: it is what an admin acts on.
+        if let diff { h += diffView(diff) }
         for policy in report.policies {
             h += heatmap(policy)
         }
-        if let diff { h += diffView(diff) }
         let failures = report.failures
         if !failures.isEmpty {
             h += "<h2>Failed cells</h2>\n<table class=\"list\"><tr><th>#</th><th>cell</th><th>predicted</th><th>live</th><th>expected</th></tr>\n"
@@ -91,7 +95,13 @@ struct HTMLReport {
         columns.sort { rank($0) < rank($1) }
         var grid: [String: [CellResult]] = [:]
         for r in cells { grid[r.cell.source.name + "\u{1}" + r.cell.column, default: []].append(r) }
-        var h = "<h2>Policy: \(esc(policy))</h2>\n<table class=\"heat\" data-policy=\"\(esc(policy))\"><tr><th>source \\ target · channel</th>"
+        var h = "<h2>Policy: \(esc(report.policyInfo[policy]?.displayName ?? policy))</h2>\n"
+        if let info = report.policyInfo[policy] {
+            h += "<p class=\"meta\">File: \(esc(info.file))</p>\n<table class=\"list settings\"><tr><th>setting that decides sharing</th><th>value</th></tr>"
+            for (k, v) in info.settings { h += "<tr><td>\(esc(k))</td><td>\(esc(v))</td></tr>" }
+            h += "</table>\n"
+        }
+        h += "<table class=\"heat\" data-policy=\"\(esc(policy))\"><tr><th>source \\ target · channel</th>"
         for c in columns { h += "<th class=\"col\">\(esc(c))</th>" }
         h += "</tr>\n"
         for row in rows {
@@ -125,15 +135,15 @@ struct HTMLReport {
     }
 
     func diffView(_ diff: MatrixDiff) -> String {
-        var h = "<h2>What changes from \(esc(diff.policyA)) to \(esc(diff.policyB))</h2>\n"
+        var h = "<h2 id=\"diff\">What changes from \(esc(diff.policyA)) to \(esc(diff.policyB))</h2>\n"
         h += "<p class=\"meta\">\(diff.changes.count) of \(diff.compared) cells change. Left half: \(esc(diff.policyA)); right half: \(esc(diff.policyB)).</p>\n"
         guard !diff.changes.isEmpty else { return h }
-        h += "<table class=\"list\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th><th>\(esc(diff.policyA))</th><th>\(esc(diff.policyB))</th></tr>\n"
+        h += "<table class=\"list\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th><th>\(esc(diff.policyA))</th><th>\(esc(diff.policyB))</th><th>setting that changed it</th></tr>\n"
         for c in diff.changes {
             let a = Self.colours[c.a.shown.outcome]!, b = Self.colours[c.b.shown.outcome]!
             h += "<tr><td>\(esc(c.a.cell.source.name))</td><td>\(esc(c.a.cell.channel.description))</td><td>\(esc(c.a.cell.target?.name ?? c.a.cell.account ?? "-"))</td>"
             h += "<td><div class=\"dcell\" style=\"background:linear-gradient(90deg,\(a.background) 50%,\(b.background) 50%)\" title=\"\(esc(c.a.shown.short + " → " + c.b.shown.short))\">\(a.letter)\(b.letter)</div></td>"
-            h += "<td>\(esc(c.a.shown.short))</td><td>\(esc(c.b.shown.short))</td></tr>\n"
+            h += "<td>\(esc(c.a.shown.short))</td><td>\(esc(c.b.shown.short))</td><td>\(esc(diff.reasons(c).joined(separator: "; ")))</td></tr>\n"
         }
         return h + "</table>\n"
     }

@@ -80,7 +80,7 @@ public struct Predictor: Sendable {
         case .paste:
             return Verdict(engine.paste(PasteboardItem(source: source, text: payload.text), into: target!))
         case .openURL:
-            let url = Self.url(for: target!.app, payload: payload)
+            let url = cell.channel.url ?? Self.url(for: target!.app, payload: payload)
             return Verdict(engine.openURL(url, from: source, to: target!))
         case .saveTo:
             let (location, account) = try saveLocation(cell)

@@ -12,6 +12,12 @@ public struct MatrixReport: Sendable {
     public var seconds: Double
     /// The sandbox's strength the live run had (every command that launches apps states it).
     public var sandbox: String?
+    /// What reports show beside each policy's heatmap, by label: its display name, file and the
+    /// settings that decide sharing (Graph property → value).
+    public var policyInfo: [String: PolicyInfo] = [:]
+    /// Apps that ran as stand-ins (no `Apps/` folder: a sample program under a manifest made
+    /// from a catalog entry), as reports name them: "Outlook (com.microsoft.office.outlook)".
+    public var standIns: [String] = []
 
     public init(experiment: Experiment, results: [CellResult], live: Bool, seconds: Double = 0) {
         self.experiment = experiment
@@ -35,11 +41,41 @@ public struct MatrixReport: Sendable {
         let mode = live ? "live" : "predicted"
         var s = "\(results.count) cells (\(mode)), \(policies.count) \(policies.count == 1 ? "policy" : "policies"): "
         s += failures.isEmpty ? "all passed" : "\(failures.count) failed"
-        if !leaks.isEmpty { s += ", \(leaks.count) LEAKED org data" }
+        // The leak count is on every summary line, zero included: the number an admin looks for.
+        s += leaks.isEmpty ? ", 0 leaks" : ", \(leaks.count) LEAKED org data"
+        if !standIns.isEmpty { s += "; \(standIns.count) stand-in \(standIns.count == 1 ? "app" : "apps")" }
         s += "; \(String(format: "%.2f", seconds)) s, \(String(format: "%.0f", cellsPerSecond)) cells/s"
         if let sandbox { s += "; \(sandbox)" }
         return s
     }
+}
+
+/// A policy as an admin knows it: what reports show beside its heatmap.
+public struct PolicyInfo: Sendable, Hashable {
+    public var displayName: String
+    public var file: String
+    /// The settings that decide sharing, in a fixed order, each with its value written out.
+    public var settings: [(key: String, value: String)]
+
+    public init(displayName: String, file: String, settings: [String: String]) {
+        self.displayName = displayName
+        self.file = file
+        self.settings = Self.sharingKeys.compactMap { k in settings[k].map { (k, $0) } }
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.displayName == b.displayName && a.file == b.file && a.settings.map(\.key) == b.settings.map(\.key) && a.settings.map(\.value) == b.settings.map(\.value)
+    }
+    public func hash(into h: inout Hasher) { h.combine(displayName); h.combine(file) }
+
+    /// The Graph properties the sharing rules read (Rule.fields), in the order an admin meets them.
+    public static let sharingKeys = [
+        "allowedOutboundDataTransferDestinations", "allowedInboundDataTransferSources", "allowedOutboundClipboardSharingLevel",
+        "allowedOutboundClipboardSharingExceptionLength", "filterOpenInToOnlyManagedApps", "disableProtectionOfManagedOutboundOpenInData",
+        "protectInboundDataFromUnknownSources", "managedBrowserToOpenLinksRequired", "managedBrowser", "customBrowserProtocol",
+        "dialerRestrictionLevel", "customDialerAppProtocol", "exemptedAppProtocols", "saveAsBlocked", "allowedDataStorageLocations",
+        "allowedDataIngestionLocations", "blockDataIngestionIntoOrganizationDocuments",
+    ]
 }
 
 /// The output formats of `mamlaunch matrix --format`.
@@ -147,7 +183,13 @@ extension MatrixReport {
             out += " \(Self.md(r.cell.expect.map { $0.outcomes.map(\.rawValue).joined(separator: " or ") } ?? "")) | \(r.passed && !r.leaked ? "pass" : "**FAIL**") |\n"
         }
         out += "\n\(summary)\n"
+        if !standIns.isEmpty { out += "\n\(standInLine)\n" }
         return out
+    }
+
+    /// Which apps were stand-ins, in one sentence.
+    public var standInLine: String {
+        "Stand-ins (no Apps/ folder; a sample program under a manifest made from the app catalog): \(standIns.joined(separator: ", "))"
     }
 
     static func md(_ s: String) -> String {

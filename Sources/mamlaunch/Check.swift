@@ -8,9 +8,11 @@ struct Check: ParsableCommand {
         abstract: "Validate tenants, policy files and app manifests.",
         discussion: """
             Each PATH is a tenant file, a policy file (Graph JSON: one policy, an array, or a list \
-            response {"value": [...]}; or a debug-form .plist), an app's Info.plist, or a folder \
-            searched for *.json and *.plist. With no PATH, checks the project's Policies/ and \
-            Apps/.
+            response {"value": [...]}; or a debug-form .plist), an app's Info.plist, an app \
+            catalog ({"apps": [...]}, docs/CATALOG.md), or a folder searched for *.json and \
+            *.plist. With no PATH, checks the project's Policies/ and Apps/. An app of the \
+            built-in catalog (Policies/catalog/apps.json) or of a checked catalog counts as known: \
+            `mamlaunch matrix` runs it as a stand-in.
 
             Problems print one per line, like a compiler: file, line and column where known, \
             severity, JSON path or plist key path, and what is wrong, with the allowed values. \
@@ -66,6 +68,7 @@ struct Check: ParsableCommand {
             known += found.map { ($0.manifest, $0.file) }
         }
         var tenants: [Tenant] = []
+        var catalogs: [String] = []
         for file in files {
             let shown = Catalog.relative(file)
             do {
@@ -84,6 +87,8 @@ struct Check: ParsableCommand {
                     checked.append((loaded.manifest, shown))
                 case .policy:
                     diagnostics += try PolicyFile.load(data, file: shown).flatMap(\.warnings)
+                case .catalog:
+                    catalogs.append(file)
                 }
             } catch {
                 diagnostics += error.diagnostics
@@ -94,6 +99,23 @@ struct Check: ParsableCommand {
         let pairs = checked + known.filter { !checkedFiles.contains($0.file) }
         let crossChecks = ManifestRequirements.checkAppGroups(pairs) + ManifestRequirements.checkOpenInNames(pairs) + ManifestRequirements.checkOpenInTypes(pairs)
         diagnostics += crossChecks.filter { checkedFiles.contains($0.file) }
+        // Catalog entries: checked like any input; the built-in catalog's apps are known too.
+        if let root, !catalogs.contains(where: { URL(fileURLWithPath: $0).standardizedFileURL.path == Catalog.builtInCatalogPath(root: root) }) {
+            let builtIn = Catalog.builtInCatalogPath(root: root)
+            if FileManager.default.fileExists(atPath: builtIn) { catalogs.insert(builtIn, at: 0) }
+        }
+        for file in catalogs {
+            do {
+                let loaded = try AppCatalogFile.loadWithWarnings(try Catalog.read(file), file: Catalog.relative(file))
+                let entries = loaded.entries
+                for e in entries {
+                    if let data = try? e.manifestData(), let m = try? AppManifest.load(data, file: "stand-in \(e.bundleID)") { manifests.append(m.manifest) }
+                }
+                if files.contains(file) { diagnostics += loaded.warnings }
+            } catch {
+                diagnostics += error.diagnostics
+            }
+        }
         if !ignoreUnknownApps && !manifests.isEmpty {
             for tenant in tenants { diagnostics += Catalog.unknownApps(tenant, known: manifests) }
         }
@@ -121,7 +143,7 @@ struct Check: ParsableCommand {
 
 /// What a file holds, judged from its content rather than its name.
 enum InputKind {
-    case tenant, policy, manifest
+    case tenant, policy, manifest, catalog
 
     static func detect(_ data: Data, path: String) -> InputKind {
         if path.hasSuffix("Info.plist") { return .manifest }
@@ -129,9 +151,13 @@ enum InputKind {
            let object = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] {
             return object["CFBundleIdentifier"] != nil ? .manifest : .policy
         }
-        if let node = try? JSONParser.parse(data), node["users"] != nil || node["device"] != nil
-            || (node["policies"] != nil && node["@odata.type"] == nil) {
+        guard let node = try? JSONParser.parse(data) else { return .policy }
+        if node["users"] != nil || node["device"] != nil || (node["policies"] != nil && node["@odata.type"] == nil) {
             return .tenant
+        }
+        // A catalog is {"apps": [...]} alone; a Graph policy with its apps has settings beside them.
+        if node["apps"] != nil && node["@odata.type"] == nil && node["displayName"] == nil {
+            return .catalog
         }
         return .policy
     }

@@ -39,6 +39,7 @@ struct MatrixCommand: ParsableCommand {
               mamlaunch matrix exit-criteria
               mamlaunch matrix --predict --diff managed-only allow-all
               mamlaunch matrix --random 200 --seed 7
+              mamlaunch matrix --parties policy-apps --policy L2.json --policy L3.json --diff L2 L3
             """
     )
 
@@ -76,8 +77,14 @@ struct MatrixCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The random cells' seed.", valueName: "S"))
     var seed: UInt64 = 1
 
-    @Option(help: ArgumentHelp("The tenant file (default: the experiment's, else Policies/contoso/tenant.json).", valueName: "FILE"))
+    @Option(help: ArgumentHelp("The tenant file (default: the experiment's, else Policies/contoso/tenant.json). With the default experiment, the parties are made from this tenant's policies, users and apps.", valueName: "FILE"))
     var tenant: String?
+
+    @Option(help: ArgumentHelp("experiment (its own list) or policy-apps: a party per app the policies target, signed in as a user they are assigned to, plus the catalog's unmanaged apps (docs/MATRIX.md).", valueName: "SOURCE"))
+    var parties: PartiesSource?
+
+    @Option(help: ArgumentHelp("An app catalog (docs/CATALOG.md) whose entries add to or replace the built-in one's: apps no Apps/ folder provides run live as stand-ins under manifests made from them.", valueName: "FILE"))
+    var catalog: String?
 
     /// Test-only: makes each policy's broker flip its decisions on one channel (mambroker's hidden
     /// --test-flip), so that a test can show a disagreement is caught. Not in --help.
@@ -89,13 +96,17 @@ struct MatrixCommand: ParsableCommand {
     func validate() throws {
         guard diff.isEmpty || diff.count == 2 else { throw ValidationError("--diff takes two policies: --diff POLICY_A POLICY_B") }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be 1 to 64") }
+        if random != nil && parties == .policyApps { throw ValidationError("--random makes its own parties; --parties policy-apps is for experiments") }
         if let random, !(1...100_000).contains(random) { throw ValidationError("--random must be 1 to 100000") }
     }
 
     func run() throws {
         let started = Date()
-        let setup = try MatrixSetup.load(experiment: experiment, policies: policies, diff: diff, random: random, seed: seed, tenant: tenant)
-        let cells = Plan.cells(setup.experiment, bundleID: { setup.predictors.values.first?.manifest($0)?.bundleID })
+        let setup = try MatrixSetup.load(experiment: experiment, policies: policies, diff: diff, random: random, seed: seed, tenant: tenant,
+                                         parties: parties, catalog: catalog)
+        let manifest = { (app: String) in setup.predictors.values.first?.manifest(app) }
+        let cells = Plan.cells(setup.experiment, bundleID: { manifest($0)?.bundleID },
+                               handles: { app, scheme in manifest(app)?.handles(scheme: scheme) ?? false })
         guard !cells.isEmpty else { throw World.Failure(description: "the experiment has no cells") }
         let progress = Progress(total: cells.count)
         var results = MatrixPrediction.run(cells, predictors: setup.predictors, payload: setup.experiment.payload)
@@ -114,7 +125,27 @@ struct MatrixCommand: ParsableCommand {
         let seconds = Date().timeIntervalSince(started)
         var report = MatrixReport(experiment: setup.experiment, results: results, live: mode == .live, seconds: seconds)
         report.sandbox = containment?.statement
-        let diffResult = setup.diff.map { MatrixDiff(results, policyA: $0.0, policyB: $0.1) }
+        for (label, file) in setup.policyFiles {
+            if let policy = try? Catalog.loadPolicyFile(file).first?.policy {
+                report.policyInfo[label] = PolicyInfo(displayName: policy.displayName, file: Catalog.relative(file),
+                                                      settings: MatrixDiff.settingValues(policy))
+            }
+        }
+        let used = Set(cells.flatMap { [$0.source.app.lowercased()] + ($0.target.map { [$0.app.lowercased()] } ?? []) })
+        report.standIns = setup.apps.compactMap { a in
+            guard let entry = a.standIn, used.contains(a.manifest.bundleID.lowercased()) || used.contains(a.name.lowercased()) else { return nil }
+            return "\(entry.name) (\(a.manifest.bundleID))"
+        }
+        let diffResult = setup.diff.map { d in
+            // The policies' settings, so that each change names the setting behind it.
+            var settings: [String: [String: String]] = [:]
+            for label in [d.0, d.1] {
+                if let file = setup.policyFiles[label], let policy = try? Catalog.loadPolicyFile(file).first?.policy {
+                    settings[label] = MatrixDiff.settingValues(policy)
+                }
+            }
+            return MatrixDiff(results, policyA: d.0, policyB: d.1, settings: settings)
+        }
         let chosen = format ?? (out?.hasSuffix(".html") == true ? .html : .table)
         let text = report.render(chosen, diff: diffResult)
         if let out {
@@ -129,6 +160,7 @@ struct MatrixCommand: ParsableCommand {
             for r in report.failures { FileHandle.standardError.write(Data((MatrixReport.explainFailure(r) + "\n").utf8)) }
         }
         for line in Violations.shared.summary { FileHandle.standardError.write(Data("mamlaunch: \(line)\n".utf8)) }
+        if !report.standIns.isEmpty { FileHandle.standardError.write(Data("matrix: \(report.standInLine)\n".utf8)) }
         FileHandle.standardError.write(Data(("matrix: \(report.summary)" + (out.map { "; report in \($0)" } ?? "") + "\n").utf8))
         if !report.failures.isEmpty { throw ExitCode(1) }
     }
@@ -142,29 +174,44 @@ struct MatrixSetup {
     /// The tenant each policy's broker loads (absolute paths), by policy label.
     var tenantFile: String
     var policyFiles: [String: String]
+    /// The policy files (by label) that name the apps they target (`apps`): they target those
+    /// apps instead of the tenant policy's.
+    var policyFilesWithApps: Set<String> = []
+    /// The installed apps and the stand-ins the run needs.
     var apps: [CatalogApp]
     var root: URL
     var diff: (String, String)?
 
     static func load(experiment name: String, policies: [String], diff: [String], random: Int?, seed: UInt64,
-                     tenant: String?) throws -> MatrixSetup {
+                     tenant: String?, parties: PartiesSource? = nil, catalog: String? = nil) throws -> MatrixSetup {
         guard let root = Catalog.projectRoot() else {
             throw World.Failure(description: "no MAMLab project found here (its Apps/ and Policies/); run from the project or set MAMLAB_ROOT")
         }
         let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
-        let apps = found.apps
-        let pairs = apps.map { (name: $0.name, manifest: $0.manifest) }
-        let known: (String) -> Bool = { Catalog.find($0, in: apps) != nil }
+        let installed = found.apps
+        let entries = try Self.catalogEntries(root: root, extra: catalog)
+        let known: (String) -> Bool = { name in
+            Catalog.find(name, in: installed) != nil
+                || entries.contains { $0.bundleID.lowercased() == name.lowercased() || $0.name.lowercased() == name.lowercased() }
+        }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 
         var experiment: Experiment
         var base = root
         let samplePolicies = BuiltIn.samplePolicies
+        // --policy: a file, `tenant`, or a sample policy's label.
+        let given: [PolicyRef] = try policies.map { p in
+            if p == "tenant" { return .tenant }
+            switch Self.resolvePolicy(p, from: cwd, root: root) {
+            case let .success(path): return .file(path)
+            case let .failure(f): throw ValidationError("--policy \(p): \(f.reason)")
+            }
+        }
         if let random {
             let users = try Self.tenant(tenant, root: root).users.map(\.upn)
-            let pool: [PolicyRef] = policies.isEmpty ? samplePolicies : policies.map { $0 == "tenant" ? .tenant : .file($0) }
+            let pool: [PolicyRef] = policies.isEmpty ? samplePolicies : given
             // Random cells pick among the scripted sample apps that are built (for a live run).
-            let scripted = apps.filter { a in
+            let scripted = installed.filter { a in
                 BuiltIn.scriptedApps.contains { $0.lowercased() == a.name.lowercased() }
                     && (a.builtExecutable().map(FileManager.default.isExecutableFile(atPath:)) ?? false)
             }.map { (name: $0.name, manifest: $0.manifest) }
@@ -176,19 +223,32 @@ struct MatrixSetup {
             if !policies.isEmpty { base = cwd }
         } else if let builtIn = BuiltIn.experiment(named: name) {
             experiment = builtIn
+            // The built-ins' parties are the sample tenant's (adele of Contoso): another tenant
+            // gets parties made from its own policies, users and apps.
+            if let tenant, !Self.isSampleTenant(tenant, root: root), parties == nil {
+                guard name == "default" else {
+                    throw ValidationError("the built-in \(name) experiment is written for the sample tenant's users (adele@contoso.com); with --tenant \(tenant) give --parties policy-apps or an experiment file")
+                }
+                FileHandle.standardError.write(Data("matrix: the default experiment's parties are the sample tenant's; with --tenant \(tenant) they are made from that tenant's policies, users and apps (--parties policy-apps), under the tenant's own policies\n".utf8))
+                experiment.policyApps = true
+                experiment.policies = [.tenant]
+            }
         } else {
             guard FileManager.default.fileExists(atPath: name) else {
                 throw ValidationError("no experiment \"\(name)\": not a built-in (\(BuiltIn.names.joined(separator: ", "))) and no such file")
             }
+            let folder = URL(fileURLWithPath: name, relativeTo: cwd).deletingLastPathComponent()
             do {
-                experiment = try ExperimentFile.load(try Catalog.read(name), file: Catalog.relative(name), knownApp: known)
+                experiment = try ExperimentFile.load(try Catalog.read(name), file: Catalog.relative(name), knownApp: known,
+                                                     policy: { Self.resolvePolicy($0, from: folder, root: root) })
             } catch {
                 throw World.Failure(description: error.description)
             }
-            base = URL(fileURLWithPath: name, relativeTo: cwd).deletingLastPathComponent()
+            base = folder
         }
+        if parties == .policyApps { experiment.policyApps = true }
         if !policies.isEmpty && random == nil {
-            experiment.policies = policies.map { $0 == "tenant" ? .tenant : .file($0) }
+            experiment.policies = given
             base = cwd
         }
         // Policy files resolve against the experiment file's folder (the project for built-ins).
@@ -216,18 +276,29 @@ struct MatrixSetup {
         let tenantPath = tenant ?? experiment.tenant.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL.path }
             ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
         let baseTenant = try Self.tenant(tenantPath, root: root)
-        var predictors: [String: Predictor] = [:]
+        var tenants: [String: Tenant] = [:]
         var files: [String: String] = [:]
+        var filesWithApps = Set<String>()
         for ref in experiment.policies {
             var t = baseTenant
             if case let .file(path) = ref {
                 try World.apply(path, to: &t)
                 files[ref.label] = path
+                if try Self.applyTargets(path, to: &t) { filesWithApps.insert(ref.label) }
             }
-            predictors[ref.label] = Predictor(engine: PolicyEngine(tenant: t, apps: apps.map(\.manifest)), apps: pairs)
+            tenants[ref.label] = t
+        }
+        let ordered = experiment.policies.compactMap { tenants[$0.label] }
+        let apps = try Self.withStandIns(&experiment, installed: installed, entries: entries, tenants: ordered,
+                                         baseTenant: ordered.first ?? baseTenant)
+        try Self.checkAccounts(experiment, tenant: baseTenant, file: tenantPath)
+        let pairs = apps.map { (name: $0.name, manifest: $0.manifest) }
+        var predictors: [String: Predictor] = [:]
+        for (label, t) in tenants {
+            predictors[label] = Predictor(engine: PolicyEngine(tenant: t, apps: apps.map(\.manifest)), apps: pairs)
         }
         return MatrixSetup(experiment: experiment, predictors: predictors, tenantFile: URL(fileURLWithPath: tenantPath, relativeTo: cwd).standardizedFileURL.path,
-                           policyFiles: files, apps: apps, root: root, diff: diffLabels)
+                           policyFiles: files, policyFilesWithApps: filesWithApps, apps: apps, root: root, diff: diffLabels)
     }
 
     static func tenant(_ path: String?, root: URL) throws -> Tenant {

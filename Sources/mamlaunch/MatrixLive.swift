@@ -147,7 +147,11 @@ final class PolicyRun: @unchecked Sendable {
         device = base
         auditPath = base + "/audit/" + AuditFile.decisions
         try FileManager.default.createDirectory(atPath: base + "/logs", withIntermediateDirectories: true)
-        let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json")
+        let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json",
+                                          policyTargetsApps: setup.policyFilesWithApps.contains(policy))
+        // Named Apps/ in a root of its own: the broker starts an app that is not running with
+        // `mamlaunch run BUNDLE` under MAMLAB_ROOT = the folder above it, stand-ins included.
+        let appsFolder = try Self.writeApps(setup, to: base + "/root/Apps")
         var m: [String: (AppManifest, String)] = [:]
         for a in setup.apps {
             guard let exe = a.builtExecutable() else { continue }
@@ -157,7 +161,7 @@ final class PolicyRun: @unchecked Sendable {
         manifests = m
         let p = Process()
         p.executableURL = URL(fileURLWithPath: (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker"))
-        p.arguments = ["--tenant", tenant, "--device", base, "--apps", setup.root.appendingPathComponent("Apps").path,
+        p.arguments = ["--tenant", tenant, "--device", base, "--apps", appsFolder,
                        "--clock", "virtual", "--log-level", "error"] + (testFlip.map { ["--test-flip", $0] } ?? [])
             + (allowWeaker ? ["--allow-weaker-sandbox"] : [])
         let out = Pipe()
@@ -177,17 +181,33 @@ final class PolicyRun: @unchecked Sendable {
 
     /// The tenant the broker loads: the experiment's, with every policy's settings taken from
     /// `policy` (a file) when one is given, like `explain --policy`; every `$ref` made absolute.
-    static func writeTenant(_ path: String, policy: String?, to out: String) throws -> String {
+    static func writeTenant(_ path: String, policy: String?, to out: String, policyTargetsApps: Bool = false) throws -> String {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         guard let data = FileManager.default.contents(atPath: path),
               var tenant = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw LiveMatrix.Failure(description: "\(path): not a tenant file")
         }
+        // App configurations reach managed apps only (the tenant loader refuses one naming an
+        // app no policy targets): with the file's own apps, those of the tenant's other apps go.
+        if policyTargetsApps, let configurations = tenant["appConfigurations"] as? [[String: Any]], let policy,
+           let targeted = try? Catalog.loadPolicyFile(policy).first?.policy.targetedApps {
+            tenant["appConfigurations"] = configurations.compactMap { c -> [String: Any]? in
+                var c = c
+                let apps = (c["apps"] as? [[String: Any]] ?? []).filter { a in
+                    let id = (a["mobileAppIdentifier"] as? [String: Any])?["bundleId"] as? String
+                    return id.map { targeted.contains($0.lowercased()) } ?? false
+                }
+                guard !apps.isEmpty else { return nil }
+                c["apps"] = apps
+                return c
+            }
+        }
         if var policies = tenant["policies"] as? [[String: Any]] {
             for i in policies.indices {
                 if let policy {
                     var entry: [String: Any] = ["$ref": policy]
-                    for key in ["apps", "assignments"] { entry[key] = policies[i][key] }
+                    // A file that names its apps (a Graph export with `apps`) targets those.
+                    for key in policyTargetsApps ? ["assignments"] : ["apps", "assignments"] { entry[key] = policies[i][key] }
                     policies[i] = entry
                 } else if let ref = policies[i]["$ref"] as? String, !ref.hasPrefix("/") {
                     policies[i]["$ref"] = folder.appendingPathComponent(ref).standardizedFileURL.path
@@ -198,6 +218,32 @@ final class PolicyRun: @unchecked Sendable {
         let bytes = try JSONSerialization.data(withJSONObject: tenant, options: [.sortedKeys])
         try bytes.write(to: URL(fileURLWithPath: out))
         return out
+    }
+
+    /// The apps folder the broker loads: the project's `Apps/` when the run has no stand-ins;
+    /// else a folder of the run's own with each installed app's `Info.plist` (the same bytes)
+    /// and each stand-in's generated one. A stand-in's bundle id is never an installed app's
+    /// (Catalog.standIns), so the broker never takes a stand-in for an installed app.
+    static func writeApps(_ setup: MatrixSetup, to folder: String) throws -> String {
+        let standIns = setup.apps.filter { $0.standIn != nil }
+        let installed = setup.root.appendingPathComponent("Apps")
+        guard !standIns.isEmpty else { return installed.path }
+        let fm = FileManager.default
+        for a in setup.apps {
+            // Stand-ins are named by bundle id (checked: letters, digits, '-', '.'; no "..").
+            let name = a.standIn == nil ? a.name : "standin." + a.manifest.bundleID.lowercased()
+            let dir = folder + "/" + name
+            try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let data: Data
+            if let entry = a.standIn {
+                data = try entry.manifestData()
+            } else {
+                guard let d = fm.contents(atPath: installed.appendingPathComponent(a.name).appendingPathComponent("Info.plist").path) else { continue }
+                data = d
+            }
+            try data.write(to: URL(fileURLWithPath: dir + "/Info.plist"))
+        }
+        return folder
     }
 
     func stop() {
@@ -277,6 +323,20 @@ final class PolicyRun: @unchecked Sendable {
 
     /// Runs the cells in order, grouping consecutive ones that need the same apps.
     func perform(_ cells: [CellResult], done: (Int, CellResult) -> Void) throws {
+        // Every app the cells need, started at once (in parallel) before the first cell: a URL
+        // whose handler is a party then reaches the running party instead of making the broker
+        // start a second copy. An app whose parties differ in accounts starts when its cell comes.
+        var upfront: [String: [String]] = [:], mixed = Set<String>()
+        for r in cells where r.live == nil && !r.cell.channel.channel.isAccountChannel {
+            for p in [r.cell.source] + (r.cell.target.map { [$0] } ?? []) {
+                guard let b = try? bundle(p) else { continue }
+                if let seen = upfront[b], seen != p.accounts { mixed.insert(b) } else { upfront[b] = p.accounts }
+            }
+        }
+        for b in mixed { upfront[b] = nil }
+        if !upfront.isEmpty {
+            do { try ensure(upfront) } catch let error as ScriptedApp.StartFailure { startFailure = error.description } catch {}
+        }
         for (i, var r) in cells.enumerated() {
             if r.live != nil {
                 // The engine could not even build the cell's parties; nothing to run.
@@ -343,11 +403,18 @@ final class PolicyRun: @unchecked Sendable {
             o.arrival = r
             o.payloadSHA256 = Self.sha256(payload.text)
         case .openURL:
-            let url = Predictor.url(for: try entry(cell.target!.app).manifest, payload: payload)
+            let url = try cell.channel.url ?? Predictor.url(for: entry(cell.target!.app).manifest, payload: payload)
             o.sentURL = url
             let r = try step(source, ScriptCommand("open-url", [url]))
             o.decision = r["decision"]
-            o.arrival = try arrival(target!, "url", delivered: o.decision)
+            // A URL the broker delivers in a scheme the target does not handle (a web link
+            // rewritten for the managed browser) goes to another app: nothing to wait for here.
+            var towardsTarget = o.decision
+            if let delivered = o.decision?["detail"]?.string, let scheme = URLText.scheme(of: delivered).map(String.init),
+               !(try entry(cell.target!.app).manifest).handles(scheme: scheme) {
+                towardsTarget = nil
+            }
+            o.arrival = try arrival(target!, "url", delivered: towardsTarget)
         case .saveTo:
             let (location, account) = cell.channel.locationParts!
             let r = try step(source, ScriptCommand("save", [location, account ?? "-", name, payload.documentContent]))

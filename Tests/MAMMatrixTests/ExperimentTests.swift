@@ -80,11 +80,26 @@ struct ExperimentTests {
     }
 
     @Test func defaultPlanPairsDifferentAppsOnlyAndSkipsAccountsAPartyLacks() {
-        let cells = Plan.cells(BuiltIn.default, bundleID: Fixture.bundleID)
-        #expect(cells.count == 549)
+        let cells = Plan.cells(BuiltIn.default, bundleID: Fixture.bundleID, handles: Fixture.handles)
+        #expect(cells.count == 1017)
         #expect(cells.allSatisfy { c in c.target.map { Fixture.bundleID($0.app) != Fixture.bundleID(c.source.app) } ?? true })
         // Notes has no account: it never saves to adele's OneDrive.
         #expect(!cells.contains { $0.source.name == "Notes" && $0.channel.location?.contains("adele") == true })
         #expect(Set(cells.map(\.id)).count == cells.count)
+    }
+
+    @Test("a written cell that repeats a generated one is that cell, with its expectation: no doubled square")
+    func aWrittenCellRepeatingAGeneratedOneIsNotDoubled() throws {
+        let json = """
+            {"parties": [{"name": "Mail", "app": "Mail", "accounts": ["adele@contoso.com"]}, {"name": "Notes", "app": "Notes"}],
+             "channels": ["paste"], "policies": ["tenant"],
+             "cells": [{"label": "org text to Notes", "channel": "paste", "source": "Mail", "target": "Notes", "expect": {"outcome": "blocked"}}]}
+            """
+        let e = try ExperimentFile.load(Data(json.utf8), file: "x.json", knownApp: Fixture.knownApp)
+        let cells = Plan.cells(e, bundleID: Fixture.bundleID, handles: Fixture.handles)
+        #expect(cells.count == 2)
+        let toNotes = cells.filter { $0.source.name == "Mail" && $0.target?.name == "Notes" }
+        #expect(toNotes.count == 1)
+        #expect(toNotes.first?.label == "org text to Notes" && toNotes.first?.expect?.outcomes == [.blocked])
     }
 }

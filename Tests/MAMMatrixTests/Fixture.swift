@@ -12,6 +12,7 @@ enum Fixture {
 
     static func knownApp(_ name: String) -> Bool { Catalog.find(name, in: apps) != nil }
     static func bundleID(_ name: String) -> String? { Catalog.find(name, in: apps)?.manifest.bundleID }
+    static func handles(_ app: String, _ scheme: String) -> Bool { Catalog.find(app, in: apps)?.manifest.handles(scheme: scheme) ?? false }
 
     /// A predictor per policy of `experiment`, each policy file's settings on every tenant policy.
     static func predictors(_ experiment: Experiment) throws -> [String: Predictor] {
@@ -33,7 +34,7 @@ enum Fixture {
     }
 
     static func predict(_ experiment: Experiment) throws -> MatrixReport {
-        let cells = Plan.cells(experiment, bundleID: bundleID)
+        let cells = Plan.cells(experiment, bundleID: bundleID, handles: handles)
         let results = MatrixPrediction.run(cells, predictors: try predictors(experiment), payload: experiment.payload)
         return MatrixReport(experiment: experiment, results: results, live: false, seconds: 1)
     }

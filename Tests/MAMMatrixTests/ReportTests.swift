@@ -1,4 +1,5 @@
 import Foundation
+import MAMCatalog
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
@@ -73,7 +74,9 @@ struct ReportTests {
             if name == "div", attributes["class"]?.hasPrefix("cell ") == true { cells += 1 }
             if name == "table", attributes["class"] == "heat" { tables += 1 }
             if name == "script" || name == "link" || name == "img" { scripts += 1 }
-            if attributes.values.contains(where: { $0.contains("http://") || $0.contains("https://") }) { external += 1 }
+            // What the page would fetch or lead to (a cell's text may quote the web link it tried).
+            let fetched = ["src", "href", "action", "style"].compactMap { attributes[$0] }
+            if fetched.contains(where: { $0.contains("http://") || $0.contains("https://") || $0.contains("url(") }) { external += 1 }
         }
     }
 
@@ -143,5 +146,41 @@ struct ChromiumTests {
         #expect(Array(picture.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "a PNG")
         // A one-colour page of the same size compresses to almost nothing; a heatmap does not.
         #expect(picture.count > blank.count * 10, "screenshot \(picture.count) bytes against \(blank.count) for a blank page")
+    }
+
+    @Test("the admin's page: the diff first and linked from the top, each change with its setting; each policy's name, file and sharing settings")
+    func theAdminsPageNamesWhyCellsChange() throws {
+        guard Self.chromium() != nil else {
+            Issue.record("chromium is not installed (apt-get install -y chromium; scripts/test installs it)")
+            return
+        }
+        let dir = NSTemporaryDirectory() + "mamlab-html-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var report = ReportTests.report
+        var settings: [String: [String: String]] = [:]
+        for label in ["level1-basic", "level2-enhanced"] {
+            let file = "Policies/contoso/policies/\(label).json"
+            let policy = try Catalog.loadPolicyFile(Fixture.root.appendingPathComponent(file).path).first!.policy
+            settings[label] = MatrixDiff.settingValues(policy)
+            report.policyInfo[label] = PolicyInfo(displayName: policy.displayName, file: file, settings: settings[label]!)
+        }
+        let diff = MatrixDiff(report.results, policyA: "level1-basic", policyB: "level2-enhanced", settings: settings)
+        try Data(report.render(.html, diff: diff).utf8).write(to: URL(fileURLWithPath: dir + "/matrix.html"))
+        let dom = String(decoding: try run(["--dump-dom", "file://\(dir)/matrix.html"], in: dir), as: UTF8.self)
+        // The link at the top leads to the diff, which comes before the first heatmap.
+        let link = try #require(dom.range(of: "<a href=\"#diff\">"))
+        let diffAt = try #require(dom.range(of: "<h2 id=\"diff\">"))
+        let firstHeatmap = try #require(dom.range(of: "<table class=\"heat\""))
+        #expect(link.lowerBound < diffAt.lowerBound && diffAt.lowerBound < firstHeatmap.lowerBound)
+        // The web link's change names the managed-browser setting.
+        #expect(dom.contains("managedBrowserToOpenLinksRequired: false → true"))
+        #expect(!diff.changes.isEmpty && diff.changes.allSatisfy { !diff.reasons($0).isEmpty })
+        // Each policy's display name, file and the settings deciding sharing, beside its heatmap.
+        #expect(dom.contains("Policy: \(report.policyInfo["level2-enhanced"]!.displayName)"))
+        #expect(dom.contains("File: Policies/contoso/policies/level2-enhanced.json"))
+        #expect(dom.contains("<td>allowedOutboundDataTransferDestinations</td><td>managedApps</td>"))
+        // Blank squares are explained.
+        #expect(dom.contains("An empty square is no cell"))
     }
 }

@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+/// `mamlaunch matrix` over what an admin gives it: another tenant, the vendor's framework policies
+/// with their apps, stand-ins for apps no `Apps/` folder provides, policies by sample label.
+@Suite("mamlaunch matrix: parties from the tenant and policies, stand-in apps", .serialized)
+struct MatrixPartiesTests {
+    static let frameworks = CommandRunner.root.appendingPathComponent("Policies/frameworks").path
+    static let l1 = frameworks + "/level-1-enterprise-basic-data-protection-iOS.json"
+    static let l2 = frameworks + "/level-2-enterprise-enhanced-data-protection-iOS.json"
+    static let l3 = frameworks + "/level-3-enterprise-high-data-protection-iOS.json"
+
+    /// A folder of its own, removed by the caller.
+    static func folder() throws -> String {
+        let path = NSTemporaryDirectory() + "mamlab-parties-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Fabrikam: one user, one policy (the sample managed-only settings) targeting Outlook and Word.
+    static func fabrikam(in dir: String) throws -> String {
+        let managedOnly = CommandRunner.root.appendingPathComponent("Policies/contoso/policies/managed-only.json").path
+        let tenant = """
+            {"tenant": "fabrikam.com",
+             "users": [{"upn": "zoe@fabrikam.com", "groups": ["staff"]}],
+             "groups": ["staff"],
+             "device": {"mdmEnrolled": false},
+             "policies": [{"$ref": "\(managedOnly)",
+                           "apps": [{"mobileAppIdentifier": {"@odata.type": "#microsoft.graph.iosMobileAppIdentifier", "bundleId": "com.microsoft.office.outlook"}},
+                                    {"mobileAppIdentifier": {"@odata.type": "#microsoft.graph.iosMobileAppIdentifier", "bundleId": "com.microsoft.office.word"}}],
+                           "assignments": [{"target": {"@odata.type": "#microsoft.graph.groupAssignmentTarget", "groupId": "staff"}}]}]}
+            """
+        let path = dir + "/fabrikam.json"
+        try Data(tenant.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static func cells(_ stdout: String) -> [[String: Any]] {
+        stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    @Test("the default experiment with another tenant runs that tenant's users and apps, never Contoso's")
+    func defaultExperimentWithAnotherTenant() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let tenant = try Self.fabrikam(in: dir)
+        let r = try CommandRunner.run(["matrix", "--tenant", tenant, "--predict", "--format", "json"])
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        #expect(r.stderr.contains("made from that tenant's policies, users and apps"))
+        let cells = Self.cells(r.stdout)
+        #expect(!cells.isEmpty)
+        #expect(!r.stdout.contains("adele") && !r.stdout.contains("com.contoso"))
+        let sources = Set(cells.compactMap { ($0["source"] as? [String: Any])?["party"] as? String })
+        #expect(sources.contains("Outlook (zoe)") && sources.contains("Word (zoe)"))
+        #expect(r.stderr.contains("Stand-ins") && r.stderr.contains("Outlook (com.microsoft.office.outlook)"))
+    }
+
+    @Test("a party account that is not the tenant's is an error before anything starts, naming party and tenant")
+    func foreignAccountsAreRefused() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let tenant = try Self.fabrikam(in: dir)
+        let exp = dir + "/e.json"
+        try Data(#"{"parties": [{"name": "Mail", "app": "Mail", "accounts": ["adele@contoso.com"]}, {"name": "Notes", "app": "Notes"}], "channels": ["paste"]}"#.utf8)
+            .write(to: URL(fileURLWithPath: exp))
+        let r = try CommandRunner.run(["matrix", exp, "--tenant", tenant, "--predict"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("party \"Mail\": adele@contoso.com is not a user of tenant fabrikam.com"))
+        #expect(r.stderr.contains("zoe@fabrikam.com"))
+    }
+
+    @Test("policies by sample label in --policy and in experiment files; an unknown one names file, line and key")
+    func policiesBySampleLabel() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let byLabel = try CommandRunner.run(["matrix", "--predict", "--policy", "managed-only", "--policy", "allow-all"])
+        #expect(byLabel.status == 0, "\(byLabel.stderr.suffix(1000))")
+        #expect(byLabel.stderr.contains("2 policies: all passed"))
+        let exp = dir + "/e.json"
+        try Data("""
+            {"parties": [{"name": "Mail", "app": "Mail", "accounts": ["adele@contoso.com"]}, {"name": "Notes", "app": "Notes"}],
+             "channels": ["paste"],
+             "policies": ["managed-only",
+                          "no-such-policy"]}
+            """.utf8).write(to: URL(fileURLWithPath: exp))
+        let r = try CommandRunner.run(["matrix", exp, "--predict"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("e.json:4:") && r.stderr.contains("$.policies[1]") && r.stderr.contains("no sample policy of that name"))
+        let flag = try CommandRunner.run(["matrix", "--predict", "--policy", "no-such-policy"])
+        #expect(flag.status != 0 && flag.stderr.contains("--policy no-such-policy: no policy file"))
+    }
+
+    @Test("the three framework levels with --parties policy-apps: every targeted app and the unmanaged ones, predicted")
+    func frameworkLevelsPredicted() throws {
+        let r = try CommandRunner.run(["matrix", "--predict", "--parties", "policy-apps", "--policy", Self.l1, "--policy", Self.l2,
+                                       "--policy", Self.l3, "--format", "json"])
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        let cells = Self.cells(r.stdout)
+        let parties = Set(cells.compactMap { ($0["source"] as? [String: Any])?["party"] as? String })
+        for p in ["Outlook (adele)", "Word (adele)", "Teams (adele)", "Edge (adele)", "Gmail (personal mail)", "Safari (system browser)"] {
+            #expect(parties.contains(p), "\(p) in \(parties.sorted())")
+        }
+        #expect(parties.count == 14)
+        #expect(cells.count == 3 * 1_071)
+        #expect(r.stderr.contains("3 policies: all passed, 0 leaks"))
+        #expect(r.stderr.contains("13 stand-in apps"))
+        // A web link from Outlook: level 2 rewrites it for the managed browser, level 1 does not.
+        func link(_ policy: String) -> [String: Any]? {
+            cells.first { $0["policy"] as? String == policy && $0["channel"] as? String == "open-url" && ($0["location"] as? String)?.hasPrefix("https://") == true
+                && ($0["source"] as? [String: Any])?["party"] as? String == "Outlook (adele)"
+                && ($0["target"] as? [String: Any])?["party"] as? String == "Edge (adele)" }
+        }
+        #expect((link("level-1-enterprise-basic-data-protection-iOS")?["predicted"] as? [String: Any])?["outcome"] as? String == "allowed")
+        #expect((link("level-2-enterprise-enhanced-data-protection-iOS")?["predicted"] as? [String: Any])?["outcome"] as? String == "rewritten")
+    }
+
+    @Test("live: stand-ins under the level 2 framework policy: Outlook, Word, OneDrive, Gmail and Edge, every cell agrees")
+    func frameworkLevelLive() throws {
+        // Five parties, so that the suite stays light; the whole framework run is in docs/CATALOG.md.
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let exp = dir + "/levels.json"
+        try Data(#"""
+            {"parties": [{"name": "Outlook (adele)", "app": "com.microsoft.office.outlook", "accounts": ["adele@contoso.com"]},
+                         {"name": "Word (adele)", "app": "Word", "accounts": ["adele@contoso.com"]},
+                         {"name": "OneDrive (adele)", "app": "com.microsoft.skydrive", "accounts": ["adele@contoso.com"]},
+                         {"name": "Gmail (personal mail)", "app": "com.google.gmail"},
+                         {"name": "Edge (adele)", "app": "Edge", "accounts": ["adele@contoso.com"]}],
+             "channels": ["open-in", "import", "paste", "open-url", "open-url https://contoso.sharepoint.com/q3.pdf", "save-to dropbox", "open-from localStorage"],
+             "policies": ["\#(Self.l2)"]}
+            """#.utf8).write(to: URL(fileURLWithPath: exp))
+        let r = try CommandRunner.run(["matrix", exp, "--format", "json"])
+        #expect(r.status == 0, "\(r.stdout.suffix(2000)) \(r.stderr.suffix(2000))")
+        let cells = Self.cells(r.stdout)
+        #expect(cells.count > 100)
+        #expect(cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true && $0["leaked"] as? Bool == false })
+        // A document from Outlook reached Word (two stand-ins) readable; Gmail got it sealed.
+        func openIn(to target: String) -> [String: Any]? {
+            let c = cells.first { $0["channel"] as? String == "open-in" && ($0["source"] as? [String: Any])?["party"] as? String == "Outlook (adele)"
+                && ($0["target"] as? [String: Any])?["party"] as? String == target }
+            return (c?["live"] as? [String: Any])?["arrival"] as? [String: Any]
+        }
+        #expect(openIn(to: "Word (adele)")?["readable"] as? Bool == true)
+        #expect(openIn(to: "Gmail (personal mail)")?["readable"] as? Bool != true)
+        // The web link from Outlook reached Edge rewritten for the managed browser.
+        let link = cells.first { $0["channel"] as? String == "open-url" && ($0["location"] as? String)?.hasPrefix("https://") == true
+            && ($0["source"] as? [String: Any])?["party"] as? String == "Outlook (adele)" }
+        #expect((link?["live"] as? [String: Any])?["outcome"] as? String == "rewritten")
+        #expect(r.stderr.contains("all passed, 0 leaks") && r.stderr.contains("4 stand-in apps"))
+    }
+
+    @Test("check validates a catalog file like every other input")
+    func checkValidatesACatalog() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/catalog.json"
+        try Data("""
+            {"apps": [
+              {"name": "X", "bundleId": "com.example.x/../../y", "sources": ["test"]}
+            ]}
+            """.utf8).write(to: URL(fileURLWithPath: file))
+        let r = try CommandRunner.run(["check", file])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("catalog.json:2:") && r.stdout.contains("$.apps[0].bundleId"))
+        let builtIn = try CommandRunner.run(["check", CommandRunner.root.appendingPathComponent("Policies/catalog/apps.json").path,
+                                             Self.frameworks])
+        #expect(builtIn.status == 0, "\(builtIn.stdout)")
+    }
+}
