@@ -47,6 +47,7 @@ public struct SeccompProgram: Sendable {
         for (name, _) in SyscallPolicy.denied { try add(name) }
         for name in SyscallPolicy.fatal { try add(name) }
         for name in SyscallPolicy.exec { try add(name) }
+        for (name, _) in SyscallPolicy.confined { try add(name) }
         // Opens that may write, recognised by their flags. Read-only opens are left to Landlock:
         // sending each to the supervisor costs a round trip, and the loader alone makes eighty.
         func masked(_ index: UInt32, _ mask: Int32, _ value: Int32) -> scmp_arg_cmp {

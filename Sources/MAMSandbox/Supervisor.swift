@@ -128,6 +128,16 @@ final class Supervisor: @unchecked Sendable {
             let named = SyscallPolicy.namespaceFlags.filter { flags & $0.flag != 0 }.map(\.name).joined(separator: "|")
             violation(pid, name, named, .killed)
         default:
+            if let target = SyscallPolicy.confined.first(where: { $0.name == name })?.target {
+                let file = self.file(target, n, pid: pid)
+                if let file, file == "/dev/null" || beneath(file, container) || beneath(file, real(container, followsLink: true)) {
+                    _ = mam_notify_continue(fd, n.id)
+                } else {
+                    _ = mam_notify_deny(fd, n.id, EACCES)
+                    violation(pid, name, file ?? "an unreadable path", .denied)
+                }
+                return
+            }
             switch SyscallPolicy.action(for: name) {
             case let .deny(code)?:
                 _ = mam_notify_deny(fd, n.id, code)
@@ -160,15 +170,69 @@ final class Supervisor: @unchecked Sendable {
         withUnsafeBytes(of: n.args) { $0.load(fromByteOffset: i * 8, as: UInt64.self) }
     }
 
+    /// Refusals so far, by call: the report names the first ten of each and then every tenfold
+    /// count, as the broker logs refused requests. An app looping on a refused call would
+    /// otherwise have the launcher and the broker write about it as fast as it can ask (18,705
+    /// lines in 1.5 s).
+    private var refusals: [String: Int] = [:]
+
     private func violation(_ pid: Int32, _ syscall: String, _ path: String?, _ action: Violation.Action) {
-        report(Violation(bundleID: bundleID, pid: pid, syscall: syscall, detail: path, action: action,
+        let n = refusals[syscall, default: 0] + 1
+        refusals[syscall] = n
+        guard n <= 10 || Self.isPowerOfTen(n) else { return }
+        let counted = n <= 10 ? path : (path.map { $0 + " " } ?? "") + "(\(syscall) refusal \(n) of this app: the first ten and every tenfold count are reported)"
+        report(Violation(bundleID: bundleID, pid: pid, syscall: syscall, detail: counted, action: action,
                          time: ISO8601DateFormatter().string(from: Date())))
+    }
+
+    static func isPowerOfTen(_ n: Int) -> Bool {
+        var n = n
+        while n >= 10 && n % 10 == 0 { n /= 10 }
+        return n == 1
     }
 
     private func string(_ pid: Int32, _ address: UInt64) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         guard mam_read_string(pid, address, &buffer, buffer.count) >= 0 else { return nil }
         return cText(buffer)
+    }
+
+    /// The file a confined call names, symbolic links resolved (a link in the container may
+    /// point anywhere); nil when it cannot be told.
+    private func file(_ target: SyscallPolicy.Target, _ n: mam_notification, pid: Int32) -> String? {
+        switch target {
+        case let .descriptor(i):
+            return descriptorPath(pid, Int32(truncatingIfNeeded: argument(n, i)))
+        case let .path(i, follows):
+            guard let raw = string(pid, argument(n, i)) else { return nil }
+            return real(resolve(raw, pid: pid, dirfd: AT_FDCWD), followsLink: follows)
+        case let .pathAt(dirfd, i, flags):
+            let dir = Int32(truncatingIfNeeded: argument(n, dirfd))
+            // utimensat(fd, NULL, ...) is futimens: the descriptor's own file.
+            guard argument(n, i) != 0 else { return descriptorPath(pid, dir) }
+            guard let raw = string(pid, argument(n, i)) else { return nil }
+            let follows = flags < 0 || Int32(truncatingIfNeeded: argument(n, flags)) & AT_SYMLINK_NOFOLLOW == 0
+            return real(resolve(raw, pid: pid, dirfd: dir), followsLink: follows)
+        }
+    }
+
+    private func descriptorPath(_ pid: Int32, _ fd: Int32) -> String? {
+        guard fd >= 0 else { return nil }
+        return try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")
+    }
+
+    /// `path` with its links resolved, as the launcher sees it: the app's mount namespace shows
+    /// the same files at the same paths, less the folders it hides (which are outside the
+    /// container either way). A path that does not exist yet resolves through its folder.
+    private func real(_ path: String, followsLink: Bool) -> String {
+        let folder = (path as NSString).deletingLastPathComponent, last = (path as NSString).lastPathComponent
+        if followsLink, let whole = realpath(path, nil) {
+            defer { free(whole) }
+            return String(cString: whole)
+        }
+        guard let parent = realpath(folder, nil) else { return path }
+        defer { free(parent) }
+        return (String(cString: parent) as NSString).appendingPathComponent(last)
     }
 
     /// An absolute, normalised form of a path as the asking thread would see it.

@@ -26,6 +26,32 @@ public enum SyscallPolicy {
         // A filter of the app's own could answer its notifications once the launcher's listener
         // is gone; an app has no business with seccomp at all.
         ("seccomp", EPERM),
+        // fanotify sees every file event of a mount or a whole file system: new names in host
+        // folders Landlock keeps unlistable, and a channel between apps. (inotify is confined below.)
+        ("fanotify_init", EPERM), ("fanotify_mark", EPERM),
+    ]
+
+    /// Where a confined call names its file.
+    public enum Target: Sendable, Equatable {
+        /// A path argument (relative to the working directory).
+        case path(Int, followsLink: Bool = true)
+        /// A directory descriptor and a path relative to it; a null path means the descriptor's file.
+        case pathAt(dirfd: Int, path: Int, flags: Int)
+        /// A descriptor argument.
+        case descriptor(Int)
+    }
+
+    /// Calls allowed on the app's own files only (its container, /dev/null), refused with EACCES
+    /// and reported elsewhere. Landlock has no right for any of them, so an app could otherwise
+    /// pass bits to another through `flock` on a read-only system file both can open, learn new
+    /// names in host folders through `inotify`, or stamp attributes and times on any host file
+    /// its uid may write (a world-writable one).
+    public static let confined: [(name: String, target: Target)] = [
+        ("flock", .descriptor(0)), ("inotify_add_watch", .path(1)),
+        ("setxattr", .path(0)), ("lsetxattr", .path(0, followsLink: false)), ("fsetxattr", .descriptor(0)),
+        ("removexattr", .path(0)), ("lremovexattr", .path(0, followsLink: false)), ("fremovexattr", .descriptor(0)),
+        ("utimensat", .pathAt(dirfd: 0, path: 1, flags: 3)), ("futimesat", .pathAt(dirfd: 0, path: 1, flags: -1)),
+        ("utimes", .path(0)), ("utime", .path(0)),
     ]
 
     /// `prctl` options refused (and reported): the app may neither clear its parent-death

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -368,6 +369,25 @@ probe_result probe_inotify(const char *path) {
     int e = errno;
     close(fd);
     return rc < 0 ? e : 0;
+}
+
+// An exclusive lock on a file every app may read: another app that tries the same lock learns
+// a bit, with no broker in between.
+probe_result probe_flock(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail();
+    int rc = flock(fd, LOCK_EX | LOCK_NB);
+    int e = errno;
+    if (rc == 0) flock(fd, LOCK_UN);
+    close(fd);
+    return rc == 0 ? 0 : (e ? e : EIO);
+}
+
+probe_result probe_fanotify(void) {
+    int fd = (int)syscall(SYS_fanotify_init, 0x00000200 /* FAN_REPORT_FID */, O_RDONLY);
+    if (fd < 0) return fail();
+    close(fd);
+    return 0;
 }
 
 probe_result probe_name_to_handle(const char *path) {
