@@ -117,8 +117,15 @@ line("flock_system_file", probe_flock("/etc/ld.so.cache"), "/etc/ld.so.cache")
 let hostFolder = (outside as NSString).deletingLastPathComponent
 line("inotify_host_folder", probe_inotify(hostFolder), hostFolder)
 line("fanotify_init", probe_fanotify())
+// Writes Landlock refuses on its own, silently: they must be reported too.
+line("openat2_write_outside", probe_openat2_write(hostFolder + "/escaped-openat2.txt"), hostFolder + "/escaped-openat2.txt")
+line("mkdir_outside", probe_mkdir(hostFolder + "/escaped-folder"), hostFolder + "/escaped-folder")
 aimed("setxattr_host_file", options["--world-writable"], option: "--world-writable") { line("setxattr_host_file", probe_setxattr($0), $0) }
 aimed("utimes_host_file", options["--world-writable"], option: "--world-writable") { line("utimes_host_file", probe_utimes($0), $0) }
+// The host's fingerprint and cgroup names (issue 21).
+line("read_boot_id", probe_read_fingerprint("/proc/sys/kernel/random/boot_id"), "/proc/sys/kernel/random/boot_id")
+line("read_kernel_cmdline", probe_read_fingerprint("/proc/cmdline"), "/proc/cmdline")
+line("read_host_cgroup_path", probe_cgroup_path(), "/proc/self/cgroup")
 var listed: Int32 = 0
 line("read_proc_net_unix", probe_proc_net_unix(&listed), "\(listed) sockets listed")
 aimed("read_other_cmdline", otherPID, option: "--other-pid") { line("read_other_cmdline", probe_read_cmdline($0), "pid \($0)") }

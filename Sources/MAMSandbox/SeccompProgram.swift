@@ -60,6 +60,7 @@ public struct SeccompProgram: Sendable {
             try add(name, [masked(index, O_TRUNC, O_TRUNC)])
         }
         try add("creat")
+        try add("openat2")
         for name in SyscallPolicy.signals { try add(name) }
         for (_, option) in SyscallPolicy.refusedPrctl {
             try add("prctl", [scmp_arg_cmp(arg: 0, op: SCMP_CMP_EQ, datum_a: UInt64(option), datum_b: 0)])

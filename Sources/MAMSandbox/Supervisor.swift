@@ -91,11 +91,15 @@ final class Supervisor: @unchecked Sendable {
                 _ = mam_notify_deny(fd, n.id, EPERM)
                 violation(pid, name, path, .denied)
             }
-        case "open", "openat", "creat":
+        case "openat2" where !mayWrite(openHowAt: argument(n, 2), pid: pid):
+            // Its flags are in memory the filter cannot read, so every openat2 comes here; one
+            // that cannot write is Landlock's to judge, as a read-only open is.
+            _ = mam_notify_continue(fd, n.id)
+        case "open", "openat", "openat2", "creat":
             // Only opens that may write reach here (the filter checks their flags): they must
             // stay in the container.
-            let raw = string(pid, argument(n, name == "openat" ? 1 : 0)) ?? ""
-            let resolved = resolve(raw, pid: pid, dirfd: name == "openat" ? Int32(truncatingIfNeeded: argument(n, 0)) : AT_FDCWD)
+            let raw = string(pid, argument(n, name.hasPrefix("openat") ? 1 : 0)) ?? ""
+            let resolved = resolve(raw, pid: pid, dirfd: name.hasPrefix("openat") ? Int32(truncatingIfNeeded: argument(n, 0)) : AT_FDCWD)
             if resolved == "/dev/null" || beneath(resolved, container) {
                 _ = mam_notify_continue(fd, n.id)
             } else {
@@ -128,13 +132,13 @@ final class Supervisor: @unchecked Sendable {
             let named = SyscallPolicy.namespaceFlags.filter { flags & $0.flag != 0 }.map(\.name).joined(separator: "|")
             violation(pid, name, named, .killed)
         default:
-            if let target = SyscallPolicy.confined.first(where: { $0.name == name })?.target {
-                let file = self.file(target, n, pid: pid)
-                if let file, file == "/dev/null" || beneath(file, container) || beneath(file, real(container, followsLink: true)) {
-                    _ = mam_notify_continue(fd, n.id)
-                } else {
+            if let targets = SyscallPolicy.confined.first(where: { $0.name == name })?.targets {
+                let files = targets.map { self.file($0, n, pid: pid) }
+                if let outside = files.first(where: { !isOwn($0) }) {
                     _ = mam_notify_deny(fd, n.id, EACCES)
-                    violation(pid, name, file ?? "an unreadable path", .denied)
+                    violation(pid, name, outside ?? "an unreadable path", .denied)
+                } else {
+                    _ = mam_notify_continue(fd, n.id)
                 }
                 return
             }
@@ -211,9 +215,27 @@ final class Supervisor: @unchecked Sendable {
             // utimensat(fd, NULL, ...) is futimens: the descriptor's own file.
             guard argument(n, i) != 0 else { return descriptorPath(pid, dir) }
             guard let raw = string(pid, argument(n, i)) else { return nil }
-            let follows = flags < 0 || Int32(truncatingIfNeeded: argument(n, flags)) & AT_SYMLINK_NOFOLLOW == 0
+            let follows = flags == -1 || (flags >= 0 && Int32(truncatingIfNeeded: argument(n, flags)) & AT_SYMLINK_NOFOLLOW == 0)
             return real(resolve(raw, pid: pid, dirfd: dir), followsLink: follows)
         }
+    }
+
+    /// Whether the `struct open_how` at `address` asks for a write, a creation or a truncation
+    /// (or cannot be read: then it is judged as a write).
+    private func mayWrite(openHowAt address: UInt64, pid: Int32) -> Bool {
+        let mem = open("/proc/\(pid)/mem", O_RDONLY | O_CLOEXEC)
+        guard mem >= 0 else { return true }
+        defer { close(mem) }
+        var flags: UInt64 = 0
+        guard pread(mem, &flags, 8, off_t(Int64(bitPattern: address))) == 8 else { return true }
+        let f = Int32(truncatingIfNeeded: flags)
+        return f & O_ACCMODE != O_RDONLY || f & (O_CREAT | O_TRUNC) != 0
+    }
+
+    /// The container (however its path is spelled) or /dev/null.
+    private func isOwn(_ file: String?) -> Bool {
+        guard let file else { return false }
+        return file == "/dev/null" || beneath(file, container) || beneath(file, real(container, followsLink: true))
     }
 
     private func descriptorPath(_ pid: Int32, _ fd: Int32) -> String? {

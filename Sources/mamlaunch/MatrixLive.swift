@@ -6,6 +6,7 @@ import MAMCatalog
 import MAMMatrix
 import MAMPolicy
 import MAMScript
+import MAMWire
 
 /// The live side of `mamlaunch matrix`: per policy, a broker of its own (policies run in
 /// parallel up to --jobs), the apps started in parallel in their sandboxes and kept running
@@ -145,7 +146,7 @@ final class PolicyRun: @unchecked Sendable {
         let base = NSTemporaryDirectory() + "mamlab-matrix-\(getpid())-\(UUID().uuidString.prefix(8))"
         device = base
         auditPath = base + "/audit.jsonl"
-        try FileManager.default.createDirectory(atPath: base + "/logs", withIntermediateDirectories: true)
+        try RotatingLog.privateFolder(base + "/logs")
         let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json")
         var m: [String: (AppManifest, String)] = [:]
         for a in setup.apps {
@@ -161,8 +162,9 @@ final class PolicyRun: @unchecked Sendable {
             + (allowWeaker ? ["--allow-weaker-sandbox"] : [])
         let out = Pipe()
         p.standardOutput = out
-        _ = FileManager.default.createFile(atPath: base + "/logs/mambroker.log", contents: nil)
-        p.standardError = FileHandle(forWritingAtPath: base + "/logs/mambroker.log")
+        let log = try RotatingLog.pipe(into: base + "/logs/mambroker.log")
+        defer { close(log) }
+        p.standardError = FileHandle(fileDescriptor: log, closeOnDealloc: false)
         try p.run()
         RunningBrokers.add(p)
         broker = p

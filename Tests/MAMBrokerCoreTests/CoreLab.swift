@@ -132,7 +132,7 @@ struct CoreLab {
             let a = document(c.text)
             contents[a.token] = c
             return core.handle(.opened(job: job, .success(a)))
-        case let .encrypt(job, token, _, _):
+        case let .encrypt(job, token, _, _, _):
             var a = document("ciphertext")
             a.sealed = true
             contents[a.token] = Content(text: contents[token]!.text, encrypted: true)

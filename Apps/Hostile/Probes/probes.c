@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -387,6 +388,54 @@ probe_result probe_fanotify(void) {
     int fd = (int)syscall(SYS_fanotify_init, 0x00000200 /* FAN_REPORT_FID */, O_RDONLY);
     if (fd < 0) return fail();
     close(fd);
+    return 0;
+}
+
+// Reads a small file whole; its length, or -1.
+static ssize_t read_small(const char *path, char *buffer, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buffer, size - 1);
+    int e = errno;
+    close(fd);
+    errno = e;
+    if (n >= 0) buffer[n] = 0;
+    return n;
+}
+
+// The host's fingerprint: the boot id and the kernel command line, the same for every process.
+probe_result probe_read_fingerprint(const char *path) {
+    char buffer[4096];
+    ssize_t n = read_small(path, buffer, sizeof buffer);
+    if (n < 0) return fail();
+    return n > 0 ? 0 : ENODATA;
+}
+
+// The host's cgroup names: succeeded when /proc/self/cgroup names a cgroup other than "/".
+probe_result probe_cgroup_path(void) {
+    char buffer[8192];
+    if (read_small("/proc/self/cgroup", buffer, sizeof buffer) < 0) return fail();
+    for (char *line = strtok(buffer, "\n"); line; line = strtok(NULL, "\n")) {
+        char *path = strchr(line, ':');
+        path = path ? strchr(path + 1, ':') : NULL;
+        if (path && strcmp(path + 1, "/") != 0) return 0;
+    }
+    return ENODATA;
+}
+
+// A write through openat2, whose flags a seccomp filter cannot read (they are in memory).
+probe_result probe_openat2_write(const char *path) {
+    struct open_how how = { .flags = O_WRONLY | O_CREAT | O_CLOEXEC, .mode = 0600 };
+    int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (fd < 0) return fail();
+    close(fd);
+    unlink(path);
+    return 0;
+}
+
+probe_result probe_mkdir(const char *path) {
+    if (mkdir(path, 0700) != 0) return fail();
+    rmdir(path);
     return 0;
 }
 

@@ -138,7 +138,8 @@ extension BrokerCore {
         // Send = none: the document still arrives, sealed so that no app can read it, not even
         // a managed one of the same account (SEMANTICS 4.1.3) — under a key nobody is given.
         let keyID = delivery.decision.rule == .sendNone ? Self.unreadableKeyID : Self.keyID(account)
-        out.append(.encrypt(job: job, attachment: a.token, keyID: keyID, budget: budget(delivery.requester)))
+        let receiver = sessions[delivery.target] != nil ? budget(delivery.target) : "unknown apps"
+        out.append(.encrypt(job: job, attachment: a.token, keyID: keyID, budget: budget(delivery.requester), receiver: receiver))
         return .success(())
     }
 
@@ -193,6 +194,11 @@ extension BrokerCore {
         case let .success(ciphertext):
             complete(d, attachment: ciphertext.token, &out)
             out.append(.release(attachment: ciphertext.token))
+        case let .failure(f) where f.limitReached:
+            out.append(.log(LogLine(level: .notice, message: "an encrypted document was refused", metadata: ["reason": f.reason])))
+            if sessions[d.requester] != nil {
+                out.append(.send(d.requester, Frame(id: d.requestID, .error(code: .limitReached, detail: f.reason))))
+            }
         case let .failure(f):
             out.append(.log(LogLine(level: .error, message: "encrypting a document failed", metadata: ["reason": f.reason])))
             if sessions[d.requester] != nil {

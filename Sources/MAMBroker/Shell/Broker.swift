@@ -58,6 +58,8 @@ public final class Broker: @unchecked Sendable {
     /// core busy copying, and the loop keeps the other.
     let disk = WorkerLane(name: "mambroker-disk")
     let crypto = WorkerLane(name: "mambroker-crypto")
+    /// Ciphertexts made for each receiver that it still holds (crypto lane only).
+    let heldCiphertexts: HeldCiphertexts
     let starts = WorkerLane(name: "mambroker-starts", nice: 0)
     let persistence = DispatchQueue(label: "mambroker.state")
     /// Whether the loop runs: `stop` waits for its end only when it started (a broker whose
@@ -104,6 +106,7 @@ public final class Broker: @unchecked Sendable {
         self.logger = logger
         self.starter = starter
         self.clock = clock
+        heldCiphertexts = HeldCiphertexts(byteLimit: configuration.limits.encryptedHeldPerApp)
         let dir = configuration.deviceDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         audit = try AuditLog(path: (dir as NSString).appendingPathComponent("audit.jsonl"), maximumBytes: configuration.auditMaximumBytes)
@@ -478,7 +481,7 @@ public final class Broker: @unchecked Sendable {
                 }
             case let .store(job, token, file, budget): storeFile(job, descriptors[token] ?? -1, file, budget)
             case let .open(job, key, budget): openFile(job, key, budget)
-            case let .encrypt(job, token, keyID, budget): encrypt(job, descriptors[token] ?? -1, keyID, budget)
+            case let .encrypt(job, token, keyID, budget, receiver): encrypt(job, descriptors[token] ?? -1, keyID, budget, receiver: receiver)
             case let .sendKey(id, frameID, account, keyID):
                 // One small read (or the first write) of the state database, in its order.
                 let reply: Message
@@ -558,8 +561,13 @@ public final class Broker: @unchecked Sendable {
         }
     }
 
-    private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String, _ budget: String) {
+    private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String, _ budget: String, receiver: String) {
         crypto.async(for: budget) { [self] in
+            // The broker's memory, not the receiver's, holds the ciphertext: its own quota first.
+            if let refusal = heldCiphertexts.refusal(for: receiver, adding: SealedDocument.size(fd)) {
+                loop.post(Mail.event(.encrypted(job: job, .failure(JobFailure(refusal, limitReached: true)))))
+                return
+            }
             // Chunk by chunk straight into a new memfd: a large document costs one chunk of memory.
             let out = mam_memfd_sealable("mamlab-encrypted")
             do {
@@ -567,7 +575,10 @@ public final class Broker: @unchecked Sendable {
                 let key = keyID == BrokerCore.unreadableKeyID ? DocumentCipher.newKey() : try store.key(for: keyID)
                 try DocumentCipher.seal(input: fd, size: SealedDocument.size(fd), into: out, key: key, keyID: keyID)
                 guard SealedDocument.seal(out) else { throw BrokerError("the encrypted document could not be sealed") }
-                loop.post(Mail.encrypted(job: job, fd: out))
+                // Sent as a read-only open of its own, which the quota can tell is still held.
+                let sent = heldCiphertexts.keep(out, for: receiver)
+                if sent != out { close(out) }
+                loop.post(Mail.encrypted(job: job, fd: sent))
             } catch {
                 if out >= 0 { close(out) }
                 loop.post(Mail.event(.encrypted(job: job, .failure(JobFailure("\(error)")))))
