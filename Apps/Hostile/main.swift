@@ -114,6 +114,7 @@ aimed("name_to_handle_other_container", otherContainer, option: "--other-contain
 // a watch on a host folder (new names in it), fanotify, attributes and times of a host file
 // the app's uid may write.
 line("flock_system_file", probe_flock("/etc/ld.so.cache"), "/etc/ld.so.cache")
+line("fcntl_lock_system_file", probe_fcntl_lock("/etc/ld.so.cache"), "/etc/ld.so.cache")
 let hostFolder = (outside as NSString).deletingLastPathComponent
 line("inotify_host_folder", probe_inotify(hostFolder), hostFolder)
 line("fanotify_init", probe_fanotify())

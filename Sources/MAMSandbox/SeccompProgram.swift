@@ -48,6 +48,9 @@ public struct SeccompProgram: Sendable {
         for name in SyscallPolicy.fatal { try add(name) }
         for name in SyscallPolicy.exec { try add(name) }
         for (name, _) in SyscallPolicy.confined { try add(name) }
+        for (_, command) in SyscallPolicy.lockCommands {
+            try add("fcntl", [scmp_arg_cmp(arg: 1, op: SCMP_CMP_EQ, datum_a: UInt64(command), datum_b: 0)])
+        }
         // Opens that may write, recognised by their flags. Read-only opens are left to Landlock:
         // sending each to the supervisor costs a round trip, and the loader alone makes eighty.
         func masked(_ index: UInt32, _ mask: Int32, _ value: Int32) -> scmp_arg_cmp {

@@ -132,7 +132,8 @@ final class Supervisor: @unchecked Sendable {
             let named = SyscallPolicy.namespaceFlags.filter { flags & $0.flag != 0 }.map(\.name).joined(separator: "|")
             violation(pid, name, named, .killed)
         default:
-            if let targets = SyscallPolicy.confined.first(where: { $0.name == name })?.targets {
+            // (Only fcntl's lock commands reach here: the filter checks the command.)
+            if let targets = name == "fcntl" ? [.descriptor(0)] : SyscallPolicy.confined.first(where: { $0.name == name })?.targets {
                 let files = targets.map { self.file($0, n, pid: pid) }
                 if let outside = files.first(where: { !isOwn($0) }) {
                     _ = mam_notify_deny(fd, n.id, EACCES)

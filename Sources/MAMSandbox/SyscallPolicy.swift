@@ -31,6 +31,13 @@ public enum SyscallPolicy {
         ("fanotify_init", EPERM), ("fanotify_mark", EPERM),
     ]
 
+    /// `fcntl` record-lock commands (<fcntl.h>), confined as `flock` is: a read lock, which a
+    /// read-only descriptor may take, shows to another app's F_GETLK query for a write lock,
+    /// and that carries a bit.
+    public static let lockCommands: [(name: String, command: Int32)] = [
+        ("F_GETLK", 5), ("F_SETLK", 6), ("F_SETLKW", 7), ("F_OFD_GETLK", 36), ("F_OFD_SETLK", 37), ("F_OFD_SETLKW", 38),
+    ]
+
     /// Where a confined call names its file.
     public enum Target: Sendable, Equatable {
         /// A path argument (relative to the working directory).

@@ -384,6 +384,17 @@ probe_result probe_flock(const char *path) {
     return rc == 0 ? 0 : (e ? e : EIO);
 }
 
+// A read lock, which a read-only descriptor may take: another app's F_GETLK for a write lock sees it.
+probe_result probe_fcntl_lock(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail();
+    struct flock lock = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+    int rc = fcntl(fd, F_SETLK, &lock);
+    int e = errno;
+    close(fd);
+    return rc == 0 ? 0 : (e ? e : EIO);
+}
+
 probe_result probe_fanotify(void) {
     int fd = (int)syscall(SYS_fanotify_init, 0x00000200 /* FAN_REPORT_FID */, O_RDONLY);
     if (fd < 0) return fail();

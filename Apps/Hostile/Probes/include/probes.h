@@ -58,6 +58,7 @@ probe_result probe_stat(const char *path);
 probe_result probe_inotify(const char *path);
 probe_result probe_flock(const char *path);
 probe_result probe_fanotify(void);
+probe_result probe_fcntl_lock(const char *path);
 probe_result probe_openat2_write(const char *path);
 probe_result probe_mkdir(const char *path);
 probe_result probe_read_fingerprint(const char *path);
