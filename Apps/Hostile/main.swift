@@ -123,6 +123,14 @@ line("openat2_write_outside", probe_openat2_write(hostFolder + "/escaped-openat2
 line("mkdir_outside", probe_mkdir(hostFolder + "/escaped-folder"), hostFolder + "/escaped-folder")
 aimed("setxattr_host_file", options["--world-writable"], option: "--world-writable") { line("setxattr_host_file", probe_setxattr($0), $0) }
 aimed("utimes_host_file", options["--world-writable"], option: "--world-writable") { line("utimes_host_file", probe_utimes($0), $0) }
+// The same through a link in the container, which may be a tmpfs only the app's namespace shows.
+aimed("setxattr_via_container_link", options["--world-writable"], option: "--world-writable") { target in
+    let link = FileManager.default.currentDirectoryPath + "/to-host"
+    unlink(link)
+    symlink(target, link)
+    line("setxattr_via_container_link", probe_setxattr(link), "\(link) -> \(target)")
+    unlink(link)
+}
 // The host's fingerprint and cgroup names (issue 21).
 line("read_boot_id", probe_read_fingerprint("/proc/sys/kernel/random/boot_id"), "/proc/sys/kernel/random/boot_id")
 line("read_kernel_cmdline", probe_read_fingerprint("/proc/cmdline"), "/proc/cmdline")

@@ -210,14 +210,14 @@ final class Supervisor: @unchecked Sendable {
             return descriptorPath(pid, Int32(truncatingIfNeeded: argument(n, i)))
         case let .path(i, follows):
             guard let raw = string(pid, argument(n, i)) else { return nil }
-            return real(resolve(raw, pid: pid, dirfd: AT_FDCWD), followsLink: follows)
+            return real(resolve(raw, pid: pid, dirfd: AT_FDCWD), pid: pid, followsLink: follows)
         case let .pathAt(dirfd, i, flags):
             let dir = Int32(truncatingIfNeeded: argument(n, dirfd))
             // utimensat(fd, NULL, ...) is futimens: the descriptor's own file.
             guard argument(n, i) != 0 else { return descriptorPath(pid, dir) }
             guard let raw = string(pid, argument(n, i)) else { return nil }
             let follows = flags == -1 || (flags >= 0 && Int32(truncatingIfNeeded: argument(n, flags)) & AT_SYMLINK_NOFOLLOW == 0)
-            return real(resolve(raw, pid: pid, dirfd: dir), followsLink: follows)
+            return real(resolve(raw, pid: pid, dirfd: dir), pid: pid, followsLink: follows)
         }
     }
 
@@ -236,7 +236,7 @@ final class Supervisor: @unchecked Sendable {
     /// The container (however its path is spelled) or /dev/null.
     private func isOwn(_ file: String?) -> Bool {
         guard let file else { return false }
-        return file == "/dev/null" || beneath(file, container) || beneath(file, real(container, followsLink: true))
+        return file == "/dev/null" || beneath(file, container)
     }
 
     private func descriptorPath(_ pid: Int32, _ fd: Int32) -> String? {
@@ -244,18 +244,21 @@ final class Supervisor: @unchecked Sendable {
         return try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")
     }
 
-    /// `path` with its links resolved, as the launcher sees it: the app's mount namespace shows
-    /// the same files at the same paths, less the folders it hides (which are outside the
-    /// container either way). A path that does not exist yet resolves through its folder.
-    private func real(_ path: String, followsLink: Bool) -> String {
-        let folder = (path as NSString).deletingLastPathComponent, last = (path as NSString).lastPathComponent
-        if followsLink, let whole = realpath(path, nil) {
-            defer { free(whole) }
-            return String(cString: whole)
+    /// `path` with its links resolved as the app sees them (mam_resolve_in_root: its root, its
+    /// mount namespace, where its container may be a tmpfs the launcher cannot see into). A path
+    /// that does not exist yet resolves through its folder; one whose folder does not exist
+    /// either stays as it is written (the call fails on it anyway).
+    private func real(_ path: String, pid: Int32, followsLink: Bool) -> String? {
+        func resolved(_ p: String, _ follow: Bool) -> String? {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            guard mam_resolve_in_root(pid, p, follow ? 1 : 0, &buffer, buffer.count) >= 0 else { return nil }
+            return cText(buffer)
         }
-        guard let parent = realpath(folder, nil) else { return path }
-        defer { free(parent) }
-        return (String(cString: parent) as NSString).appendingPathComponent(last)
+        if let whole = resolved(path, followsLink) { return whole }
+        let folder = (path as NSString).deletingLastPathComponent, last = (path as NSString).lastPathComponent
+        guard errno == ENOENT else { return nil }
+        guard let parent = resolved(folder, true) else { return errno == ENOENT ? path : nil }
+        return (parent as NSString).appendingPathComponent(last)
     }
 
     /// An absolute, normalised form of a path as the asking thread would see it.

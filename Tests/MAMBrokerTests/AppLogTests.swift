@@ -13,7 +13,7 @@ struct AppLogTests {
         defer { b.stop() }
         let launcher = try WireSocket.connect(b.launcherSocket)
         defer { launcher.close() }
-        let notes = try HeldCiphertextTests.adopt(launcher, "com.example.notes", account: nil)
+        let notes = try FloodTests.adopt(launcher, "com.example.notes", account: nil)
         defer { notes.close() }
         // Each URL starts Courier through the launcher; it takes the URL, logs it and ends.
         let log = b.device + "/logs/com.example.courier.log"

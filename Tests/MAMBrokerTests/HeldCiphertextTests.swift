@@ -10,15 +10,6 @@ import Testing
 /// go of no longer counts.
 @Suite("Encrypted documents a receiver holds count against it", .serialized, .timeLimit(.minutes(2)))
 struct HeldCiphertextTests {
-    static func adopt(_ launcher: WireSocket, _ bundle: String, account: String?) throws -> WireSocket {
-        let (mine, theirs) = try WireSocket.pair()
-        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: account, developer: true)).send(on: launcher, descriptor: theirs.fd)
-        theirs.close()
-        try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
-        _ = mine.receive(within: 10)
-        return mine
-    }
-
     /// Mail (adele's) shares 1 MiB documents with Notes, an unmanaged app: each arrives
     /// encrypted, made by the broker. Notes keeps every descriptor it is given.
     final class Pair {
@@ -32,8 +23,8 @@ struct HeldCiphertextTests {
         init(quota: Int?) throws {
             broker = try BrokerHarness(extraArguments: quota.map { ["--encrypted-held-per-app", String($0)] } ?? [])
             launcher = try WireSocket.connect(broker.launcherSocket)
-            notes = try HeldCiphertextTests.adopt(launcher, "com.example.notes", account: nil)
-            mail = try HeldCiphertextTests.adopt(launcher, "com.contoso.mail", account: "adele@contoso.com")
+            notes = try FloodTests.adopt(launcher, "com.example.notes", account: nil)
+            mail = try FloodTests.adopt(launcher, "com.contoso.mail", account: "adele@contoso.com")
         }
 
         /// One share; "encrypted" when it arrived, else the error Mail was given.

@@ -45,11 +45,11 @@ struct HeldFloodTests {
         defer { b.stop() }
         let launcher = try WireSocket.connect(b.launcherSocket)
         defer { launcher.close() }
-        let quiet = try HeldCiphertextTests.adopt(launcher, "com.contoso.docs", account: nil)
-        let hoarder = Hoarder(try HeldCiphertextTests.adopt(launcher, "com.example.notes", account: nil))
+        let quiet = try FloodTests.adopt(launcher, "com.contoso.docs", account: nil)
+        let hoarder = Hoarder(try FloodTests.adopt(launcher, "com.example.notes", account: nil))
         hoarder.start()
         defer { hoarder.stop() }
-        let loud = try HeldCiphertextTests.adopt(launcher, "com.contoso.mail", account: "adele@contoso.com")
+        let loud = try FloodTests.adopt(launcher, "com.contoso.mail", account: "adele@contoso.com")
         let document = try SealedDocument.create([UInt8](repeating: 0x51, count: 256 << 10))
         defer { close(document) }
         let flooder = FloodTests.Flooder(socket: loud) { id in

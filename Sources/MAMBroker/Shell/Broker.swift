@@ -19,7 +19,11 @@ public protocol AppStarter: Sendable {
 /// (a few frames per connection per turn, so a flooding app cannot starve the others), and
 /// carries out the core's effects. Anything that can block — copying into a location, opening
 /// a stored file, encrypting, writing state, starting an app — runs on worker threads and comes
-/// back as an event. Nothing is ever done under a lock that another connection waits for.
+/// back as an event, with two exceptions the loop waits for: saved enrollments and a wiped
+/// account's key must be on disk before the app hears of them. Neither grows with an app's
+/// requests: an app enrolls only accounts the user signed in to it (made-up ones are refused
+/// before the service sees them), an unenrollment signs the account out, and a repeated answer
+/// writes nothing. Nothing is ever done under a lock that another connection waits for.
 public final class Broker: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var deviceDirectory: String
