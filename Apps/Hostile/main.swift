@@ -130,6 +130,12 @@ aimed("setxattr_via_container_link", options["--world-writable"], option: "--wor
     symlink(target, link)
     line("setxattr_via_container_link", probe_setxattr(link), "\(link) -> \(target)")
     unlink(link)
+    // A link to a folder, then "..": the kernel takes the link first, a lexical reading does not.
+    let folder = (target as NSString).deletingLastPathComponent
+    symlink(folder, link)
+    let around = "to-host/../\((folder as NSString).lastPathComponent)/\((target as NSString).lastPathComponent)"
+    line("setxattr_via_link_and_dotdot", probe_setxattr(around), around)
+    unlink(link)
 }
 // The host's fingerprint and cgroup names (issue 21).
 line("read_boot_id", probe_read_fingerprint("/proc/sys/kernel/random/boot_id"), "/proc/sys/kernel/random/boot_id")

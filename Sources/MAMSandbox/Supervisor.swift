@@ -210,14 +210,14 @@ final class Supervisor: @unchecked Sendable {
             return descriptorPath(pid, Int32(truncatingIfNeeded: argument(n, i)))
         case let .path(i, follows):
             guard let raw = string(pid, argument(n, i)) else { return nil }
-            return real(resolve(raw, pid: pid, dirfd: AT_FDCWD), pid: pid, followsLink: follows)
+            return real(joined(raw, pid: pid, dirfd: AT_FDCWD), pid: pid, followsLink: follows)
         case let .pathAt(dirfd, i, flags):
             let dir = Int32(truncatingIfNeeded: argument(n, dirfd))
             // utimensat(fd, NULL, ...) is futimens: the descriptor's own file.
             guard argument(n, i) != 0 else { return descriptorPath(pid, dir) }
             guard let raw = string(pid, argument(n, i)) else { return nil }
             let follows = flags == -1 || (flags >= 0 && Int32(truncatingIfNeeded: argument(n, flags)) & AT_SYMLINK_NOFOLLOW == 0)
-            return real(resolve(raw, pid: pid, dirfd: dir), pid: pid, followsLink: follows)
+            return real(joined(raw, pid: pid, dirfd: dir), pid: pid, followsLink: follows)
         }
     }
 
@@ -255,10 +255,23 @@ final class Supervisor: @unchecked Sendable {
             return cText(buffer)
         }
         if let whole = resolved(path, followsLink) { return whole }
-        let folder = (path as NSString).deletingLastPathComponent, last = (path as NSString).lastPathComponent
-        guard errno == ENOENT else { return nil }
-        guard let parent = resolved(folder, true) else { return errno == ENOENT ? path : nil }
-        return (parent as NSString).appendingPathComponent(last)
+        // ".." is the kernel's to resolve, after the links before it: never taken off by hand.
+        let parts = path.split(separator: "/")
+        guard errno == ENOENT, let last = parts.last, last != "..", last != "." else { return nil }
+        let folder = "/" + parts.dropLast().joined(separator: "/")
+        guard let parent = resolved(folder, true) else {
+            return errno == ENOENT && !parts.contains("..") ? (path as NSString).standardizingPath : nil
+        }
+        return (parent as NSString).appendingPathComponent(String(last))
+    }
+
+    /// An absolute form of a path as the asking thread would see it, ".." and links left for
+    /// the kernel to resolve (`a/link/..` is not `a`).
+    private func joined(_ path: String, pid: Int32, dirfd: Int32) -> String {
+        if path.hasPrefix("/") { return path }
+        let link = dirfd == AT_FDCWD ? "/proc/\(pid)/cwd" : "/proc/\(pid)/fd/\(dirfd)"
+        let base = (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) ?? "/"
+        return base + "/" + path
     }
 
     /// An absolute, normalised form of a path as the asking thread would see it.

@@ -129,7 +129,7 @@ struct HostileTests {
         "memfd_hold", "many_tasks", "fill_container", "cpu_time",
         // Issue 21: what Landlock has no right for, confined by the supervisor.
         "flock_system_file", "inotify_host_folder", "fanotify_init", "setxattr_host_file", "utimes_host_file",
-        "fcntl_lock_system_file", "setxattr_via_container_link", "read_boot_id", "read_kernel_cmdline", "read_host_cgroup_path", "openat2_write_outside", "mkdir_outside",
+        "fcntl_lock_system_file", "setxattr_via_container_link", "setxattr_via_link_and_dotdot", "read_boot_id", "read_kernel_cmdline", "read_host_cgroup_path", "openat2_write_outside", "mkdir_outside",
     ]
 
     @Test func everyEscapeIsBlockedAndReportedByName() throws {
@@ -249,7 +249,7 @@ struct HostileTests {
                         "read_other_cmdline", "memfd_hold", "many_tasks", "fill_container",
                         "flock_system_file", "inotify_host_folder", "setxattr_host_file", "utimes_host_file",
                         "read_boot_id", "read_kernel_cmdline", "openat2_write_outside", "mkdir_outside", "fcntl_lock_system_file",
-                        "setxattr_via_container_link"]
+                        "setxattr_via_container_link", "setxattr_via_link_and_dotdot"]
         // Root's own powers: another process's memory, namespaces, filters, others' files.
         if geteuid() == 0 {
             expected += ["process_vm_readv_parent", "unshare_user_namespace", "seccomp_own_listener", "clone_new_user_namespace",
