@@ -135,6 +135,9 @@ aimed("setxattr_via_container_link", options["--world-writable"], option: "--wor
     symlink(folder, link)
     let around = "to-host/../\((folder as NSString).lastPathComponent)/\((target as NSString).lastPathComponent)"
     line("setxattr_via_link_and_dotdot", probe_setxattr(around), around)
+    // And a write the same way.
+    let write = "to-host/../\((folder as NSString).lastPathComponent)/escaped-dotdot.txt"
+    line("write_via_link_and_dotdot", probe_open_write(write), write)
     unlink(link)
 }
 // The host's fingerprint and cgroup names (issue 21).

@@ -98,13 +98,18 @@ final class Supervisor: @unchecked Sendable {
         case "open", "openat", "openat2", "creat":
             // Only opens that may write reach here (the filter checks their flags): they must
             // stay in the container.
+            // The path as the kernel will take it, links and ".." in order (`container/link/..`
+            // is the link's parent, not the container): read lexically, a link made in the
+            // container led a write past this check, with only Landlock (if any) to stop it.
             let raw = string(pid, argument(n, name.hasPrefix("openat") ? 1 : 0)) ?? ""
-            let resolved = resolve(raw, pid: pid, dirfd: name.hasPrefix("openat") ? Int32(truncatingIfNeeded: argument(n, 0)) : AT_FDCWD)
-            if resolved == "/dev/null" || beneath(resolved, container) {
+            let flags = name == "open" ? Int32(truncatingIfNeeded: argument(n, 1)) : name == "openat" ? Int32(truncatingIfNeeded: argument(n, 2)) : 0
+            let at = joined(raw, pid: pid, dirfd: name.hasPrefix("openat") ? Int32(truncatingIfNeeded: argument(n, 0)) : AT_FDCWD)
+            let resolved = real(at, pid: pid, followsLink: flags & O_NOFOLLOW == 0)
+            if isOwn(resolved) {
                 _ = mam_notify_continue(fd, n.id)
             } else {
                 _ = mam_notify_deny(fd, n.id, EACCES)
-                violation(pid, "\(name) for writing", resolved, .denied)
+                violation(pid, "\(name) for writing", resolved ?? (at as NSString).standardizingPath, .denied)
             }
         case "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal":
             if name == "pidfd_send_signal" {
