@@ -20,30 +20,45 @@ final class HeldCiphertexts: @unchecked Sendable {
     }
 
     let byteLimit: Int
+    /// Documents per receiver, and in all: each held one costs the broker a descriptor.
     let countLimit: Int
+    let totalLimit: Int
     private var held: [String: [Held]] = [:]
     private let lock = NSLock()
 
-    init(byteLimit: Int, countLimit: Int = 256) {
+    init(byteLimit: Int, countLimit: Int = 64, totalLimit: Int = 512) {
         self.byteLimit = byteLimit
         self.countLimit = countLimit
+        self.totalLimit = totalLimit
     }
 
     /// Why `app` may not be sent another ciphertext of about `size` bytes, or nil.
     func refusal(for app: String, adding size: Int) -> String? {
         lock.lock()
         defer { lock.unlock() }
-        var kept: [Held] = []
-        for h in held[app] ?? [] {
-            if Self.isHeldElsewhere(h.fd) { kept.append(h) } else { close(h.fd) }
+        prune(app)
+        if held.values.reduce(0, { $0 + $1.count }) >= totalLimit {
+            for other in held.keys { prune(other) }
+            if held.values.reduce(0, { $0 + $1.count }) >= totalLimit {
+                return "the apps hold \(totalLimit) encrypted documents the broker made; it makes more as they close some"
+            }
         }
-        held[app] = kept.isEmpty ? nil : kept
+        let kept = held[app] ?? []
         let bytes = kept.reduce(0) { $0 + $1.bytes }
         if kept.count >= countLimit || bytes + Self.charge(size) > byteLimit {
             return "\(app) still holds \(kept.count) encrypted document\(kept.count == 1 ? "" : "s") of \(Self.mib(bytes)) the broker made for it; "
                 + "it may hold \(Self.mib(byteLimit)) (and \(countLimit) documents) at once, and gets more when it closes some"
         }
         return nil
+    }
+
+    /// Forgets what every holder of `app`'s documents has let go of.
+    private func prune(_ app: String) {
+        var kept: [Held] = []
+        for h in held[app] ?? [] {
+            if Self.isHeldElsewhere(h.fd) { kept.append(h) } else { close(h.fd) }
+        }
+        held[app] = kept.isEmpty ? nil : kept
     }
 
     /// Counts the ciphertext `fd` against `app` and returns what to send in its place: a
