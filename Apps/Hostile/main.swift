@@ -4,7 +4,7 @@
 //
 // Targets come from the command line: --public-socket PATH --other-container DIR
 // --broker-dir DIR --outside PATH --other-pid PID --readable PATH --shm-key N --msg-key N
-// --posix-shm NAME --daemon NAME; sizes: --memory-mib N --tasks N --disk-mib N --cpu-ms N;
+// --posix-shm NAME --daemon NAME --world-writable PATH; sizes: --memory-mib N --tasks N --disk-mib N --cpu-ms N;
 // [--destructive] adds the attempts that would harm the machine if they worked.
 import CHostileProbes
 import Foundation
@@ -44,6 +44,12 @@ func line(_ attempt: String, outcome: String, _ result: probe_result, _ detail: 
     fflush(nil)
 }
 
+// A flood of refused calls (issue 21): the reports about them must stay bounded.
+if let n = options["--refusal-flood"].flatMap(Int.init) {
+    for _ in 0..<n { _ = probe_udp_socket() }
+    print(#"{"flood": \#(n)}"#)
+}
+
 let container = FileManager.default.currentDirectoryPath
 let publicSocket = options["--public-socket"] ?? "/run/mambroker.sock"
 // Probes aimed at another app need a real one (scripts/hostile-pair starts one): a default would
@@ -81,6 +87,9 @@ line("unshare_user_namespace", probe_unshare())
 line("tiocsti_terminal", probe_tiocsti())
 // Escape sequences to the terminal (retitle the window); the launcher's relay must defuse them.
 print(#"{"escape": "\#u{1b}]0;hostile\#u{07}\#u{1b}[2J"}"#)
+// The same in 8-bit form: a raw 0x9B byte is CSI to a terminal not in UTF-8 mode.
+fflush(nil)
+FileHandle.standardOutput.write(Data(#"{"c1": ""#.utf8) + Data([0x9b]) + Data(#"2J"}"#.utf8) + Data("\n".utf8))
 // Outliving the app and the launcher.
 line("clear_parent_death_signal", probe_clear_pdeathsig())
 line("seccomp_own_listener", probe_seccomp_listener())
@@ -101,6 +110,40 @@ aimed("stat_other_container", otherContainer, option: "--other-container") { lin
 line("stat_broker_folder", probe_stat(brokerDir), brokerDir)
 line("inotify_broker_folder", probe_inotify(brokerDir), brokerDir)
 aimed("name_to_handle_other_container", otherContainer, option: "--other-container") { line("name_to_handle_other_container", probe_name_to_handle($0), $0) }
+// Issue 21: channels and traces Landlock has no right for. A lock on a file every app reads,
+// a watch on a host folder (new names in it), fanotify, attributes and times of a host file
+// the app's uid may write.
+line("flock_system_file", probe_flock("/etc/ld.so.cache"), "/etc/ld.so.cache")
+line("fcntl_lock_system_file", probe_fcntl_lock("/etc/ld.so.cache"), "/etc/ld.so.cache")
+let hostFolder = (outside as NSString).deletingLastPathComponent
+line("inotify_host_folder", probe_inotify(hostFolder), hostFolder)
+line("fanotify_init", probe_fanotify())
+// Writes Landlock refuses on its own, silently: they must be reported too.
+line("openat2_write_outside", probe_openat2_write(hostFolder + "/escaped-openat2.txt"), hostFolder + "/escaped-openat2.txt")
+line("mkdir_outside", probe_mkdir(hostFolder + "/escaped-folder"), hostFolder + "/escaped-folder")
+aimed("setxattr_host_file", options["--world-writable"], option: "--world-writable") { line("setxattr_host_file", probe_setxattr($0), $0) }
+aimed("utimes_host_file", options["--world-writable"], option: "--world-writable") { line("utimes_host_file", probe_utimes($0), $0) }
+// The same through a link in the container, which may be a tmpfs only the app's namespace shows.
+aimed("setxattr_via_container_link", options["--world-writable"], option: "--world-writable") { target in
+    let link = FileManager.default.currentDirectoryPath + "/to-host"
+    unlink(link)
+    symlink(target, link)
+    line("setxattr_via_container_link", probe_setxattr(link), "\(link) -> \(target)")
+    unlink(link)
+    // A link to a folder, then "..": the kernel takes the link first, a lexical reading does not.
+    let folder = (target as NSString).deletingLastPathComponent
+    symlink(folder, link)
+    let around = "to-host/../\((folder as NSString).lastPathComponent)/\((target as NSString).lastPathComponent)"
+    line("setxattr_via_link_and_dotdot", probe_setxattr(around), around)
+    // And a write the same way.
+    let write = "to-host/../\((folder as NSString).lastPathComponent)/escaped-dotdot.txt"
+    line("write_via_link_and_dotdot", probe_open_write(write), write)
+    unlink(link)
+}
+// The host's fingerprint and cgroup names (issue 21).
+line("read_boot_id", probe_read_fingerprint("/proc/sys/kernel/random/boot_id"), "/proc/sys/kernel/random/boot_id")
+line("read_kernel_cmdline", probe_read_fingerprint("/proc/cmdline"), "/proc/cmdline")
+line("read_host_cgroup_path", probe_cgroup_path(), "/proc/self/cgroup")
 var listed: Int32 = 0
 line("read_proc_net_unix", probe_proc_net_unix(&listed), "\(listed) sockets listed")
 aimed("read_other_cmdline", otherPID, option: "--other-pid") { line("read_other_cmdline", probe_read_cmdline($0), "pid \($0)") }

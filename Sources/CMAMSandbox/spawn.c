@@ -163,6 +163,14 @@ static void setup_mounts(const mam_spawn_config *c, int status_fd) {
     }
     if ((c->clone_flags & CLONE_NEWPID) && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
         child_fail(status_fd, "mount /proc");
+    // The host's fingerprint, which Landlock's read of /proc grants: its boot id (the same for
+    // every app, so two apps learn they share a machine and a boot) and its kernel command line
+    // read as empty in the app's namespace.
+    static const char *const fingerprint[] = { "/proc/sys/kernel/random/boot_id", "/proc/cmdline" };
+    for (size_t i = 0; i < sizeof fingerprint / sizeof *fingerprint; i++) {
+        if (access(fingerprint[i], F_OK) == 0 && mount("/dev/null", fingerprint[i], NULL, MS_BIND, NULL) != 0)
+            child_fail(status_fd, fingerprint[i]);
+    }
     reveal(c, status_fd);
     for (int i = 0; i < c->hidden_count; i++) {
         if (mount("tmpfs", c->hidden[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=256,mode=0755") != 0)
@@ -200,6 +208,9 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     if (c->place) {
         char go = 0;
         if (read(notify_sock, &go, 1) != 1 || go != 1) _exit(127);
+        // The app's cgroups become its cgroup namespace's root: /proc/self/cgroup says "/" and
+        // names none of the host's cgroups (the launcher, reading from outside, still sees them).
+        if (unshare(CLONE_NEWCGROUP) != 0) child_fail(status_fd, "cgroup namespace");
     }
     // 4. Descriptors: stdio, the broker connection on its fixed number, nothing else after exec.
     int in = move_high(c->stdin_fd), out = move_high(c->stdout_fd), err = move_high(c->stderr_fd);

@@ -23,7 +23,7 @@ public protocol BrokerShell {
     /// once, or nil when that event comes later (the shell's worker threads).
     mutating func store(job: Int, attachment: Int, file: StoredFile, budget: String) -> BrokerEvent?
     mutating func open(job: Int, key: StoredFileKey, budget: String) -> BrokerEvent?
-    mutating func encrypt(job: Int, attachment: Int, keyID: String, budget: String) -> BrokerEvent?
+    mutating func encrypt(job: Int, attachment: Int, keyID: String, budget: String, receiver: String) -> BrokerEvent?
     /// The account key under `keyID` (made the first time); nil when it cannot be read (the
     /// shell says why in its own log).
     mutating func key(_ keyID: String) -> [UInt8]?
@@ -70,8 +70,8 @@ extension BrokerCore {
                 if let done = shell.store(job: job, attachment: token, file: file, budget: budget) { queue.append(contentsOf: handle(done)) }
             case let .open(job, key, budget):
                 if let done = shell.open(job: job, key: key, budget: budget) { queue.append(contentsOf: handle(done)) }
-            case let .encrypt(job, token, keyID, budget):
-                if let done = shell.encrypt(job: job, attachment: token, keyID: keyID, budget: budget) { queue.append(contentsOf: handle(done)) }
+            case let .encrypt(job, token, keyID, budget, receiver):
+                if let done = shell.encrypt(job: job, attachment: token, keyID: keyID, budget: budget, receiver: receiver) { queue.append(contentsOf: handle(done)) }
             case let .sendKey(id, frameID, account, keyID):
                 let reply: Message = shell.key(keyID).map { .accountKey(account: account, key: $0) }
                     ?? .error(code: .internalError, detail: "the account key could not be read")

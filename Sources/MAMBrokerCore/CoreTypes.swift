@@ -240,7 +240,8 @@ public indirect enum BrokerEffect: Sendable, Equatable {
     /// Open a stored file read-only (off the event loop); answer with `.opened`.
     case open(job: Int, key: StoredFileKey, budget: String)
     /// Encrypt an attachment under an account's key into a new sealed memfd; answer with `.encrypted`.
-    case encrypt(job: Int, attachment: Int, keyID: String, budget: String)
+    /// `receiver`: the budget of the app the ciphertext is for, which it counts against while held.
+    case encrypt(job: Int, attachment: Int, keyID: String, budget: String, receiver: String)
     /// Send the account's key (made the first time, kept in the state database) as `accountKey`
     /// answering `frameID`, or `internalError` when it cannot be read.
     case sendKey(SessionID, frameID: UInt32, account: String, keyID: String)
@@ -283,9 +284,12 @@ public struct JobFailure: Error, Sendable, Equatable {
     public var reason: String
     /// A missing file is the app's mistake (unknownTarget); anything else is the broker's.
     public var missing: Bool
-    public init(_ reason: String, missing: Bool = false) {
+    /// A bound of the receiver's was reached (limitReached, with the reason, to the requester).
+    public var limitReached: Bool
+    public init(_ reason: String, missing: Bool = false, limitReached: Bool = false) {
         self.reason = reason
         self.missing = missing
+        self.limitReached = limitReached
     }
 }
 
@@ -297,6 +301,9 @@ public struct BrokerLimits: Sendable, Equatable {
     public var quotaPerApp = 1 << 30
     /// Largest document the broker encrypts for an `encrypted` outcome (it reads those).
     public var maximumEncryptedSize = 256 << 20
+    /// Bytes of encrypted documents the broker made that one receiving app may hold at once:
+    /// the broker writes them, so they are charged to the broker's memory, not the app's.
+    public var encryptedHeldPerApp = 512 << 20
     /// Imports one app may have waiting for their source.
     public var pendingImportsPerApp = 8
     /// Saves, opens and encryptions one app may have in flight.

@@ -140,7 +140,8 @@ extension BrokerCore {
         held.original = a.token
         let job = newJob(.deliver(held), app: sessions[delivery.requester]!.bundleID)
         retained = true
-        out.append(.encrypt(job: job, attachment: a.token, keyID: Self.keyID(account), budget: budget(delivery.requester)))
+        let receiver = sessions[delivery.target] != nil ? budget(delivery.target) : "unknown apps"
+        out.append(.encrypt(job: job, attachment: a.token, keyID: Self.keyID(account), budget: budget(delivery.requester), receiver: receiver))
         return .success(())
     }
 
@@ -191,6 +192,11 @@ extension BrokerCore {
         case let .success(ciphertext):
             complete(d, attachment: ciphertext.token, &out)
             out.append(.release(attachment: ciphertext.token))
+        case let .failure(f) where f.limitReached:
+            out.append(.log(LogLine(level: .notice, message: "an encrypted document was refused", metadata: ["reason": f.reason])))
+            if sessions[d.requester] != nil {
+                out.append(.send(d.requester, Frame(id: d.requestID, .error(code: .limitReached, detail: f.reason))))
+            }
         case let .failure(f):
             out.append(.log(LogLine(level: .error, message: "encrypting a document failed", metadata: ["reason": f.reason])))
             if sessions[d.requester] != nil {

@@ -74,8 +74,8 @@ public struct EmbeddedShell: BrokerShell {
     public mutating func open(job: Int, key: StoredFileKey, budget: String) -> BrokerEvent? {
         hold(.open(job: job, key: key, budget: budget))
     }
-    public mutating func encrypt(job: Int, attachment: Int, keyID: String, budget: String) -> BrokerEvent? {
-        hold(.encrypt(job: job, attachment: attachment, keyID: keyID, budget: budget))
+    public mutating func encrypt(job: Int, attachment: Int, keyID: String, budget: String, receiver: String) -> BrokerEvent? {
+        hold(.encrypt(job: job, attachment: attachment, keyID: keyID, budget: budget, receiver: receiver))
     }
 
     /// The key is a function of its id here (the broker's lives in its state database).
@@ -105,7 +105,7 @@ public struct EmbeddedShell: BrokerShell {
             let a = document(c.text)
             contents[a.token] = c
             return .opened(job: job, .success(a))
-        case let .encrypt(job, token, _, _):
+        case let .encrypt(job, token, _, _, _):
             var a = document("ciphertext")
             a.sealed = true
             contents[a.token] = Content(text: contents[token]!.text, encrypted: true)

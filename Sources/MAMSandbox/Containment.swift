@@ -100,6 +100,10 @@ public struct Containment: Sendable, Equatable {
             Row(attack: "setuid programs", layers: [always("no_new_privs")]),
             Row(attack: "resources", layers: [cgroups, rlimits]),
             Row(attack: "the broker folder", layers: [mnt, landlock]),
+            // Landlock has no right for these; the supervisor confines them to the container.
+            Row(attack: "locks and watches between apps (flock, inotify, fanotify)", layers: [notify]),
+            Row(attack: "attributes and times of host files", layers: [notify]),
+            Row(attack: "the host's boot id, command line and cgroup names", layers: [mnt]),
         ]
     }
 

@@ -47,6 +47,10 @@ public struct SeccompProgram: Sendable {
         for (name, _) in SyscallPolicy.denied { try add(name) }
         for name in SyscallPolicy.fatal { try add(name) }
         for name in SyscallPolicy.exec { try add(name) }
+        for (name, _) in SyscallPolicy.confined { try add(name) }
+        for (_, command) in SyscallPolicy.lockCommands {
+            try add("fcntl", [scmp_arg_cmp(arg: 1, op: SCMP_CMP_EQ, datum_a: UInt64(command), datum_b: 0)])
+        }
         // Opens that may write, recognised by their flags. Read-only opens are left to Landlock:
         // sending each to the supervisor costs a round trip, and the loader alone makes eighty.
         func masked(_ index: UInt32, _ mask: Int32, _ value: Int32) -> scmp_arg_cmp {
@@ -59,6 +63,7 @@ public struct SeccompProgram: Sendable {
             try add(name, [masked(index, O_TRUNC, O_TRUNC)])
         }
         try add("creat")
+        try add("openat2")
         for name in SyscallPolicy.signals { try add(name) }
         for (_, option) in SyscallPolicy.refusedPrctl {
             try add("prctl", [scmp_arg_cmp(arg: 0, op: SCMP_CMP_EQ, datum_a: UInt64(option), datum_b: 0)])

@@ -90,12 +90,16 @@ private func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>) -> Bool {
 }
 
 /// Makes an app's output safe to show on a terminal: every control character but newline and
-/// tab, DEL, and the C1 controls (U+0080–U+009F, which some terminals obey as escapes) become
-/// `?`. An escape sequence can move the cursor, retitle the window, rewrite what the user sees,
-/// or on some terminals answer back into their input.
+/// tab, DEL, and the C1 controls become `?` — both their UTF-8 form (U+0080–U+009F) and the raw
+/// 8-bit bytes 0x80–0x9F, which a terminal not in UTF-8 mode obeys (0x9B is CSI). An escape
+/// sequence can move the cursor, retitle the window, rewrite what the user sees, or on some
+/// terminals answer back into their input. So the output is read as UTF-8: a byte that is not
+/// part of a well-formed character becomes `?`, and only whole characters pass.
 public struct OutputSanitizer: Sendable {
-    /// A 0xC2 lead byte seen at the end of the previous chunk.
-    private var pendingLead = false
+    /// The bytes of a character begun at the end of the previous chunk.
+    private var pending: [UInt8] = []
+    /// How many continuation bytes the pending character still needs.
+    private var needed = 0
 
     public init() {}
 
@@ -104,16 +108,31 @@ public struct OutputSanitizer: Sendable {
         out.reserveCapacity(bytes.count)
         let question = UInt8(ascii: "?")
         for b in bytes {
-            if pendingLead {
-                pendingLead = false
-                if (0x80...0x9f).contains(b) { out.append(question); continue }
-                out.append(0xc2)
+            if needed > 0 {
+                if (0x80...0xbf).contains(b) {
+                    pending.append(b)
+                    needed -= 1
+                    if needed == 0 {
+                        // U+0080–U+009F: a C1 control in its UTF-8 form.
+                        out += pending[0] == 0xc2 && pending[1] <= 0x9f ? [question] : pending
+                        pending.removeAll()
+                    }
+                    continue
+                }
+                // A character cut short: its bytes are not text.
+                out.append(question)
+                pending.removeAll()
+                needed = 0
             }
             switch b {
-            case 0xc2: pendingLead = true
             case 0x0a, 0x09: out.append(b)
             case 0x00..<0x20, 0x7f: out.append(question)
-            default: out.append(b)
+            case 0x20..<0x7f: out.append(b)
+            case 0xc2...0xdf: pending = [b]; needed = 1
+            case 0xe0...0xef: pending = [b]; needed = 2
+            case 0xf0...0xf4: pending = [b]; needed = 3
+            // Raw 0x80–0x9F (8-bit C1 controls), a continuation byte with no lead, or a byte UTF-8 never uses.
+            default: out.append(question)
             }
         }
         return out

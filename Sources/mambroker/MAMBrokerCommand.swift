@@ -54,6 +54,12 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Bytes one app may keep in storage locations.", valueName: "BYTES"))
     var quotaPerApp: Int = BrokerLimits().quotaPerApp
 
+    @Option(help: ArgumentHelp("Bytes of encrypted documents the broker made that one app may hold at once; beyond it the sender is refused (limitReached) until the receiver closes some.", valueName: "BYTES"))
+    var encryptedHeldPerApp: Int = BrokerLimits().encryptedHeldPerApp
+
+    @Option(help: ArgumentHelp("Size of an app's log in DIR/logs (an app the broker started) before it becomes <bundle id>.log.1; one older log is kept.", valueName: "BYTES"))
+    var appLogMaxBytes: Int = RotatingLog.defaultLimit
+
     @Option(help: ArgumentHelp("Audit log size before it is rotated (4096 to 99999999).", valueName: "BYTES"))
     var auditMaxBytes: Int = 64 << 20
 
@@ -111,6 +117,7 @@ struct MAMBrokerCommand: ParsableCommand {
             var limits = BrokerLimits()
             limits.maximumFileSize = maxFileSize
             limits.quotaPerApp = quotaPerApp
+            limits.encryptedHeldPerApp = encryptedHeldPerApp
             var configuration = Broker.Configuration(deviceDirectory: device, publicSocket: socket, launcherSocket: launcherSocket,
                                                      limits: limits, auditMaximumBytes: auditMaxBytes)
             configuration.requestsPerSecond = requestsPerSecond
@@ -121,7 +128,7 @@ struct MAMBrokerCommand: ParsableCommand {
             let digests = InstalledDigests(apps: installed)
             configuration.installedProgram = { digests.program(for: $0) }
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
-                                          appsDirectory: appsDir, allowWeaker: allowWeakerSandbox)
+                                          appsDirectory: appsDir, allowWeaker: allowWeakerSandbox, logLimit: appLogMaxBytes)
             let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()
             broker = try Broker(configuration, tenant: tenant, apps: manifests, starter: starter, conditionalAccess: access,
                                 clock: brokerClock, logger: logger)
@@ -199,24 +206,29 @@ enum DeviceLock {
 }
 
 /// Starts an app through `mamlaunch run` (built beside mambroker), sandboxed, against this
-/// broker; its output goes to DIR/logs/<bundle id>.log.
+/// broker; its output goes to DIR/logs/<bundle id>.log, bounded and root's alone (RotatingLog:
+/// the app writes what it was sent, and a flood of URLs wrote 11.8 MiB/s into a 0644 file).
 struct LauncherStarter: AppStarter {
     let launcherSocket: String
     let deviceDirectory: String
     let appsDirectory: String?
     /// The one flag every command that launches apps shares, passed on to `mamlaunch run`.
     var allowWeaker = false
+    /// Bytes of one log file before it is rotated.
+    var logLimit = RotatingLog.defaultLimit
 
     func start(bundleID: String) -> String? {
         let launcher = (Catalog.toolDirectory as NSString).appendingPathComponent("mamlaunch")
         guard FileManager.default.isExecutableFile(atPath: launcher) else { return "no mamlaunch beside mambroker" }
         let logs = (deviceDirectory as NSString).appendingPathComponent("logs")
-        try? FileManager.default.createDirectory(atPath: logs, withIntermediateDirectories: true)
         // The bundle id is the engine's (from a manifest the broker loaded), checked again here
         // because it becomes a file name.
         guard NameRules.isBundleID(bundleID) else { return "invalid bundle id" }
         let logPath = (logs as NSString).appendingPathComponent("\(bundleID).log")
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log: Int32
+        do { log = try RotatingLog.pipe(into: logPath, limit: logLimit) } catch { return "\(error)" }
+        // The child has its own copy once it runs: the log ends when the child's copies close.
+        defer { close(log) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: launcher)
         p.arguments = ["run", bundleID, "--broker", launcherSocket,
@@ -226,8 +238,9 @@ struct LauncherStarter: AppStarter {
             p.environment = ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": (dir as NSString).deletingLastPathComponent]) { _, b in b }
         }
         p.standardInput = FileHandle.nullDevice
-        p.standardOutput = FileHandle(forWritingAtPath: logPath)
-        p.standardError = FileHandle(forWritingAtPath: logPath)
+        let output = FileHandle(fileDescriptor: log, closeOnDealloc: false)
+        p.standardOutput = output
+        p.standardError = output
         do { try p.run() } catch { return "mamlaunch did not start: \(error)" }
         return nil
     }

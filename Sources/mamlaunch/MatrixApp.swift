@@ -51,7 +51,7 @@ final class ScriptedApp: @unchecked Sendable {
             close(control)
             throw Failure(description: "cannot make the app's channels: \(String(cString: strerror(errno)))")
         }
-        let errFD = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        let errFD = (try? RotatingLog.pipe(into: log)) ?? -1
         var config = LaunchConfiguration(bundleID: manifest.bundleID, executable: executable, arguments: ["--script"],
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },

@@ -146,7 +146,7 @@ final class PolicyRun: @unchecked Sendable {
         let base = NSTemporaryDirectory() + "mamlab-matrix-\(getpid())-\(UUID().uuidString.prefix(8))"
         device = base
         auditPath = base + "/audit/" + AuditFile.decisions
-        try FileManager.default.createDirectory(atPath: base + "/logs", withIntermediateDirectories: true)
+        try RotatingLog.privateFolder(base + "/logs")
         let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json",
                                           policyTargetsApps: setup.policyFilesWithApps.contains(policy))
         // Named Apps/ in a root of its own: the broker starts an app that is not running with
@@ -166,8 +166,9 @@ final class PolicyRun: @unchecked Sendable {
             + (allowWeaker ? ["--allow-weaker-sandbox"] : [])
         let out = Pipe()
         p.standardOutput = out
-        _ = FileManager.default.createFile(atPath: base + "/logs/mambroker.log", contents: nil)
-        p.standardError = FileHandle(forWritingAtPath: base + "/logs/mambroker.log")
+        let log = try RotatingLog.pipe(into: base + "/logs/mambroker.log")
+        defer { close(log) }
+        p.standardError = FileHandle(fileDescriptor: log, closeOnDealloc: false)
         try p.run()
         RunningBrokers.add(p)
         broker = p

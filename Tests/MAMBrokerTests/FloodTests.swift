@@ -53,10 +53,10 @@ struct FloodTests {
     }
 
     /// Hands a connection to the broker as the launcher would, and greets.
-    static func adopt(_ launcher: WireSocket, _ bundle: String) throws -> WireSocket {
+    static func adopt(_ launcher: WireSocket, _ bundle: String, account: String? = nil) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         // The test process is no installed app's build: it says so (developer), keeping the id.
-        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: nil, developer: true)).send(on: launcher, descriptor: theirs.fd)
+        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: account, developer: true)).send(on: launcher, descriptor: theirs.fd)
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
         _ = mine.receive(within: 10)

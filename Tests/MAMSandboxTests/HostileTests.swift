@@ -34,6 +34,8 @@ struct Scene {
     var other: URL { containers.appendingPathComponent("com.example.other") }
     var brokerDir: URL { root.appendingPathComponent("broker") }
     var outside: URL { root.appendingPathComponent("escaped.txt") }
+    /// A host file every uid may write, outside every grant (as in /tmp).
+    var worldWritable: URL { root.appendingPathComponent("shared.txt") }
     var publicSocket: String { root.appendingPathComponent("public.sock").path }
     var brokerSocket: String { root.appendingPathComponent("launcher.sock").path }
     /// The name a daemon the app starts gives itself (`comm`, at most 15 characters).
@@ -52,6 +54,8 @@ struct Scene {
         _ = chown(other.path, 65534, 65534)
         try Data("state".utf8).write(to: brokerDir.appendingPathComponent("state.sqlite"))
         try Data("{}\n".utf8).write(to: brokerDir.appendingPathComponent("audit.jsonl"))
+        try Data("shared".utf8).write(to: worldWritable)
+        chmod(worldWritable.path, 0o666)
         shmID = shmget(key_t(shmKey), 4096, IPC_CREAT | 0o666)
         msgID = msgget(key_t(msgKey), IPC_CREAT | 0o666)
         // One message, type 1, so a reader has something to take.
@@ -70,7 +74,7 @@ struct Scene {
     func arguments(otherPID: Int32) -> [String] {
         ["--public-socket", publicSocket, "--other-container", other.path, "--broker-dir", brokerDir.path,
          "--outside", outside.path, "--other-pid", String(otherPID), "--shm-key", String(shmKey), "--msg-key", String(msgKey),
-         "--posix-shm", posixShm, "--daemon", daemonName, "--memory-mib", "512", "--tasks", "100", "--disk-mib", "64"]
+         "--posix-shm", posixShm, "--daemon", daemonName, "--world-writable", worldWritable.path, "--memory-mib", "512", "--tasks", "100", "--disk-mib", "64"]
     }
 
     func remove() {
@@ -123,6 +127,9 @@ struct HostileTests {
         "setxattr_other_container", "utimes_other_container", "stat_other_container", "stat_broker_folder",
         "inotify_broker_folder", "name_to_handle_other_container", "read_proc_net_unix", "read_other_cmdline",
         "memfd_hold", "many_tasks", "fill_container", "cpu_time",
+        // Issue 21: what Landlock has no right for, confined by the supervisor.
+        "flock_system_file", "inotify_host_folder", "fanotify_init", "setxattr_host_file", "utimes_host_file",
+        "fcntl_lock_system_file", "setxattr_via_container_link", "setxattr_via_link_and_dotdot", "write_via_link_and_dotdot", "read_boot_id", "read_kernel_cmdline", "read_host_cgroup_path", "openat2_write_outside", "mkdir_outside",
     ]
 
     @Test func everyEscapeIsBlockedAndReportedByName() throws {
@@ -204,6 +211,10 @@ struct HostileTests {
             "execve /bin/sh denied", "execve /lib64/ld-linux-x86-64.so.2 denied",
             "io_uring_setup denied", "keyctl denied", "process_vm_readv killed", "unshare killed", "ptrace killed",
             "mount killed", "bpf killed", "prctl PR_SET_PDEATHSIG denied", "seccomp denied", "clone CLONE_NEWUSER killed",
+            "flock /etc/ld.so.cache denied", "fcntl /etc/ld.so.cache denied", "inotify_add_watch \(scene.root.path) denied", "fanotify_init denied",
+            "setxattr \(scene.worldWritable.path) denied", "utimensat \(scene.worldWritable.path) denied",
+            "openat2 for writing \(scene.root.path)/escaped-openat2.txt denied",
+            "openat for writing \(scene.root.path)/escaped-dotdot.txt denied", "mkdir \(scene.root.path)/escaped-folder denied",
         ]
         for phrase in reported {
             #expect(r.err.contains("sandbox violation: com.example.hostile (pid ") && r.err.contains(phrase), "missing report: \(phrase)\n\(r.err)")
@@ -236,12 +247,19 @@ struct HostileTests {
                         "clear_parent_death_signal", "setsid_daemon",
                         "sysv_shm_other_app", "sysv_msg_other_app", "posix_shm_other_app", "stat_other_container",
                         "stat_broker_folder", "inotify_broker_folder", "name_to_handle_other_container", "read_proc_net_unix",
-                        "read_other_cmdline", "memfd_hold", "many_tasks", "fill_container"]
+                        "read_other_cmdline", "memfd_hold", "many_tasks", "fill_container",
+                        "flock_system_file", "inotify_host_folder", "setxattr_host_file", "utimes_host_file",
+                        "read_boot_id", "read_kernel_cmdline", "openat2_write_outside", "mkdir_outside", "fcntl_lock_system_file",
+                        "setxattr_via_container_link", "setxattr_via_link_and_dotdot", "write_via_link_and_dotdot"]
         // Root's own powers: another process's memory, namespaces, filters, others' files.
         if geteuid() == 0 {
             expected += ["process_vm_readv_parent", "unshare_user_namespace", "seccomp_own_listener", "clone_new_user_namespace",
-                         "clone3_new_user_namespace", "chmod_other_container", "setxattr_other_container", "utimes_other_container"]
+                         "clone3_new_user_namespace", "chmod_other_container", "setxattr_other_container", "utimes_other_container",
+                         "fanotify_init"]
         }
+        // The test's own cgroup names the host's layout unless the test runs in the root cgroup.
+        let cgroups = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
+        if cgroups.split(separator: "\n").contains(where: { !$0.hasSuffix(":/") }) { expected.append("read_host_cgroup_path") }
         for name in expected { #expect(byAttempt[name] == "succeeded", "\(name) did not succeed unconfined: \(r.out)") }
         #expect(FileManager.default.fileExists(atPath: scene.outside.path))
         // A daemon in a session of its own outlives the unconfined app (the scene kills it).

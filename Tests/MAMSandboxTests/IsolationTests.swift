@@ -73,6 +73,7 @@ struct IsolationTests {
         // The output went through the launcher's relay: no escape character reached the user.
         #expect(r.out.contains(#"{"escape": "?]0;hostile??[2J"}"#), "\(r.out)")
         #expect(!r.out.utf8.contains(0x1b))
+        #expect(r.out.contains(#"{"c1": "?2J"}"#), "a raw 8-bit CSI reached the terminal: \(r.out)")
 
         // Control: the same attempt on the user's terminal, unconfined. The kernel lets a root
         // process (or the terminal's session) push input unless legacy TIOCSTI is switched off.
@@ -103,6 +104,21 @@ struct IsolationTests {
         #expect(lines(none.out).contains { $0["stdin"] as? String == "" }, "\(none.out)")
     }
 
+    @Test func aFloodOfRefusedCallsIsReportedBoundedly() throws {
+        // Issue 21: an app looping on a refused call had the launcher (and the broker) write a
+        // line per attempt. Now the first ten of each call, then every tenfold count, saying so.
+        let scene = try Scene()
+        defer { scene.remove() }
+        let r = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--",
+                                            "--refusal-flood", "2000"] + Scene.light)
+        #expect(r.status == 0, "\(r.err)")
+        #expect(lines(r.out).contains { $0["flood"] as? Int == 2000 }, "\(r.out)")
+        // 2,002 refused sockets (the flood and the two ordinary attempts): reports 1–10, 100, 1000.
+        let reports = r.err.split(separator: "\n").filter { $0.contains("sandbox violation:") && $0.contains(" socket AF_INET") }
+        #expect(reports.count == 12, "\(reports.count) reports: \(r.err.prefix(2000))")
+        #expect(reports.last?.contains("socket refusal 1000 of this app") == true, "\(reports.last ?? "")")
+    }
+
     @Test func theRelayRewritesControlCharacters() {
         var s = OutputSanitizer()
         let esc = Array("a\u{1b}[31mb\r\n\tc\u{7f}".utf8)
@@ -111,6 +127,12 @@ struct IsolationTests {
         #expect(s.clean([0x41, 0xc2]) == [0x41])
         #expect(String(decoding: s.clean([0x9b, 0x32, 0x4a]), as: UTF8.self) == "?2J")
         #expect(String(decoding: s.clean(Array("é ā 日本".utf8)), as: UTF8.self) == "é ā 日本")
+        // Issue 21: the raw 8-bit C1 bytes too (0x9B is CSI on a terminal not in UTF-8 mode),
+        // and stray continuation bytes; characters whose continuation bytes lie in 0x80–0x9F pass.
+        #expect(String(decoding: s.clean([0x9b, 0x32, 0x4a, 0x85, 0x90, 0x41]), as: UTF8.self) == "?2J??A")
+        #expect(String(decoding: s.clean(Array("€ ✓".utf8)), as: UTF8.self) == "€ ✓")
+        #expect(s.clean([0xe2, 0x82]) == [] && s.clean([0xac]) == Array("€".utf8))
+        #expect(String(decoding: s.clean([0xe2, 0x41, 0xff]), as: UTF8.self) == "?A?")
     }
 
     // 2. Process lifetime.

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -368,6 +370,84 @@ probe_result probe_inotify(const char *path) {
     int e = errno;
     close(fd);
     return rc < 0 ? e : 0;
+}
+
+// An exclusive lock on a file every app may read: another app that tries the same lock learns
+// a bit, with no broker in between.
+probe_result probe_flock(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail();
+    int rc = flock(fd, LOCK_EX | LOCK_NB);
+    int e = errno;
+    if (rc == 0) flock(fd, LOCK_UN);
+    close(fd);
+    return rc == 0 ? 0 : (e ? e : EIO);
+}
+
+// A read lock, which a read-only descriptor may take: another app's F_GETLK for a write lock sees it.
+probe_result probe_fcntl_lock(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail();
+    struct flock lock = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
+    int rc = fcntl(fd, F_SETLK, &lock);
+    int e = errno;
+    close(fd);
+    return rc == 0 ? 0 : (e ? e : EIO);
+}
+
+probe_result probe_fanotify(void) {
+    int fd = (int)syscall(SYS_fanotify_init, 0x00000200 /* FAN_REPORT_FID */, O_RDONLY);
+    if (fd < 0) return fail();
+    close(fd);
+    return 0;
+}
+
+// Reads a small file whole; its length, or -1.
+static ssize_t read_small(const char *path, char *buffer, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buffer, size - 1);
+    int e = errno;
+    close(fd);
+    errno = e;
+    if (n >= 0) buffer[n] = 0;
+    return n;
+}
+
+// The host's fingerprint: the boot id and the kernel command line, the same for every process.
+probe_result probe_read_fingerprint(const char *path) {
+    char buffer[4096];
+    ssize_t n = read_small(path, buffer, sizeof buffer);
+    if (n < 0) return fail();
+    return n > 0 ? 0 : ENODATA;
+}
+
+// The host's cgroup names: succeeded when /proc/self/cgroup names a cgroup other than "/".
+probe_result probe_cgroup_path(void) {
+    char buffer[8192];
+    if (read_small("/proc/self/cgroup", buffer, sizeof buffer) < 0) return fail();
+    for (char *line = strtok(buffer, "\n"); line; line = strtok(NULL, "\n")) {
+        char *path = strchr(line, ':');
+        path = path ? strchr(path + 1, ':') : NULL;
+        if (path && strcmp(path + 1, "/") != 0) return 0;
+    }
+    return ENODATA;
+}
+
+// A write through openat2, whose flags a seccomp filter cannot read (they are in memory).
+probe_result probe_openat2_write(const char *path) {
+    struct open_how how = { .flags = O_WRONLY | O_CREAT | O_CLOEXEC, .mode = 0600 };
+    int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+    if (fd < 0) return fail();
+    close(fd);
+    unlink(path);
+    return 0;
+}
+
+probe_result probe_mkdir(const char *path) {
+    if (mkdir(path, 0700) != 0) return fail();
+    rmdir(path);
+    return 0;
 }
 
 probe_result probe_name_to_handle(const char *path) {

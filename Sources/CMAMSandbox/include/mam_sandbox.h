@@ -95,6 +95,10 @@ int mam_notify_valid(int fd, uint64_t id);
 /// Reads a NUL-terminated string at `address` in process `pid` (for a path argument).
 ssize_t mam_read_string(pid_t pid, uint64_t address, char *buffer, size_t size);
 
+/// What the absolute `path` names as process `pid` sees it (its root, its mount namespace, its
+/// links; the last one followed when `follow`): the file's path written to `out`, or -1 with errno.
+ssize_t mam_resolve_in_root(pid_t pid, const char *path, int follow, char *out, size_t size);
+
 /// The Landlock ABI the kernel offers, or a negative errno.
 int mam_landlock_abi(void);
 

@@ -21,7 +21,11 @@ public protocol AppStarter: Sendable {
 /// (a few frames per connection per turn, so a flooding app cannot starve the others), and
 /// carries out the core's effects. Anything that can block — copying into a location, opening
 /// a stored file, encrypting, writing state, starting an app — runs on worker threads and comes
-/// back as an event. Nothing is ever done under a lock that another connection waits for.
+/// back as an event, with two exceptions the loop waits for: saved enrollments and a wiped
+/// account's key must be on disk before the app hears of them. Neither grows with an app's
+/// requests: an app enrolls only accounts the user signed in to it (made-up ones are refused
+/// before the service sees them), an unenrollment signs the account out, and a repeated answer
+/// writes nothing. Nothing is ever done under a lock that another connection waits for.
 public final class Broker: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var deviceDirectory: String
@@ -63,6 +67,8 @@ public final class Broker: @unchecked Sendable {
     /// core busy copying, and the loop keeps the other.
     let disk = WorkerLane(name: "mambroker-disk")
     let crypto = WorkerLane(name: "mambroker-crypto")
+    /// Ciphertexts made for each receiver that it still holds (crypto lane only).
+    let heldCiphertexts: HeldCiphertexts
     let starts = WorkerLane(name: "mambroker-starts", nice: 0)
     let persistence = DispatchQueue(label: "mambroker.state")
     /// Whether the loop runs: `stop` waits for its end only when it started (a broker whose
@@ -118,6 +124,7 @@ public final class Broker: @unchecked Sendable {
         self.logger = logger
         self.starter = starter
         self.clock = clock
+        heldCiphertexts = HeldCiphertexts(byteLimit: configuration.limits.encryptedHeldPerApp)
         let dir = configuration.deviceDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         audit = try AuditTrail(folder: (dir as NSString).appendingPathComponent("audit"), maximumBytes: configuration.auditMaximumBytes)
@@ -559,8 +566,8 @@ public final class Broker: @unchecked Sendable {
             broker.openFile(job, key, budget)
             return nil
         }
-        func encrypt(job: Int, attachment: Int, keyID: String, budget: String) -> BrokerEvent? {
-            broker.encrypt(job, broker.descriptors[attachment] ?? -1, keyID, budget)
+        func encrypt(job: Int, attachment: Int, keyID: String, budget: String, receiver: String) -> BrokerEvent? {
+            broker.encrypt(job, broker.descriptors[attachment] ?? -1, keyID, budget, receiver: receiver)
             return nil
         }
 
@@ -637,8 +644,13 @@ public final class Broker: @unchecked Sendable {
         }
     }
 
-    private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String, _ budget: String) {
+    private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String, _ budget: String, receiver: String) {
         crypto.async(for: budget) { [self] in
+            // The broker's memory, not the receiver's, holds the ciphertext: its own quota first.
+            if let refusal = heldCiphertexts.refusal(for: receiver, adding: SealedDocument.size(fd)) {
+                loop.post(Mail.event(.encrypted(job: job, .failure(JobFailure(refusal, limitReached: true)))))
+                return
+            }
             // Chunk by chunk straight into a new memfd: a large document costs one chunk of memory.
             let out = mam_memfd_sealable("mamlab-encrypted")
             do {
@@ -646,7 +658,10 @@ public final class Broker: @unchecked Sendable {
                 let key = try store.key(for: keyID)
                 try DocumentCipher.seal(input: fd, size: SealedDocument.size(fd), into: out, key: key, keyID: keyID)
                 guard SealedDocument.seal(out) else { throw BrokerError("the encrypted document could not be sealed") }
-                loop.post(Mail.encrypted(job: job, fd: out))
+                // Sent as a read-only open of its own, which the quota can tell is still held.
+                let sent = heldCiphertexts.keep(out, for: receiver)
+                if sent != out { close(out) }
+                loop.post(Mail.encrypted(job: job, fd: sent))
             } catch {
                 if out >= 0 { close(out) }
                 loop.post(Mail.event(.encrypted(job: job, .failure(JobFailure("\(error)")))))

@@ -56,6 +56,13 @@ probe_result probe_setxattr(const char *path);
 probe_result probe_utimes(const char *path);
 probe_result probe_stat(const char *path);
 probe_result probe_inotify(const char *path);
+probe_result probe_flock(const char *path);
+probe_result probe_fanotify(void);
+probe_result probe_fcntl_lock(const char *path);
+probe_result probe_openat2_write(const char *path);
+probe_result probe_mkdir(const char *path);
+probe_result probe_read_fingerprint(const char *path);
+probe_result probe_cgroup_path(void);
 probe_result probe_name_to_handle(const char *path);
 /// Reads /proc/net/unix; 0 when it lists at least one socket, else ENOENT.
 probe_result probe_proc_net_unix(int *listed);
