@@ -93,6 +93,11 @@ final class BenchProcesses: @unchecked Sendable {
         finished = true
         for (_, process) in children.reversed() where process.isRunning {
             process.terminate()
+            // A child that started with SIGTERM blocked (Process passes on the signal mask of
+            // whoever started the bench) would never go: it gets a few seconds, then SIGKILL.
+            let deadline = Date(timeIntervalSinceNow: 3)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         children.removeAll()

@@ -52,6 +52,18 @@ struct InterruptionTests {
         #expect(cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true }, "\(cells.prefix(3))")
     }
 
+    @Test("mamlaunch bench-broker: its peers and scratch folder go", arguments: signals)
+    func benchBroker(_ sig: Int32) throws {
+        let child = try ChildProcess(CommandRunner.executable.path, ["bench-broker", "--iterations", "100000"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        // Its peers are up once it has started one.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while ProcessTree.descendants(of: child.pid).count < 2 && Date() < deadline && child.process.isRunning { usleep(20_000) }
+        #expect(ProcessTree.descendants(of: child.pid).count >= 2, "\(child.standardError)")
+        try Self.interrupt(child, sig, folders: [], prefix: "mamlab-bench-broker-\(child.pid)-")
+    }
+
     // MARK: helpers
 
     static func name(_ sig: Int32) -> String { [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][sig] ?? "\(sig)" }
