@@ -8,8 +8,8 @@ import Testing
 /// launched against it in their sandboxes (`mamlaunch run NAME -- --script`), driven line by line
 /// through their scripted mode.
 final class KitBroker: TestBroker, @unchecked Sendable {
-    init(device: String? = nil) throws {
-        try super.init(device: device, prefix: "mamkit-broker")
+    init(device: String? = nil, extraArguments: [String] = []) throws {
+        try super.init(device: device, prefix: "mamkit-broker", extraArguments: extraArguments)
     }
 
     var audit: String { auditPath }
