@@ -24,6 +24,10 @@ struct Run: ParsableCommand {
             sandbox violation is printed on standard error with the app, pid, system call or path \
             and time, and sent to the broker. The exit status is the app's (128 + signal if it was \
             killed).
+
+            Without --broker or --no-broker, Ctrl-C, SIGTERM or SIGHUP (a closed terminal) stops \
+            the app and the broker this run started, removes that broker's folder (on a normal exit too; MAMLAB_RUN_KEEP=1 keeps \
+            it and says where) and exits 128 + the signal.
             """
     )
 
@@ -65,7 +69,11 @@ struct Run: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        Interruption.install("mamlaunch run")
+        // A run that starts its own broker owns it and its folder: a signal stops them. With
+        // --broker or --no-broker a signal still ends the launcher at once, its app with it
+        // (parent-death signal), as before: the shared broker's tests count on that timing (see
+        // the report of issue 22: a broker-started app and its documents outlive a slower end).
+        if broker == nil && !noBroker { Interruption.install("mamlaunch run") }
         var arguments = self.arguments
         let (manifest, executable, manifestFile) = try resolveApp(&arguments)
         // What the broker is told the app is made of: the digests of the real files (a symbolic
