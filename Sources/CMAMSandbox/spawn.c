@@ -200,6 +200,19 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     // 2. A session of its own: no controlling terminal, so the launcher's terminal is out of reach
     //    (TIOCSTI needs it to be the caller's controlling terminal).
     if (setsid() < 0) child_fail(status_fd, "new session");
+    // The app starts with every signal at its default and none blocked: an ignored signal and the
+    // mask survive exec, and the launcher ignores and blocks the ones it takes for its own end
+    // (SIGINT, SIGTERM, SIGHUP) while it runs.
+    for (int s = 1; s < NSIG; s++) {
+        if (s == SIGKILL || s == SIGSTOP) continue;
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        (void)sigaction(s, &dfl, NULL);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, NULL);
     if (c->net_namespace_fd >= 0 && setns(c->net_namespace_fd, CLONE_NEWNET) != 0) child_fail(status_fd, "network namespace");
     if (c->clone_flags & CLONE_NEWNS) setup_mounts(c, status_fd);
     // 3. The app's cgroups: the launcher puts this process in them meanwhile (by pid; a move

@@ -381,6 +381,23 @@ public struct BrokerCore: Sendable {
         sessions.values.filter { $0.conversation.greeted && $0.id != except && $0.bundleID == bundleID }.map(\.id).min()
     }
 
+    /// Why `name` names no running app, in words that say which: an installed app that is not
+    /// running, or no app at all (issue 22: "docs.contoso is not running" while Docs ran), then
+    /// with the installed app it looks like: another spelling of its bundle id, its name, or
+    /// the parts of its bundle id in another order.
+    func notRunning(_ name: String) -> String {
+        if catalog.contains(where: { $0.bundleID == name }) { return "\(name) is not running" }
+        let wanted = name.lowercased()
+        let parts = Set(wanted.split(separator: ".").map(String.init))
+        let like = catalog.first { app in
+            let id = app.bundleID.lowercased()
+            return id == wanted || app.displayName.lowercased() == wanted
+                || (!parts.isEmpty && parts.isSubset(of: Set(id.split(separator: ".").map(String.init))))
+        }
+        let hint = like.map { "; did you mean \($0.bundleID) (\($0.displayName))? Bundle ids are exact" } ?? ""
+        return "no installed app has the bundle id \(name)\(hint)"
+    }
+
     mutating func brokerFrameID() -> UInt32 {
         nextBrokerFrame = nextBrokerFrame == UInt32.max ? 0x8000_0000 : nextBrokerFrame + 1
         return nextBrokerFrame

@@ -36,7 +36,7 @@ extension BrokerCore {
             // An installed app (in its installed spelling) is started for the document, which
             // waits for it; anything else is unknown.
             guard let installed = engine.apps[target.lowercased()], installed.bundleID == target, target != sessions[id]!.bundleID else {
-                return .failure(WireError(.unknownTarget, "\(target) is not running"))
+                return .failure(WireError(.unknownTarget, notRunning(target)))
             }
             guard mayStartJob(id) else {
                 return .failure(WireError(.limitReached, "\(limits.jobsPerApp) documents of this app are already being processed"))
@@ -58,7 +58,7 @@ extension BrokerCore {
         if let e = NameRules.check(source, field: "source") ?? NameRules.check(type, field: "contentType") {
             return .failure(WireError(.invalidName, e.detail))
         }
-        guard let src = running(source, except: id) else { return .failure(WireError(.unknownTarget, "\(source) is not running")) }
+        guard let src = running(source, except: id) else { return .failure(WireError(.unknownTarget, notRunning(source))) }
         guard sessions[id]!.pendingImports < limits.pendingImportsPerApp else {
             return .failure(WireError(.limitReached, "\(limits.pendingImportsPerApp) imports are already waiting for their source"))
         }

@@ -182,7 +182,6 @@ public final class SandboxedApp: @unchecked Sendable {
     public func wait() -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        supervisor?.stop()
         cgroup?.remove()
         user?.release()
         if status & 0x7f == 0 { return (status >> 8) & 0xff }
@@ -423,7 +422,6 @@ public enum Sandbox {
         if !message.isEmpty {
             var status: Int32 = 0
             waitpid(result.pid, &status, 0)
-            supervisor?.stop()
             throw LaunchError("cannot sandbox \(config.bundleID): \(String(decoding: message, as: UTF8.self))")
         }
         handedOver = true

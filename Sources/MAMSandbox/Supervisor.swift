@@ -21,8 +21,6 @@ final class Supervisor: @unchecked Sendable {
     private let report: @Sendable (Violation) -> Void
     private var thread: Thread?
     private var execAllowed = true
-    private let lock = NSLock()
-    private var stopped = false
 
     init(fd: Int32, appPID: Int32, bundleID: String, executable: String, byDescriptor: Bool = false, container: String, names: [Int32: String], ownPIDNamespace: Bool,
          report: @escaping @Sendable (Violation) -> Void) {
@@ -44,14 +42,12 @@ final class Supervisor: @unchecked Sendable {
         t.start()
     }
 
-    func stop() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return }
-        stopped = true
-        // Closing the listener wakes the receive with an error; pending calls then fail with ENOSYS.
-        close(fd)
-    }
+    // No stop(): the listener is not closed from outside. The loop thread may be between two
+    // receives, and a number closed under it is the next app's listener a moment later (the next
+    // launch takes the lowest free number), whose exec it would then answer as this app's second
+    // exec, EPERM (issue 20: one launcher restart in a hundred failed so). The loop ends, and
+    // closes the listener itself, when the kernel hangs it up: once nothing runs under the
+    // filter, which in the app's own PID namespace is as soon as the app has gone.
 
     /// Answers the first notification on the caller's thread: the app's own exec, the only
     /// call between the filter and the app. Answering it here, rather than after waking a new
@@ -66,16 +62,27 @@ final class Supervisor: @unchecked Sendable {
     }
 
     private func loop() {
+        // Only this thread closes the listener, after its last use of the number.
+        defer { close(fd) }
         var n = mam_notification()
         while true {
             if mam_notify_receive(fd, &n) != 0 {
-                // ENOENT: the asker died between poll and receive; anything else ends the watch.
+                // ENOENT: the asker died between poll and receive; anything else (the hang-up
+                // once nothing runs under the filter) ends the watch.
                 if errno == EINTR || errno == ENOENT { continue }
-                stop()
                 return
             }
             handle(n)
         }
+    }
+
+    /// Whether the notification still stands for a call that waits: checked after reading the
+    /// asker's memory. Until the answer the asker cannot run, but it can die (its pid then
+    /// names another process, whose memory was read) or, on kernels without
+    /// WAIT_KILLABLE_RECV, be interrupted and make the call again under a new notification.
+    /// Either way what was read is no one's call, and it is not answered.
+    private func stillAsked(_ n: mam_notification) -> Bool {
+        mam_notify_valid(fd, n.id) != 0
     }
 
     private func handle(_ n: mam_notification) {
@@ -84,6 +91,8 @@ final class Supervisor: @unchecked Sendable {
         switch name {
         case "execve", "execveat":
             let path = string(pid, argument(n, name == "execve" ? 0 : 1))
+            // Not the asker's path, or a call made again: the one exec is not spent on it.
+            guard stillAsked(n) else { return }
             // The first exec is the launcher's own, of the app's executable; for a script the
             // kernel starts its #! interpreter inside that same call. Nothing else ever execs.
             let first = execAllowed
@@ -111,6 +120,7 @@ final class Supervisor: @unchecked Sendable {
             let flags = name == "open" ? Int32(truncatingIfNeeded: argument(n, 1)) : name == "openat" ? Int32(truncatingIfNeeded: argument(n, 2)) : 0
             let at = joined(raw, pid: pid, dirfd: name.hasPrefix("openat") ? Int32(truncatingIfNeeded: argument(n, 0)) : AT_FDCWD)
             let resolved = real(at, pid: pid, followsLink: flags & O_NOFOLLOW == 0)
+            guard stillAsked(n) else { return }
             if isOwn(resolved) {
                 _ = mam_notify_continue(fd, n.id)
             } else {

@@ -33,6 +33,9 @@ struct BenchLaunch: ParsableCommand {
     enum Kind: String, CaseIterable { case plain, bwrap, mamlab }
 
     func run() throws {
+        // The launches are short and each is waited for: an interruption ends the loop, and the
+        // unwinding removes the container folder (and each reaped app its cgroups).
+        Interruption.install("mamlaunch bench-launch")
         let containment = try sandbox.decide("benchmark sandboxed launches")
         print(containment.statement)
         let exes = executable.isEmpty ? [(Catalog.toolDirectory as NSString).appendingPathComponent("Hostile")] : executable
@@ -48,11 +51,11 @@ struct BenchLaunch: ParsableCommand {
             var times: [Kind: [Double]] = [:]
             let kinds = Kind.allCases.filter { $0 != .bwrap || bwrap != nil }
             var round = 0
-            while (times[.plain]?.count ?? 0) < iterations {
+            while (times[.plain]?.count ?? 0) < iterations && Interruption.received == nil {
                 // Blocks in turn, the order rotating each round.
                 for k in 0..<kinds.count {
                     let kind = kinds[(k + round) % kinds.count]
-                    for _ in 0..<min(block, iterations - (times[kind]?.count ?? 0)) {
+                    for _ in 0..<min(block, iterations - (times[kind]?.count ?? 0)) where Interruption.received == nil {
                         let ms: Double
                         switch kind {
                         case .plain: ms = try time { fd in try spawn([exe] + args, fd: fd) }
@@ -73,6 +76,7 @@ struct BenchLaunch: ParsableCommand {
                 }
                 round += 1
             }
+            if Interruption.received != nil { return }
             func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
             let base = median(times[.plain]!)
             print("\((exe as NSString).lastPathComponent) (\(iterations) launches of each kind, blocks of \(block))")

@@ -10,7 +10,7 @@ struct BenchError: Error, CustomStringConvertible {
 
 /// Everything a bench starts: a scratch directory and child processes. `finish()` stops the
 /// children (last started, first stopped) and removes the directory; the bench calls it on every
-/// way out, and Ctrl-C or SIGTERM calls it too. Each child is also started under
+/// way out, and Ctrl-C, SIGTERM or SIGHUP calls it too. Each child is also started under
 /// `mambenchpeer guard`, whose parent-death signal ends it should the bench be killed outright.
 final class BenchProcesses: @unchecked Sendable {
     let directory: String
@@ -31,10 +31,11 @@ final class BenchProcesses: @unchecked Sendable {
             throw BenchError("cannot make a scratch directory under \(NSTemporaryDirectory()): \(String(cString: strerror(errno)))")
         }
         directory = String(cString: made)
-        for sig in [SIGINT, SIGTERM] {
+        for sig in Interruption.signals {
             signal(sig, SIG_IGN) // handled below, after the children are stopped
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { [self] in
+                FileHandle.standardError.write(Data("\nmamlaunch \(name): interrupted (\(Interruption.name(sig))); stopping what it started\n".utf8))
                 finish()
                 Glibc.exit(128 + sig)
             }
@@ -92,6 +93,11 @@ final class BenchProcesses: @unchecked Sendable {
         finished = true
         for (_, process) in children.reversed() where process.isRunning {
             process.terminate()
+            // A child that started with SIGTERM blocked (Process passes on the signal mask of
+            // whoever started the bench) would never go: it gets a few seconds, then SIGKILL.
+            let deadline = Date(timeIntervalSinceNow: 3)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
         }
         children.removeAll()

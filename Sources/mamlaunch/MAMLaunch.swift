@@ -29,11 +29,15 @@ struct MAMLaunch: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch let failure as World.Failure {
+            // What failed after an interruption failed because of it: said already.
+            Interruption.exitIfInterrupted()
             let text = failure.description.contains("error: ") ? failure.description : "error: \(failure.description)"
             FileHandle.standardError.write(Data("mamlaunch: \(text)\n".utf8))
             Foundation.exit(1)
         } catch {
+            Interruption.exitIfInterrupted()
             exit(withError: error)
         }
+        Interruption.exitIfInterrupted()
     }
 }

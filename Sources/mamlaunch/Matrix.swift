@@ -112,9 +112,13 @@ struct MatrixCommand: ParsableCommand {
         var results = MatrixPrediction.run(cells, predictors: setup.predictors, payload: setup.experiment.payload)
         // Decided once, before any cell: a kernel that leaves a class uncovered refuses the
         // run in one line instead of failing every cell with the same reason.
+        if mode == .live && geteuid() != 0 {
+            // Said once, before anything starts: every cell would otherwise fail on its own.
+            throw World.Failure(description: "the live matrix needs root: it starts mambroker and gives each app a uid, namespaces and cgroups of its own; run it as root (sudo), or answer from the engine alone with --predict, which does not")
+        }
         let containment = mode == .live ? try sandbox.decide("run the matrix live") : nil
         if mode == .live {
-            RunningBrokers.endOnSignals()
+            Interruption.install("mamlaunch matrix")
             let runner = LiveMatrix(setup: setup, jobs: jobs, progress: progress, brokerTestFlip: testFlip,
                                     allowWeaker: sandbox.allowWeakerSandbox)
             results = try runner.run(results)
@@ -122,6 +126,9 @@ struct MatrixCommand: ParsableCommand {
             progress.advance(cells.count)
         }
         progress.finish()
+        // Interrupted: the report has the cells that were answered, and says so.
+        let interrupted = Interruption.received
+        if interrupted != nil { results = results.filter { $0.live != nil } }
         let seconds = Date().timeIntervalSince(started)
         var report = MatrixReport(experiment: setup.experiment, results: results, live: mode == .live, seconds: seconds)
         report.sandbox = containment?.statement
@@ -161,7 +168,9 @@ struct MatrixCommand: ParsableCommand {
         }
         for line in Violations.shared.summary { FileHandle.standardError.write(Data("mamlaunch: \(line)\n".utf8)) }
         if !report.standIns.isEmpty { FileHandle.standardError.write(Data("matrix: \(report.standInLine)\n".utf8)) }
-        FileHandle.standardError.write(Data(("matrix: \(report.summary)" + (out.map { "; report in \($0)" } ?? "") + "\n").utf8))
+        let cut = interrupted.map { "interrupted (\(Interruption.name($0))) after \(results.count) of \(cells.count) cells; " } ?? ""
+        FileHandle.standardError.write(Data(("matrix: \(cut)\(report.summary)" + (out.map { "; report in \($0)" } ?? "") + "\n").utf8))
+        Interruption.exitIfInterrupted()
         if !report.failures.isEmpty { throw ExitCode(1) }
     }
 }

@@ -25,6 +25,8 @@ final class ScriptedApp: @unchecked Sendable {
     private var ended = false
     /// The identity the runner last set (nil: the app's own launch identity).
     var identity: String?
+    /// Its stopper for an interruption, released before it is reaped.
+    private var owned: Int?
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -90,6 +92,8 @@ final class ScriptedApp: @unchecked Sendable {
         }
         close(pair[1])
         let scripted = ScriptedApp(bundleID: bundle, app: app, input: stdin[1], output: stdout[0], control: control)
+        // An interruption kills the app; `stop` then reaps it, which removes its cgroups.
+        scripted.owned = Interruption.own { app.terminate(SIGKILL) }
         let reader = Thread { scripted.readLines() }
         reader.stackSize = 1 << 20
         reader.start()
@@ -217,6 +221,8 @@ final class ScriptedApp: @unchecked Sendable {
             waited += 1
         }
         if waited == 40 { app.terminate(SIGKILL) }
+        app.waitUntilExited()
+        owned.map(Interruption.release)
         _ = app.wait()
         close(output)
         close(control)

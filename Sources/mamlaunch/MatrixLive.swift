@@ -41,6 +41,7 @@ struct LiveMatrix {
         let group = DispatchGroup()
         for policy in order {
             slots.wait()
+            if Interruption.received != nil { slots.signal(); break }
             group.enter()
             queue.async {
                 defer { slots.signal(); group.leave() }
@@ -50,7 +51,7 @@ struct LiveMatrix {
                     let all = groups[policy]!
                     let shared = all.filter { !predicted[$0].cell.channel.channel.isAccountChannel }
                     let batches = (shared.isEmpty ? [] : [shared]) + all.filter { predicted[$0].cell.channel.channel.isAccountChannel }.map { [$0] }
-                    for indices in batches {
+                    for indices in batches where Interruption.received == nil {
                         let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip, allowWeaker: allowWeaker)
                         defer { run.stop() }
                         try run.perform(indices.map { predicted[$0] }) { offset, result in
@@ -64,7 +65,8 @@ struct LiveMatrix {
             }
         }
         group.wait()
-        if let first = errors.value.first { throw Failure(description: first) }
+        // Interrupted, the errors are the interruption's: the cells done so far are the answer.
+        if Interruption.received == nil, let first = errors.value.first { throw Failure(description: first) }
         return results.value
     }
 
@@ -82,31 +84,6 @@ struct LiveMatrix {
         }
         guard FileManager.default.isExecutableFile(atPath: (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker")) else {
             throw Failure(description: "mambroker is not built beside mamlaunch (swift build --product mambroker), or use --predict")
-        }
-    }
-}
-
-/// The brokers a live matrix has running, so that SIGTERM or Ctrl-C ends them too: the apps die
-/// with the launcher (their parent-death signal), a broker would outlive it with its device folder.
-enum RunningBrokers {
-    private static let brokers = Locked<[Int32: Process]>([:])
-    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
-
-    static func add(_ p: Process) { brokers.update { $0[p.processIdentifier] = p } }
-    static func remove(_ p: Process) { brokers.update { $0[p.processIdentifier] = nil } }
-
-    /// On SIGTERM or SIGINT: end every broker, then exit with 128 + the signal.
-    static func endOnSignals() {
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)  // handled below, once the brokers are told
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                for p in brokers.value.values { kill(p.processIdentifier, SIGTERM) }
-                FileHandle.standardError.write(Data("matrix: stopped by signal \(sig)\n".utf8))
-                Glibc.exit(128 + sig)
-            }
-            source.resume()
-            sources.append(source)
         }
     }
 }
@@ -132,6 +109,8 @@ final class PolicyRun: @unchecked Sendable {
     var accounts: [String: [String]] = [:]
     let payload: Payload
     let auditPath: String
+    /// The broker's stopper for an interruption (Interruption).
+    let brokerOwned: Int
 
     /// Why an app of this run could not start: every later cell fails at once with it rather
     /// than trying again (an app that cannot start once will not start the next time).
@@ -169,13 +148,18 @@ final class PolicyRun: @unchecked Sendable {
         let log = try RotatingLog.pipe(into: base + "/logs/mambroker.log")
         defer { close(log) }
         p.standardError = FileHandle(fileDescriptor: log, closeOnDealloc: false)
-        try p.run()
-        RunningBrokers.add(p)
+        do { try p.run() } catch {
+            try? FileManager.default.removeItem(atPath: base)
+            throw error
+        }
+        brokerOwned = Interruption.own { if p.isRunning { p.terminate() } }
         broker = p
         let ready = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
         guard ready.hasPrefix("ready") else {
+            Interruption.release(brokerOwned)
             p.waitUntilExit()
             let log = (try? String(contentsOfFile: base + "/logs/mambroker.log", encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(atPath: base)
             throw LiveMatrix.Failure(description: "mambroker did not start (exit \(p.terminationStatus)): \(log.prefix(2000))")
         }
     }
@@ -250,11 +234,13 @@ final class PolicyRun: @unchecked Sendable {
     func stop() {
         for app in apps.values { app.stop() }
         apps.removeAll()
-        broker.terminate()
+        Interruption.release(brokerOwned)
+        if broker.isRunning { broker.terminate() }
         broker.waitUntilExit()
-        RunningBrokers.remove(broker)
         if ProcessInfo.processInfo.environment["MAMLAB_MATRIX_KEEP"] == nil {
             try? FileManager.default.removeItem(atPath: device)
+        } else {
+            FileHandle.standardError.write(Data("matrix: policy \(policy): the broker's folder (audit, logs) is kept at \(device) (MAMLAB_MATRIX_KEEP)\n".utf8))
         }
     }
 
@@ -284,27 +270,36 @@ final class PolicyRun: @unchecked Sendable {
                                                  account: e.manifest.integratesSDK ? first : nil,
                                                  personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
                                                  log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
-                let hello = try app.call(ScriptCommand("hello"))
-                if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
-                // The other accounts sign in through the SDK, as a user adds them.
-                for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
-                    // Signed in by the user (the launcher), then enrolled by the app.
-                    try app.signIn(a)
-                    let r = try app.call(ScriptCommand("enroll", [a]))
-                    if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
+                do {
+                    let hello = try app.call(ScriptCommand("hello"))
+                    if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
+                    // The other accounts sign in through the SDK, as a user adds them.
+                    for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
+                        // Signed in by the user (the launcher), then enrolled by the app.
+                        try app.signIn(a)
+                        let r = try app.call(ScriptCommand("enroll", [a]))
+                        if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
+                    }
+                } catch {
+                    // Not kept, so stopped here: reaped, its cgroups go with it.
+                    app.stop()
+                    throw error
                 }
                 return app
             }
             started.update { $0[bundle] = r }
         }
+        // Every app that started is kept (and so stopped with the run) before a failure is thrown.
+        var failure: Error?
         for (bundle, r) in started.value {
             switch r {
             case let .success(app):
                 apps[bundle] = app
                 accounts[bundle] = wanted[bundle]
-            case let .failure(error): throw error
+            case let .failure(error): failure = failure ?? error
             }
         }
+        if let failure { throw failure }
     }
 
     func bundle(_ party: PartySpec) throws -> String { try entry(party.app).manifest.bundleID.lowercased() }
@@ -339,6 +334,8 @@ final class PolicyRun: @unchecked Sendable {
             do { try ensure(upfront) } catch let error as ScriptedApp.StartFailure { startFailure = error.description } catch {}
         }
         for (i, var r) in cells.enumerated() {
+            // Interrupted: the cells not done are left out of the report, not failed.
+            if Interruption.received != nil { return }
             if r.live != nil {
                 // The engine could not even build the cell's parties; nothing to run.
                 done(i, r)
@@ -358,6 +355,8 @@ final class PolicyRun: @unchecked Sendable {
             } catch {
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "the run could not perform the cell: \(error)")
             }
+            // A cell cut short by an interruption was not answered.
+            if Interruption.received != nil { return }
             if !r.passed || r.leaked { r.audit = auditLines(from: before) }
             done(i, r)
         }

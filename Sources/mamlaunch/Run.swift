@@ -24,6 +24,10 @@ struct Run: ParsableCommand {
             sandbox violation is printed on standard error with the app, pid, system call or path \
             and time, and sent to the broker. The exit status is the app's (128 + signal if it was \
             killed).
+
+            Without --broker or --no-broker, Ctrl-C, SIGTERM or SIGHUP (a closed terminal) stops \
+            the app and the broker this run started, removes that broker's folder (on a normal exit too; MAMLAB_RUN_KEEP=1 keeps \
+            it and says where) and exits 128 + the signal.
             """
     )
 
@@ -65,6 +69,11 @@ struct Run: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
+        // A run that starts its own broker owns it and its folder: a signal stops them. With
+        // --broker or --no-broker a signal still ends the launcher at once, its app with it
+        // (parent-death signal), as before: the shared broker's tests count on that timing (see
+        // the report of issue 22: a broker-started app and its documents outlive a slower end).
+        if broker == nil && !noBroker { Interruption.install("mamlaunch run") }
         var arguments = self.arguments
         let (manifest, executable, manifestFile) = try resolveApp(&arguments)
         // What the broker is told the app is made of: the digests of the real files (a symbolic
@@ -91,17 +100,17 @@ struct Run: ParsableCommand {
         }
 
         var control: Int32 = -1
-        var started: Process?
+        var started: StartedBroker?
+        defer { started?.stop() }
         var brokerFolder: String?
-        defer { if let started { started.terminate(); started.waitUntilExit() } }
         if !noBroker {
             if let broker { try checkLauncherSocket(broker) }
             var socket = broker ?? ""
             if broker == nil {
                 // No broker given: start one for this run, on a device directory of its own.
-                let (process, launcherSocket) = try startBroker()
-                started = process
-                socket = launcherSocket
+                let broker = try startBroker()
+                started = broker
+                socket = broker.device + "/launcher.sock"
             }
             // The broker's device folder holds its state and audit: the app must not see it.
             brokerFolder = ((socket.hasPrefix("/") ? socket : FileManager.default.currentDirectoryPath + "/" + socket) as NSString).deletingLastPathComponent
@@ -143,12 +152,16 @@ struct Run: ParsableCommand {
             let app = try launchOnce(config, control: controlFD, manifestDigest: manifestDigest, program: program, report: report,
                                      startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? 0 : nil, output: terminals[1] ? 1 : 2) } } : nil)
             let watch = controlFD >= 0 ? RestartWatch(control: controlFD, pid: app.pid) : nil
+            // An interruption kills the app's whole namespace; the app is then reaped below,
+            // which removes its cgroups.
+            let owned = Interruption.own { app.terminate(SIGKILL) }
             // The watch stops before the app is reaped: until then its pid cannot be anyone
             // else's, so a restart request racing the app's own exit kills nothing but it.
             app.waitUntilExited()
+            Interruption.release(owned)
             let restartAsked = watch?.stop() ?? false
             status = app.wait()
-            guard restartAsked, restarts < Self.maximumRestarts else { break }
+            guard restartAsked, restarts < Self.maximumRestarts, Interruption.received == nil else { break }
             restarts += 1
             FileHandle.standardError.write(Data("mamlaunch: \(bundle) restarted at the broker's request (its first policy arrived)\n".utf8))
         }
@@ -204,8 +217,27 @@ struct Run: ParsableCommand {
         return app
     }
 
+    /// A broker this run started, on a device folder of its own: `stop` ends it and removes the
+    /// folder (its state and audit were this run's alone), on every way out.
+    struct StartedBroker {
+        var process: Process
+        var device: String
+        var owned: Int
+
+        func stop() {
+            Interruption.release(owned)
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            if ProcessInfo.processInfo.environment["MAMLAB_RUN_KEEP"] == nil {
+                try? FileManager.default.removeItem(atPath: device)
+            } else {
+                FileHandle.standardError.write(Data("mamlaunch: the broker's folder is kept at \(device) (MAMLAB_RUN_KEEP)\n".utf8))
+            }
+        }
+    }
+
     /// Starts `mambroker` (built beside mamlaunch) and waits until it serves.
-    private func startBroker() throws -> (Process, String) {
+    private func startBroker() throws -> StartedBroker {
         let path = (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker")
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw World.Failure(description: "no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
@@ -227,12 +259,13 @@ struct Run: ParsableCommand {
         let out = Pipe()
         p.standardOutput = out
         try p.run()
+        let started = StartedBroker(process: p, device: device, owned: Interruption.own { if p.isRunning { p.terminate() } })
         let ready = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
         guard ready.hasPrefix("ready") else {
-            p.waitUntilExit()
+            started.stop()
             throw World.Failure(description: "mambroker did not start (exit \(p.terminationStatus)); see its messages above")
         }
-        return (p, device + "/launcher.sock")
+        return started
     }
 
     private func parseLimits() throws -> ResourceLimits {

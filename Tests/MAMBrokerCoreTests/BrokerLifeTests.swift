@@ -15,10 +15,24 @@ struct BrokerLifeTests {
     }
 
     /// Runs `stop` twice on a thread of its own; true when both returned within ten seconds.
+    /// The thread lets go of the broker before it signals: the broker's state database closes
+    /// (and SQLite removes its log) when the last reference goes, which must come before the test
+    /// removes the folder, or the folder is left behind, empty.
     static func stopsInTime(_ broker: Broker) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        Thread { broker.stop(); broker.stop(); done.signal() }.start()
+        let held = Held(broker)
+        Thread {
+            held.broker?.stop()
+            held.broker?.stop()
+            held.broker = nil
+            done.signal()
+        }.start()
         return done.wait(timeout: .now() + 10) == .success
+    }
+
+    final class Held: @unchecked Sendable {
+        var broker: Broker?
+        init(_ broker: Broker) { self.broker = broker }
     }
 
     @Test func aBrokerThatNeverStartedStopsAtOnce() throws {
@@ -33,17 +47,20 @@ struct BrokerLifeTests {
         var configuration = Broker.Configuration(deviceDirectory: dir)
         configuration.publicSocket = dir + "/no-such-folder/mambroker.sock"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let broker = try Broker(configuration, tenant: CoreLab.sampleTenant, apps: CoreLab.sampleApps, starter: nil, logger: Logger(label: "test"))
-        #expect(throws: (any Error).self) { try broker.start() }
-        #expect(Self.stopsInTime(broker))
+        var broker: Broker? = try Broker(configuration, tenant: CoreLab.sampleTenant, apps: CoreLab.sampleApps, starter: nil, logger: Logger(label: "test"))
+        #expect(throws: (any Error).self) { try broker!.start() }
+        #expect(Self.stopsInTime(broker!))
+        broker = nil
     }
 
     @Test func aStartedBrokerStopsOnceAndAgain() throws {
         let dir = "/tmp/mamlab-started-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let broker = try Self.broker(dir)
-        try broker.start()
-        #expect(Self.stopsInTime(broker))
-        #expect(!FileManager.default.fileExists(atPath: broker.configuration.publicSocket))
+        var broker: Broker? = try Self.broker(dir)
+        try broker!.start()
+        let socket = broker!.configuration.publicSocket
+        #expect(Self.stopsInTime(broker!))
+        broker = nil
+        #expect(!FileManager.default.fileExists(atPath: socket))
     }
 }

@@ -10,6 +10,11 @@ import Testing
 /// status 201).
 @Suite("Broker state: saved enrollments")
 struct EnrollmentStateTests {
+    /// The database and the log and index SQLite keeps beside it.
+    static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    }
+
     static func store() throws -> (StateStore, String) {
         let path = "/tmp/mamlab-state-\(UUID().uuidString.prefix(8)).sqlite"
         return (try StateStore(path: path), path)
@@ -23,7 +28,7 @@ struct EnrollmentStateTests {
 
     @Test func savedEnrollmentsComeBackAsTheyWere() throws {
         let (store, path) = try Self.store()
-        defer { unlink(path) }
+        defer { Self.remove(path) }
         try store.saveEnrollments(Self.list, pendingWipes: ["ben@contoso.com"], now: .zero)
         let loaded = try store.loadEnrollments(now: .zero)
         #expect(loaded.enrollments == Self.list && loaded.pendingWipes == ["ben@contoso.com"])
@@ -32,7 +37,7 @@ struct EnrollmentStateTests {
     @Test(arguments: ["checkInInMs", "status", "retryInMs", "restartAsked", "state"])
     func aMissingFieldIsAnErrorThatNamesIt(_ field: String) throws {
         let (store, path) = try Self.store()
-        defer { unlink(path) }
+        defer { Self.remove(path) }
         try store.saveEnrollments(Self.list, pendingWipes: [], now: .zero)
         // The failed enrollment (the second) loses the field.
         try store.db.write { db in

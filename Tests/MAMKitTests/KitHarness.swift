@@ -8,8 +8,8 @@ import Testing
 /// launched against it in their sandboxes (`mamlaunch run NAME -- --script`), driven line by line
 /// through their scripted mode.
 final class KitBroker: TestBroker, @unchecked Sendable {
-    init(device: String? = nil, tenant: String = TestBroker.root + "/Policies/contoso/tenant.json") throws {
-        try super.init(device: device, prefix: "mamkit-broker", tenant: tenant)
+    init(device: String? = nil, tenant: String = TestBroker.root + "/Policies/contoso/tenant.json", extraArguments: [String] = []) throws {
+        try super.init(device: device, prefix: "mamkit-broker", tenant: tenant, extraArguments: extraArguments)
     }
 
     var audit: String { auditPath }

@@ -35,7 +35,11 @@ open class TestBroker: @unchecked Sendable {
         self.device = device ?? "/tmp/\(prefix)-\(UUID().uuidString.prefix(8))"
         log = self.device + ".log"
         arguments = ["--tenant", tenant, "--device", self.device, "--apps", apps] + extraArguments
-        try start()
+        do { try start() } catch {
+            // No harness to stop: what the refused start made goes here (its error carries the log).
+            for path in [self.device, containers, log] { try? FileManager.default.removeItem(atPath: path) }
+            throw error
+        }
     }
 
     /// Starts the broker (again, after `kill`, on the same device).

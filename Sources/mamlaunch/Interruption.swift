@@ -1,0 +1,88 @@
+import Dispatch
+import Foundation
+import Glibc
+
+/// What a command started must not outlive it. A command that starts processes registers a
+/// stopper for each (its broker, its apps); SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`, a closed
+/// terminal) says "interrupted" and runs the stoppers, and the command then unwinds the way it
+/// does on a normal exit: it reaps its apps (which removes their cgroups), stops its broker and
+/// removes its folders in its own `defer`s, and `MAMLaunch.main` exits with 128 + the signal.
+///
+/// The signals are taken from a dispatch source rather than a handler, so a stopper may lock,
+/// allocate and write; exiting from the handler instead would leave the folders and cgroups the
+/// unwinding removes.
+enum Interruption {
+    private struct State {
+        var signal: Int32?
+        var stoppers: [Int: () -> Void] = [:]
+        var next = 0
+    }
+
+    private static let state = Locked(State())
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+
+    static let signals = [SIGINT, SIGTERM, SIGHUP]
+
+    /// Takes the three signals for the life of the command. Called once, before anything starts.
+    static func install(_ command: String) {
+        guard sources.isEmpty else { return }
+        for sig in signals {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { interrupt(sig, command: command) }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    /// The signal that interrupted the command, if one did.
+    static var received: Int32? { state.value.signal }
+
+    /// The first signal stops everything; a later one finds nothing left to stop.
+    private static func interrupt(_ sig: Int32, command: String) {
+        var stoppers: [() -> Void] = []
+        var first = false
+        state.update { s in
+            guard s.signal == nil else { return }
+            first = true
+            s.signal = sig
+            stoppers = s.stoppers.sorted { $0.key > $1.key }.map(\.value)
+        }
+        guard first else { return }
+        FileHandle.standardError.write(Data("\n\(command): interrupted (\(name(sig))); stopping what it started\n".utf8))
+        // Last started, first stopped: apps before the broker they talk to.
+        for stop in stoppers { stop() }
+    }
+
+    /// Registers `stop` until `release`: it is run on an interruption, at once if one has come.
+    /// Released before the process it stops is reaped, so it never signals a reused pid.
+    static func own(_ stop: @escaping () -> Void) -> Int {
+        var token = 0
+        var late = false
+        state.update { s in
+            s.next += 1
+            token = s.next
+            if s.signal != nil { late = true } else { s.stoppers[token] = stop }
+        }
+        if late { stop() }
+        return token
+    }
+
+    static func release(_ token: Int) {
+        state.update { $0.stoppers[token] = nil }
+    }
+
+    static func name(_ sig: Int32) -> String {
+        switch sig {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        case SIGHUP: "SIGHUP"
+        default: "signal \(sig)"
+        }
+    }
+
+    /// The command's exit status when it was interrupted: 128 + the signal, as a shell reports it.
+    static func exitIfInterrupted() {
+        if let sig = received { Foundation.exit(128 + sig) }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import MAMTestSupport
+import Testing
+
+/// The first hour (issue 22's Done-when): the commands of README.md, docs/INTEGRATION.md and
+/// docs/MATRIX.md, read from the documents as they are written (so a change to a document is
+/// tested), run in order, each document as one shell script (a broker started in one block
+/// serves the next), and every one must succeed. What cannot run here is left out by rule, each
+/// rule with its reason; the typos and interruptions of the same hour are TypoTests and
+/// InterruptionTests.
+@Suite("The documented commands run as written", .serialized)
+struct DocumentedCommandTests {
+    /// Commands not run, and why.
+    static let leftOut: [(pattern: String, reason: String)] = [
+        ("scripts/demo", "the default live matrix: minutes on 2 cores (MatrixCommandTests runs it)"),
+        ("scripts/test", "the suite itself"),
+        ("swift test", "the suite itself"),
+        ("swift build", "built before the tests run"),
+        ("scripts/kernels", "the QEMU kernel lab: CI runs it"),
+        ("scripts/hostile-pair", "Hostile against a second app: HostileTests run the same probes"),
+        ("matrix --out matrix.html", "the default live matrix: minutes on 2 cores (MatrixCommandTests runs it)"),
+        ("matrix --random 500", "500 random cells live: over 20 s (MatrixCommandTests runs 60)"),
+        ("my-experiment.json", "a placeholder for your own file"),
+        ("my-tenant.json", "a placeholder for your own file"),
+        ("--pid PID", "a placeholder for a running app's pid"),
+    ]
+
+    /// Text for inside single quotes.
+    static func quoted(_ text: String) -> String { text.replacingOccurrences(of: "'", with: "'\\''") }
+
+    /// The shell commands of a document's ```sh blocks, continuation lines joined.
+    static func commands(in document: String) throws -> [String] {
+        let text = try String(contentsOfFile: CommandRunner.root.appendingPathComponent(document).path, encoding: .utf8)
+        var commands: [String] = []
+        var inBlock = false
+        var pending = ""
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix("```") { inBlock = line.hasPrefix("```sh") && !inBlock; continue }
+            guard inBlock else { continue }
+            if line.hasSuffix("\\") { pending += line.dropLast() + " "; continue }
+            let command = (pending + line).trimmingCharacters(in: .whitespaces)
+            pending = ""
+            if !command.isEmpty && !command.hasPrefix("#") { commands.append(command) }
+        }
+        return commands
+    }
+
+    @Test(arguments: ["README.md", "docs/INTEGRATION.md", "docs/MATRIX.md"])
+    func everyDocumentedCommandSucceeds(_ document: String) throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-docs-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let bin = CommandRunner.executable.deletingLastPathComponent().path
+        var script = """
+            set -eo pipefail
+            export PATH="\(bin):$PATH" MAMLAB_ROOT="\(CommandRunner.root.path)"
+            cd "\(CommandRunner.root.path)"
+            trap 'status=$?; jobs -p | xargs -r kill 2>/dev/null; wait; exit $status' EXIT
+            # A broker started in the background serves once its launcher socket is there.
+            serving() { for _ in $(seq 200); do [ -S "$1/launcher.sock" ] && return 0; sleep 0.05; done; echo "no broker at $1" >&2; return 1; }
+
+            """
+        var ran = 0
+        for written in try Self.commands(in: document) {
+            if let rule = Self.leftOut.first(where: { written.contains($0.pattern) }) {
+                script += "printf '%s\\n' '-- left out: \(Self.quoted(String(written.prefix(60)))) (\(Self.quoted(rule.reason)))'\n"
+                continue
+            }
+            // The documents' fixed folders under /tmp become this test's own (other runs share
+            // the machine), and their tools the ones built for the tests.
+            // Its comment goes (the documents set theirs off with spaces and "# ").
+            let bare = written.replacingOccurrences(of: #"\s+#\s.*$"#, with: "", options: .regularExpression)
+            var command = bare.replacingOccurrences(of: "\"$PWD/.build/debug/", with: "\"\(bin)/")
+                .replacingOccurrences(of: ".build/debug/", with: "\(bin)/")
+            for fixed in ["/tmp/mamlab-device", "/tmp/device", "/tmp/lab", "/tmp/docs.log"] {
+                command = command.replacingOccurrences(of: fixed, with: scratch + "/" + (fixed as NSString).lastPathComponent)
+            }
+            script += "printf '%s\\n' '-- \(Self.quoted(command))'\n"
+            // An app a person drives at a terminal (a `run` with no input of its own, in the
+            // foreground): InteractiveTests drive the apps so, through a pseudo-terminal.
+            if command.contains(" run ") && !command.contains("--script") && !command.contains("<") && !command.hasSuffix("&")
+                && !command.contains("Courier") {
+                script += "printf '%s\\n' '-- left out: \(Self.quoted(String(written.prefix(60)))) (a person at a terminal: InteractiveTests)'\n"
+                continue
+            }
+            script += command + "\n"
+            if command.hasSuffix("&"), command.hasPrefix("mambroker") || command.hasPrefix("\(bin)/mambroker") {
+                let device = command.components(separatedBy: "--device ").last?.split(separator: " ").first.map(String.init) ?? ""
+                script += "serving \(device)\n"
+            }
+            ran += 1
+        }
+        #expect(ran > 0, "no command found in \(document)")
+        let r = try ChildProcess.run("/bin/bash", ["-c", script], environment: ProcessInfo.processInfo.environment, timeout: 150)
+        #expect(r.status == 0, "\(document): a command failed (the last '--' line names it):\n\(r.out.suffix(3000))\n\(r.err.suffix(3000))")
+    }
+}

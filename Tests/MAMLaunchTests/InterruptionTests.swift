@@ -1,0 +1,113 @@
+import Foundation
+import Glibc
+import MAMTestSupport
+import Testing
+
+/// Every command that starts processes owns them: SIGINT (Ctrl-C), SIGTERM and SIGHUP (a closed
+/// terminal) mid-run stop its broker and apps, remove its folders and cgroups, and say
+/// "interrupted" (issue 22: each left a broker under pid 1, /tmp/mamlab-* folders and empty cgroups).
+@Suite("interrupting a command leaves nothing behind", .serialized)
+struct InterruptionTests {
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    static var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["MAMLAB_ROOT"] = CommandRunner.root.path
+        return env
+    }
+
+    @Test("mamlaunch run: its broker, its app, its device folder and cgroups go", arguments: signals)
+    func run(_ sig: Int32) throws {
+        let containers = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-interrupt-\(UUID().uuidString.prefix(6))").path
+        defer { try? FileManager.default.removeItem(atPath: containers) }
+        let child = try ChildProcess(CommandRunner.executable.path, ["run", "Mail", "--user", "adele@contoso.com", "--containers", containers, "--", "--script"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        try child.input!.fileHandleForWriting.write(contentsOf: Data("hello\n".utf8))
+        let answered = try child.waitForOutput("Mail's answer to hello", timeout: 60) { String(decoding: $0, as: UTF8.self).contains("\"id\"") }
+        #expect(answered, "\(child.standardError)")
+        try Self.interrupt(child, sig, folders: ["mamlab-device-\(child.pid)"])
+    }
+
+    @Test("mamlaunch matrix: the cells it has are written, and its brokers, apps, folders and cgroups go", arguments: signals)
+    func matrix(_ sig: Int32) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-interrupt-\(UUID().uuidString.prefix(6))").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let out = dir + "/cells.json"
+        let child = try ChildProcess(CommandRunner.executable.path, ["matrix", "--format", "json", "--out", out, "--jobs", "2"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        // Progress says a cell was answered live: the brokers and apps are running.
+        try child.waitForError(" cells\n", timeout: 120)
+        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+            .filter { $0.hasPrefix("mamlab-matrix-\(child.pid)-") }
+        #expect(!folders.isEmpty, "a policy's device folder while it runs")
+        try Self.interrupt(child, sig, folders: folders, prefix: "mamlab-matrix-\(child.pid)-")
+        #expect(child.standardError.contains("matrix: interrupted (\(Self.name(sig))) after "), "\(child.standardError.suffix(2000))")
+        let cells = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n")
+            .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(!cells.isEmpty, "the cells answered before the signal are in the report")
+        // None of them is a failure the interruption made up.
+        #expect(cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true }, "\(cells.prefix(3))")
+    }
+
+    @Test("mamlaunch bench-broker: its peers and scratch folder go", arguments: signals)
+    func benchBroker(_ sig: Int32) throws {
+        let child = try ChildProcess(CommandRunner.executable.path, ["bench-broker", "--iterations", "100000"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        // Its peers are up once it has started one.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while ProcessTree.descendants(of: child.pid).count < 2 && Date() < deadline && child.process.isRunning { usleep(20_000) }
+        #expect(ProcessTree.descendants(of: child.pid).count >= 2, "\(child.standardError)")
+        try Self.interrupt(child, sig, folders: [], prefix: "mamlab-bench-broker-\(child.pid)-")
+    }
+
+    // MARK: helpers
+
+    static func name(_ sig: Int32) -> String { [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][sig] ?? "\(sig)" }
+
+    /// Sends `sig` to the command, waits for it (a deadline), then finds none of what it had started.
+    static func interrupt(_ child: ChildProcess, _ sig: Int32, folders: [String], prefix: String? = nil) throws {
+        let pid = child.pid
+        let started = ProcessTree.descendants(of: pid)
+        #expect(!started.isEmpty, "the command had started processes")
+        kill(pid, sig)
+        let status = try child.waitForExit("exit after \(name(sig))", timeout: 60)
+        #expect(status == 128 + sig, "\(child.standardError.suffix(2000))")
+        #expect(child.standardError.contains("interrupted (\(name(sig)))"), "\(child.standardError.suffix(2000))")
+        // Reaped by now or soon: a zombie of pid 1 is gone in a moment.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        var alive = started.filter(ProcessTree.isAlive)
+        while !alive.isEmpty && Date() < deadline {
+            usleep(20_000)
+            alive = alive.filter(ProcessTree.isAlive)
+        }
+        #expect(alive.isEmpty, "processes left running: \(alive)")
+        let temporary = NSTemporaryDirectory()
+        for folder in folders { #expect(!FileManager.default.fileExists(atPath: temporary + folder), "\(folder) left") }
+        if let prefix {
+            let left = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter { $0.hasPrefix(prefix) }
+            #expect(left.isEmpty, "left in \(temporary): \(left)")
+        }
+        let cgroups = Self.cgroups(of: pid)
+        #expect(cgroups.isEmpty, "cgroups left: \(cgroups)")
+    }
+
+    /// The apps' cgroups a launcher made are named BUNDLE.PID.N (AppCgroup).
+    static func cgroups(of pid: Int32) -> [String] {
+        var found: [String] = []
+        var next = [("/sys/fs/cgroup", 0)]
+        while let (dir, depth) = next.popLast() {
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {
+                let path = dir + "/" + entry
+                var st = stat()
+                guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { continue }
+                if entry.contains(".\(pid).") { found.append(path) }
+                if depth < 6 { next.append((path, depth + 1)) }
+            }
+        }
+        return found
+    }
+}
