@@ -93,6 +93,11 @@ ssize_t mam_read_string(pid_t pid, uint64_t address, char *buffer, size_t size);
 
 /// The Landlock ABI the kernel offers, or a negative errno.
 int mam_landlock_abi(void);
+/// Whether a Landlock rule granted on `folder` still lets a child read `file` beneath it (it does
+/// not where the file system makes a new inode at each lookup: 9p without a cache, some FUSE):
+/// 1 it holds, 0 it does not (EACCES), or a negative errno (-EOPNOTSUPP: no Landlock). Forks;
+/// the child only makes system calls. `fs_type`: the folder's statfs f_type, or 0.
+int mam_landlock_rules_hold(const char *folder, const char *file, long *fs_type);
 
 /// Creates (if need be) and opens directory `name` directly beneath `root_fd`, never following a
 /// symbolic link or `..` out of it (openat2 RESOLVE_BENEATH). The O_PATH descriptor, or -1 with errno.
