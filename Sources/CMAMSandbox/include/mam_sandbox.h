@@ -59,6 +59,12 @@ typedef struct {
     // launch fails (the child is killed) with `error` filled. NULL: no cgroups.
     int (*place)(void *context, pid_t pid, char *error, size_t error_size);
     void *place_context;
+    // cgroup v1 instead of `place`: the app's `tasks` files, opened by the launcher before the
+    // clone. The child writes "0" to each, moving itself: a single thread moving itself is the
+    // one move the kernel makes without the threadgroup lock, whose RCU grace period (5 ms on a
+    // loaded machine) a move by pid waits for.
+    const int *join_fds;
+    int join_count;
     int net_namespace_fd;                // an empty network namespace the app joins (setns), or -1
 } mam_spawn_config;
 
