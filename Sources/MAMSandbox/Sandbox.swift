@@ -326,7 +326,8 @@ public enum Sandbox {
 
         var result = mam_spawn_result()
         var error = [CChar](repeating: 0, count: 256)
-        let rc: Int32 = withCStrings(argv) { cArgv in
+        // Cloned from the one long-lived spawn thread: the parent-death signal follows the thread.
+        let rc: Int32 = SpawnThread.shared.run { withCStrings(argv) { cArgv in
             withCStrings(envp) { cEnv in
                 withCStrings(hidden) { cHidden in
                 withCStrings(reach.masked) { cMasked in
@@ -398,7 +399,7 @@ public enum Sandbox {
                 }
                 }
             }
-        }
+        } }
         if placement?.layout.isV1 == true { placement?.cgroup?.closeDescriptors() }
         guard rc == 0 else { throw LaunchError("cannot launch \(config.bundleID): \(cText(error))") }
         let cgroup = placement?.cgroup
