@@ -4,8 +4,8 @@ import Foundation
 /// fires when the *thread* that cloned it ends, not the launcher: an app launched from a worker
 /// thread was killed with SIGKILL as soon as that thread retired (Dispatch's pool retires idle
 /// ones after a few seconds; the matrix launches from them, so on a slow kernel-lab guest Mail
-/// died between cells). This thread lives as long as the launcher, so "dies with its launcher"
-/// means the launcher's process.
+/// died between cells). This thread, like the main thread, lives as long as the launcher, so
+/// "dies with its launcher" means the launcher's process.
 final class SpawnThread: @unchecked Sendable {
     static let shared = SpawnThread()
 
@@ -18,8 +18,12 @@ final class SpawnThread: @unchecked Sendable {
         thread.start()
     }
 
-    /// Runs `body` on the spawn thread and returns its result; the caller waits.
+    /// Runs `body` on the spawn thread and returns its result; the caller waits. The main thread
+    /// lives as long as the process too, and runs `body` itself: a hop to another thread costs
+    /// a wake-up, milliseconds on a loaded machine, at every launch (`bench-launch` measures
+    /// from there).
     func run<T>(_ body: @escaping () -> T) -> T {
+        if Thread.isMainThread { return body() }
         let slot = SpawnSlot<T>()
         let done = DispatchSemaphore(value: 0)
         condition.lock()
