@@ -225,6 +225,10 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
         // names none of the host's cgroups (the launcher, reading from outside, still sees them).
         if (unshare(CLONE_NEWCGROUP) != 0) child_fail(status_fd, "cgroup namespace");
     }
+    for (int i = 0; i < c->join_count; i++) {
+        if (write(c->join_fds[i], "0", 1) != 1) child_fail(status_fd, "joining the app's cgroup");
+        close(c->join_fds[i]);
+    }
     // 4. Descriptors: stdio, the broker connection on its fixed number, nothing else after exec.
     int in = move_high(c->stdin_fd), out = move_high(c->stdout_fd), err = move_high(c->stderr_fd);
     int broker = move_high(c->broker_fd);

@@ -38,6 +38,8 @@ public enum CgroupLayout: Sendable, Equatable {
         return .success(.v1(memory: paths["memory"]!, pids: paths["pids"]!, cpu: paths["cpu"]!))
     }
 
+    var isV1: Bool { if case .v1 = self { return true } else { return false } }
+
     public var description: String {
         switch self {
         case let .v2(base): return "v2 (memory, pids, cpu) under \(base)"
@@ -50,8 +52,8 @@ public enum CgroupLayout: Sendable, Equatable {
 /// for the app and everything it starts. Removed after the app ends.
 final class AppCgroup: @unchecked Sendable {
     private let directories: [String]
-    /// `cgroup.procs` of each, open for writing until the app is placed.
-    private let procs: [Int32]
+    /// `cgroup.procs` (or v1 `tasks`) of each, open for writing until the app is placed.
+    private var procs: [Int32]
 
     private static let counter = LockedValue(0)
 
@@ -60,7 +62,9 @@ final class AppCgroup: @unchecked Sendable {
         self.procs = procs
     }
 
-    static func create(_ layout: CgroupLayout, bundleID: String, limits: ResourceLimits) throws -> AppCgroup {
+    /// `selfJoin`: opens each v1 cgroup's `tasks` rather than `cgroup.procs`, for the child to
+    /// write "0" to (`joinDescriptors`), moving itself before it drops root.
+    static func create(_ layout: CgroupLayout, bundleID: String, limits: ResourceLimits, selfJoin: Bool = false) throws -> AppCgroup {
         let n = counter.withLock { value -> Int in value += 1; return value }
         let name = "\(bundleID).\(getpid()).\(n)"
         var settings: [(String, String)] = []
@@ -93,15 +97,21 @@ final class AppCgroup: @unchecked Sendable {
         var made: [String] = []
         do {
             for dir in bases {
-                try FileManager.default.createDirectory(atPath: (dir as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                let parent = (dir as NSString).deletingLastPathComponent
+                // A container's cgroup file system is read-only unless it is given one to write.
+                guard mkdir(parent, 0o755) == 0 || errno == EEXIST else {
+                    throw LaunchError("cgroup \(parent): \(String(cString: strerror(errno)))"
+                                      + (errno == EROFS ? " (in a container: give it a writable cgroup file system, docs/SANDBOX.md)" : ""))
+                }
                 guard mkdir(dir, 0o755) == 0 else { throw LaunchError("cgroup \(dir): \(String(cString: strerror(errno)))") }
                 made.append(dir)
             }
             for (file, value) in settings { try write(file, value) }
             var fds: [Int32] = []
             for dir in made {
-                let fd = open(dir + "/cgroup.procs", O_WRONLY | O_CLOEXEC)
-                guard fd >= 0 else { fds.forEach { close($0) }; throw LaunchError("cgroup \(dir)/cgroup.procs: \(String(cString: strerror(errno)))") }
+                let file = selfJoin ? "/tasks" : "/cgroup.procs"
+                let fd = open(dir + file, O_WRONLY | O_CLOEXEC)
+                guard fd >= 0 else { fds.forEach { close($0) }; throw LaunchError("cgroup \(dir)\(file): \(String(cString: strerror(errno)))") }
                 fds.append(fd)
             }
             return AppCgroup(directories: made, procs: fds)
@@ -121,10 +131,19 @@ final class AppCgroup: @unchecked Sendable {
         guard n >= 0 else { throw LaunchError("cgroup \(path) = \(value): \(String(cString: strerror(errno)))") }
     }
 
+    /// The descriptors a child writes "0" to, to join the cgroups itself (`selfJoin`).
+    var joinDescriptors: [Int32] { procs }
+
+    /// Closes the launcher's descriptors once the child holds its own copies.
+    func closeDescriptors() {
+        procs.forEach { close($0) }
+        procs = []
+    }
+
     /// Moves process `pid` (and what it starts later) into every one of the app's cgroups,
     /// then closes the descriptors.
     func place(_ pid: pid_t) throws {
-        defer { procs.forEach { close($0) } }
+        defer { closeDescriptors() }
         let text = String(pid)
         for (fd, dir) in zip(procs, directories) {
             let n = text.withCString { Glibc.write(fd, $0, strlen($0)) }

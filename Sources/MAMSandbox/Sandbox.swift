@@ -236,12 +236,16 @@ public enum Sandbox {
         var placement: Placement?
         if isolate, case let .success(layout) = support.cgroups {
             placement = Placement(layout: layout, bundleID: config.bundleID, limits: config.limits)
+            // v1: made now and joined by the child itself (mam_spawn_config.join_fds).
+            if case .v1 = layout {
+                placement?.cgroup = try AppCgroup.create(layout, bundleID: config.bundleID, limits: config.limits, selfJoin: true)
+            }
             // Settled before the clone: the launcher may have to move itself into a leaf of its
             // cgroup first (Delegation), which frees that cgroup only while no child shares it.
             if case .v2 = layout { _ = try Delegation.base() }
         }
         var handedOver = false
-        defer { if !handedOver { placement?.cgroup?.remove(); user?.release() } }
+        defer { if !handedOver { placement?.cgroup?.closeDescriptors(); placement?.cgroup?.remove(); user?.release() } }
         let network = isolate ? try EmptyNetwork.open() : -1
         defer { if network >= 0 { close(network) } }
         let uid = user?.uid ?? getuid()
@@ -326,7 +330,8 @@ public enum Sandbox {
 
         var result = mam_spawn_result()
         var error = [CChar](repeating: 0, count: 256)
-        let rc: Int32 = withCStrings(argv) { cArgv in
+        // Cloned from the one long-lived spawn thread: the parent-death signal follows the thread.
+        let rc: Int32 = SpawnThread.shared.run { withCStrings(argv) { cArgv in
             withCStrings(envp) { cEnv in
                 withCStrings(hidden) { cHidden in
                 withCStrings(reach.masked) { cMasked in
@@ -335,6 +340,7 @@ public enum Sandbox {
                     let rules = (landlock?.rules ?? []).enumerated().map { mam_landlock_rule(path: rulePaths[$0.offset], access: $0.element.access) }
                     return rules.withUnsafeBufferPointer { rulesBuf in
                         rlimits.withUnsafeBufferPointer { limitsBuf in
+                        (placement?.cgroup?.joinDescriptors ?? []).withUnsafeBufferPointer { joinFDs in
                             (program?.bytes ?? []).withUnsafeBytes { bpf in
                                 config.executable.withCString { exe in
                                     container.withCString { containerPath in
@@ -368,7 +374,10 @@ public enum Sandbox {
                                             c.masked_count = Int32(reach.masked.count)
                                             c.revealed = UnsafePointer(OpaquePointer(cRevealed))
                                             c.revealed_count = Int32(reach.revealed.count)
-                                            if let placement {
+                                            if let joining = placement?.cgroup {
+                                                c.join_fds = UnsafePointer(joinFDs.baseAddress)
+                                                c.join_count = Int32(joining.joinDescriptors.count)
+                                            } else if let placement {
                                                 c.place = Placement.callback
                                                 c.place_context = Unmanaged.passUnretained(placement).toOpaque()
                                             }
@@ -391,13 +400,15 @@ public enum Sandbox {
                                 }
                             }
                         }
+                        }
                     }
                 }
                 }
                 }
                 }
             }
-        }
+        } }
+        if placement?.layout.isV1 == true { placement?.cgroup?.closeDescriptors() }
         guard rc == 0 else { throw LaunchError("cannot launch \(config.bundleID): \(cText(error))") }
         let cgroup = placement?.cgroup
 

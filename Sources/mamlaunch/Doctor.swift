@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Glibc
 import MAMSandbox
 
@@ -8,12 +9,14 @@ struct Doctor: ParsableCommand {
         discussion: """
             Prints each mechanism the sandbox uses and whether it is available here: Landlock \
             (and its ABI), seccomp filters and user notification, the libseccomp version, the \
-            app's own session and terminal, PID, mount, IPC and network namespaces, the \
+            app's own session and terminal, whether Landlock's rules hold on the tool folder's \
+            file system (not on one whose inodes change at each lookup: 9p without a cache, \
+            some FUSE), PID, mount, IPC and network namespaces, the \
             launcher's uid range, cgroups (memory, tasks, CPU) and the size-bounded container; \
             then, per attack class, the layers that cover it here and its status. Exit status 1 \
             when a class has no cover at all (every command that launches apps then refuses \
             unless --allow-weaker-sandbox is given); a missing layer another one covers is not \
-            a failure.
+            a failure. Exit status 1 too when Landlock's rules do not hold on the tool folder.
             """
     )
 
@@ -21,6 +24,21 @@ struct Doctor: ParsableCommand {
         let s = SandboxSupport.probe()
         func row(_ name: String, _ value: String) { print(name.padding(toLength: 20, withPad: " ", startingAt: 0) + value) }
         row("landlock", s.landlockABI.map { "ABI \($0)" + ($0 >= 6 ? " (filesystem, TCP, abstract-socket and signal scoping)" : "") } ?? "unavailable")
+        // Landlock's rules hold inodes: on a file system whose inodes change at each lookup
+        // (9p without a cache, some FUSE) no grant matches, and no app here could start.
+        var inodesBroken = false
+        if s.landlockABI != nil, let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let folder = (exe as NSString).deletingLastPathComponent
+            switch LandlockInodes.probe(folder: folder, file: exe) {
+            case let .hold(fs): row("landlock rules", "hold on the tool folder \(folder) (\(fs))")
+            case let .doNotHold(fs):
+                inodesBroken = true
+                row("landlock rules", "DO NOT HOLD on the tool folder \(folder) (\(fs)): its inodes change at each lookup "
+                    + "(9p without a cache, some FUSE), so every app there fails its exec with EACCES; mount it with a cache "
+                    + "(9p: cache=loose) or build on a local file system")
+            case let .unknown(why): row("landlock rules", "not tried on \(folder): \(why)")
+            }
+        }
         row("seccomp filters", s.seccompFilter ? "available (clone namespace flags, clone3, seccomp and PR_SET_PDEATHSIG refused)" : "unavailable")
         row("seccomp notify", s.seccompNotify ? "available" : "unavailable")
         row("libseccomp", s.libseccompVersion)
@@ -47,6 +65,10 @@ struct Doctor: ParsableCommand {
         print(containment.table)
         if let refusal = containment.refusal {
             print("refused: \(refusal)")
+            throw ExitCode(1)
+        }
+        if inodesBroken {
+            print("refused: Landlock's rules do not hold on the tool folder's file system (see landlock rules above)")
             throw ExitCode(1)
         }
     }

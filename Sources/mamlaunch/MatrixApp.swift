@@ -141,7 +141,10 @@ final class ScriptedApp: @unchecked Sendable {
             // send, not write: an app that is gone is an error to report, not a SIGPIPE that kills the run.
             let n = bytes.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw Failure(description: "\(bundleID) stopped reading commands (\(String(cString: strerror(errno))))") }
+            guard n > 0 else {
+                let why = String(cString: strerror(errno))
+                throw Failure(description: "\(bundleID) stopped reading commands (\(why))\(endOfApp())")
+            }
             bytes.removeFirst(n)
         }
         state.lock()
@@ -150,8 +153,26 @@ final class ScriptedApp: @unchecked Sendable {
         while results[id] == nil && !ended {
             if !state.wait(until: deadline) { throw Failure(description: "\(bundleID) did not answer \(command.name) within \(Int(timeout)) s") }
         }
-        guard let r = results.removeValue(forKey: id) else { throw Failure(description: "\(bundleID) exited before answering \(command.name)") }
+        guard let r = results.removeValue(forKey: id) else { throw Failure(description: "\(bundleID) exited before answering \(command.name)\(endOfApp())") }
         return r
+    }
+
+    /// How the app ended, for a cell it could not answer (looked at without reaping it; its
+    /// output may close a moment before it is gone, so waits up to a second).
+    private func endOfApp() -> String {
+        var info = siginfo_t()
+        for _ in 0..<100 {
+            info = siginfo_t()
+            if waitid(P_PID, id_t(app.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == app.pid {
+                let status = info._sifields._sigchld.si_status
+                switch info.si_code {
+                case 1: return " (exit status \(status))"  // CLD_EXITED
+                default: return " (killed by signal \(status))"
+                }
+            }
+            usleep(10_000)
+        }
+        return " (its output closed; it is still running)"
     }
 
     /// The first unclaimed event of `kind`, waiting up to `timeout` seconds (0: only what is there).

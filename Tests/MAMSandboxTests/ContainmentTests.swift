@@ -1,4 +1,6 @@
+import Foundation
 import MAMSandbox
+import MAMTestSupport
 import Testing
 
 /// The containment table for kernels the suite does not run on, from their features written out.
@@ -48,5 +50,23 @@ struct ContainmentTests {
         #expect(!refusal.contains("signals"), "the PID namespace covers signals: \(refusal)")
         let unprivileged = Self.kernel(landlock: 7, privileged: false)
         #expect(unprivileged.refusal?.contains("run mamlaunch as root") == true, "\(unprivileged.table)")
+    }
+
+    /// docs/SANDBOX.md carries doctor's table for each configuration of the kernel lab, between
+    /// `<!-- doctor table: NAME -->` and its strength line; the lab compares each guest's doctor
+    /// with it, and this compares it with the table computed for that kernel's features.
+    @Test(arguments: [
+        ("host", 7, CgroupLayout.v1(memory: "/sys/fs/cgroup/memory/mamlab", pids: "/sys/fs/cgroup/pids/mamlab", cpu: "/sys/fs/cgroup/cpu/mamlab")),
+        ("debian12", 2, CgroupLayout.v2(base: "/sys/fs/cgroup/mamlab")),
+        ("nolandlock", nil, CgroupLayout.v2(base: "/sys/fs/cgroup/mamlab")),
+        ("cgroupv1", 2, CgroupLayout.v1(memory: "/sys/fs/cgroup/memory/mamlab", pids: "/sys/fs/cgroup/pids/mamlab", cpu: "/sys/fs/cgroup/cpu/mamlab")),
+    ] as [(String, Int?, CgroupLayout)])
+    func theDocsCarryDoctorsTableForEachKernelOfTheLab(config: String, landlock: Int?, cgroups: CgroupLayout) throws {
+        let docs = try String(contentsOfFile: BuiltProducts.root + "/docs/SANDBOX.md", encoding: .utf8)
+        let lines = docs.components(separatedBy: "\n")
+        let start = try #require(lines.firstIndex(of: "<!-- doctor table: \(config) -->"), "docs/SANDBOX.md has no doctor table for \(config)")
+        let end = try #require(lines[start...].firstIndex { $0.hasPrefix("strength:") })
+        let table = Self.kernel(landlock: landlock, cgroups: .success(cgroups)).table
+        #expect(lines[(start + 1)...end].joined(separator: "\n") == table, "doctor's table for \(config):\n\(table)")
     }
 }

@@ -59,6 +59,12 @@ typedef struct {
     // launch fails (the child is killed) with `error` filled. NULL: no cgroups.
     int (*place)(void *context, pid_t pid, char *error, size_t error_size);
     void *place_context;
+    // cgroup v1 instead of `place`: the app's `tasks` files, opened by the launcher before the
+    // clone. The child writes "0" to each, moving itself: a single thread moving itself is the
+    // one move the kernel makes without the threadgroup lock, whose RCU grace period (5 ms on a
+    // loaded machine) a move by pid waits for.
+    const int *join_fds;
+    int join_count;
     int net_namespace_fd;                // an empty network namespace the app joins (setns), or -1
     // Nonzero: the app is this open file (executable_fd), executed with execveat(AT_EMPTY_PATH),
     // the very file the launcher hashed; a name swapped since cannot change what runs.
@@ -101,6 +107,11 @@ ssize_t mam_resolve_in_root(pid_t pid, const char *path, int follow, char *out, 
 
 /// The Landlock ABI the kernel offers, or a negative errno.
 int mam_landlock_abi(void);
+/// Whether a Landlock rule granted on `folder` still lets a child read `file` beneath it (it does
+/// not where the file system makes a new inode at each lookup: 9p without a cache, some FUSE):
+/// 1 it holds, 0 it does not (EACCES), or a negative errno (-EOPNOTSUPP: no Landlock). Forks;
+/// the child only makes system calls. `fs_type`: the folder's statfs f_type, or 0.
+int mam_landlock_rules_hold(const char *folder, const char *file, long *fs_type);
 
 /// Creates (if need be) and opens directory `name` directly beneath `root_fd`, never following a
 /// symbolic link or `..` out of it (openat2 RESOLVE_BENEATH). The O_PATH descriptor, or -1 with errno.
