@@ -221,14 +221,16 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     if (c->place) {
         char go = 0;
         if (read(notify_sock, &go, 1) != 1 || go != 1) _exit(127);
-        // The app's cgroups become its cgroup namespace's root: /proc/self/cgroup says "/" and
-        // names none of the host's cgroups (the launcher, reading from outside, still sees them).
-        if (unshare(CLONE_NEWCGROUP) != 0) child_fail(status_fd, "cgroup namespace");
     }
+    // (v1: the child joins its cgroups itself, cheaper than a move by pid.)
     for (int i = 0; i < c->join_count; i++) {
         if (write(c->join_fds[i], "0", 1) != 1) child_fail(status_fd, "joining the app's cgroup");
         close(c->join_fds[i]);
     }
+    // The app's cgroups, once joined, become its cgroup namespace's root: /proc/self/cgroup says
+    // "/" and names none of the host's cgroups (the launcher, reading from outside, still sees
+    // them). After the joins, or a v1 hierarchy would show the host's path.
+    if ((c->place || c->join_count > 0) && unshare(CLONE_NEWCGROUP) != 0) child_fail(status_fd, "cgroup namespace");
     // 4. Descriptors: stdio, the broker connection on its fixed number, nothing else after exec.
     int in = move_high(c->stdin_fd), out = move_high(c->stdout_fd), err = move_high(c->stderr_fd);
     int broker = move_high(c->broker_fd);
