@@ -36,6 +36,7 @@ final class BenchProcesses: @unchecked Sendable {
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { [self] in
                 FileHandle.standardError.write(Data("\nmamlaunch \(name): interrupted (\(Interruption.name(sig))); stopping what it started\n".utf8))
+                Interruption.note(sig)
                 finish()
                 Glibc.exit(128 + sig)
             }

@@ -35,6 +35,13 @@ enum Interruption {
         }
     }
 
+    /// Records `sig` as the command's interruption without the stoppers (a command that stops its
+    /// own children, as the broker bench does), so `MAMLaunch.main` still exits 128 + the signal
+    /// when the command's thread fails because of it before the handler has exited.
+    static func note(_ sig: Int32) {
+        state.update { s in if s.signal == nil { s.signal = sig } }
+    }
+
     /// The signal that interrupted the command, if one did.
     static var received: Int32? { state.value.signal }
 
