@@ -377,7 +377,8 @@ public enum Sandbox {
                                             c.seccomp_program = bpf.baseAddress
                                             c.seccomp_length = UInt16(bpf.count / 8)
                                         }
-                                        return mam_spawn(&c, &result, &error, error.count)
+                                        // From the launcher-long thread: the parent-death signal follows the cloning thread (SpawnThread).
+                                        return SpawnThread.shared.run { mam_spawn(&c, &result, &error, error.count) }
                                     }
                                     }
                                 }

@@ -17,4 +17,31 @@ struct ExitedAppTests {
         #expect(app.wait() == 0)
         #expect(kill(app.pid, 0) == -1 && errno == ESRCH)
     }
+
+    /// The matrix starts apps from dispatch workers, which libdispatch retires when idle: the
+    /// app's parent-death signal follows the thread that cloned it, and killed running apps on
+    /// the kernel lab's slow guest. Launched from a thread that then ends, the app runs on.
+    @Test func anAppOutlivesTheThreadThatLaunchedIt() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-thread-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        var config = LaunchConfiguration(bundleID: "com.example.outlives", executable: "/bin/sleep", containersRoot: root, allowWeaker: true)
+        config.arguments = ["2"]
+        final class Launch: @unchecked Sendable {
+            let config: LaunchConfiguration
+            var app: Result<SandboxedApp, Error>?
+            init(_ config: LaunchConfiguration) { self.config = config }
+        }
+        let launch = Launch(config)
+        var thread = pthread_t()
+        let made = pthread_create(&thread, nil, { raw in
+            let launch = Unmanaged<Launch>.fromOpaque(raw!).takeUnretainedValue()
+            launch.app = Result { try Sandbox.launch(launch.config) { _ in } }
+            return nil
+        }, Unmanaged.passUnretained(launch).toOpaque())
+        #expect(made == 0)
+        // Joined: the launching thread has ended (its exit is what sent the signal).
+        pthread_join(thread, nil)
+        let app = try #require(try launch.app?.get())
+        #expect(app.wait() == 0, "the app was killed when the thread that launched it ended")
+    }
 }
