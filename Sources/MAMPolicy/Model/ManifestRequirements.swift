@@ -157,15 +157,24 @@ public enum ManifestRequirements {
         return nil
     }
 
+    /// Each Open-in action extension (`OpenInActionExtension` = YES) with its file and the app it
+    /// names in `ContainingAppBundleId`, where that app is among `manifests`.
+    static func openInExtensions(_ manifests: [(manifest: AppManifest, file: String)])
+        -> [(ext: AppManifest, file: String, app: (manifest: AppManifest, file: String))] {
+        manifests.compactMap { ext, file in
+            guard case .bool(true)? = ext.mamSettings?["OpenInActionExtension"]?.value,
+                  case let .string(containing)? = ext.mamSettings?["ContainingAppBundleId"]?.value,
+                  let app = manifests.first(where: { $0.manifest.bundleID.lowercased() == containing.lowercased() })
+            else { return nil }
+            return (ext, file, app)
+        }
+    }
+
     /// An Open-in extension whose name is not "Open in " and its app's name. The name is
     /// `CFBundleDisplayName`, else `CFBundleName` (what iOS shows under the action).
     public static func checkOpenInNames(_ manifests: [(manifest: AppManifest, file: String)]) -> [Diagnostic] {
         var out: [Diagnostic] = []
-        for (ext, file) in manifests {
-            guard case .bool(true)? = ext.mamSettings?["OpenInActionExtension"]?.value,
-                  case let .string(containing)? = ext.mamSettings?["ContainingAppBundleId"]?.value,
-                  let app = manifests.first(where: { $0.manifest.bundleID.lowercased() == containing.lowercased() })
-            else { continue }
+        for (ext, file, app) in openInExtensions(manifests) {
             let wanted = "Open in \(app.manifest.displayName)"
             if ext.displayName != wanted {
                 out.append(Diagnostic(.warning, file: file, path: "CFBundleDisplayName",
@@ -179,12 +188,8 @@ public enum ManifestRequirements {
     /// document types: iOS would not offer it for that type.
     public static func checkOpenInTypes(_ manifests: [(manifest: AppManifest, file: String)]) -> [Diagnostic] {
         var out: [Diagnostic] = []
-        for (ext, file) in manifests {
-            guard case .bool(true)? = ext.mamSettings?["OpenInActionExtension"]?.value,
-                  case let .string(containing)? = ext.mamSettings?["ContainingAppBundleId"]?.value,
-                  let app = manifests.first(where: { $0.manifest.bundleID.lowercased() == containing.lowercased() }),
-                  case let .predicate(predicate)? = ext.activationRule
-            else { continue }
+        for (ext, file, app) in openInExtensions(manifests) {
+            guard case let .predicate(predicate)? = ext.activationRule else { continue }
             let accepted = Set(conformsToTypes(in: predicate).map { $0.lowercased() })
             var missing: [String] = []
             for type in app.manifest.documentTypes.flatMap(\.contentTypes) {
@@ -204,11 +209,7 @@ public enum ManifestRequirements {
     /// with the file it came from.
     public static func checkAppGroups(_ manifests: [(manifest: AppManifest, file: String)]) -> [Diagnostic] {
         var out: [Diagnostic] = []
-        for (ext, file) in manifests {
-            guard case .bool(true)? = ext.mamSettings?["OpenInActionExtension"]?.value,
-                  case let .string(containing)? = ext.mamSettings?["ContainingAppBundleId"]?.value,
-                  let app = manifests.first(where: { $0.manifest.bundleID.lowercased() == containing.lowercased() })
-            else { continue }
+        for (ext, file, app) in openInExtensions(manifests) {
             let shared = Set(ext.appGroups).intersection(app.manifest.appGroups)
             if shared.isEmpty {
                 let groups = { (m: AppManifest) in m.appGroups.isEmpty ? "none" : m.appGroups.joined(separator: ", ") }
