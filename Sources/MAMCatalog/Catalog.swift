@@ -71,10 +71,19 @@ public enum Catalog {
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw LoadFailure([Diagnostic(.error, file: path, path: "",
-                                          message: exists ? "cannot read the file: \(reason)" : "no such file")])
+            throw LoadFailure([Diagnostic(.error, file: path, path: "", message: Self.whyUnreadable(path))])
+        }
+    }
+
+    /// Why a file cannot be read, from the system's own answer: a file the user may not reach
+    /// (a folder of mode 0700 on its path) is not "no such file".
+    public static func whyUnreadable(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 { close(fd); return "cannot read the file" }
+        switch errno {
+        case ENOENT, ENOTDIR: return "no such file"
+        case EACCES, EPERM: return "permission denied (this user may not read it, or may not enter a folder on its path)"
+        case let code: return "cannot read the file: \(String(cString: strerror(code)))"
         }
     }
 
@@ -89,7 +98,7 @@ public enum Catalog {
             do {
                 return (shown, try Data(contentsOf: url))
             } catch {
-                throw LoadFailure([Diagnostic(.error, file: shown, path: "", message: "no such file")])
+                throw LoadFailure([Diagnostic(.error, file: shown, path: "", message: Self.whyUnreadable(url.path))])
             }
         }
     }

@@ -51,7 +51,8 @@ struct Check: ParsableCommand {
         for path in roots {
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
-                diagnostics.append(Diagnostic(.error, file: path, path: "", message: "no such file or folder"))
+                let why = Catalog.whyUnreadable(path)
+                diagnostics.append(Diagnostic(.error, file: path, path: "", message: why == "no such file" ? "no such file or folder" : why))
                 continue
             }
             files += isDir.boolValue ? Self.inputFiles(under: path) : [path]
