@@ -21,29 +21,27 @@ struct StateWriteTests {
         try database(b).read { try String.fetchOne($0, sql: "SELECT value FROM meta WHERE key = 'enrollments'") } ?? ""
     }
 
-    /// The answer to request `id`, skipping what the broker says unasked; nil when none came by
-    /// the deadline (which a test may expect).
-    static func answer(_ s: WireSocket, _ id: UInt32, within seconds: Double) -> Message? {
+    /// The first frame that `matches`, skipping the others; nil when none came by the deadline
+    /// (which a test may expect).
+    static func first(_ s: WireSocket, within seconds: Double, _ matches: (Frame) -> Bool) -> Message? {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while true {
             var ready = pollfd(fd: s.fd, events: Int16(POLLIN), revents: 0)
             let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
             guard poll(&ready, 1, remaining) == 1, let r = s.receive() else { return nil }
             r.descriptor.map { _ = close($0) }
-            if case .success(let f) = r.frame, f.id == id { return f.message }
+            if case .success(let f) = r.frame, matches(f) { return f.message }
         }
     }
 
-    /// The first enrollment notice the app hears, skipping everything else; nil by the deadline.
+    /// The answer to request `id`.
+    static func answer(_ s: WireSocket, _ id: UInt32, within seconds: Double) -> Message? {
+        first(s, within: seconds) { $0.id == id }
+    }
+
+    /// The first enrollment notice the app hears.
     static func notice(_ s: WireSocket, within seconds: Double) -> Message? {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while true {
-            var ready = pollfd(fd: s.fd, events: Int16(POLLIN), revents: 0)
-            let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
-            guard poll(&ready, 1, remaining) == 1, let r = s.receive() else { return nil }
-            r.descriptor.map { _ = close($0) }
-            if case .success(let f) = r.frame, case .enrollmentNotice = f.message { return f.message }
-        }
+        first(s, within: seconds) { if case .enrollmentNotice = $0.message { true } else { false } }
     }
 
     /// Mail, handed over by the launcher with adele signed in: it enrolls her at hello
