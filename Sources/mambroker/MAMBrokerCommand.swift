@@ -20,7 +20,9 @@ struct MAMBrokerCommand: ParsableCommand {
             Routes URL opens, the pasteboard, Open-in and share, and storage locations; asks the policy engine \
             for every decision and audits each in DIR/audit (root's alone): audit.jsonl for decisions, security.jsonl for \
             refused keys, identities and sign-ins and sandbox violations, each rotated on its own past --audit-max-bytes \
-            (eight older files kept). Records are stored into a shared mapping of the file, so they survive a kill -9; \
+            (eight older files kept) and aged on its own: a log is set aside once its first record is a quarter of \
+            --audit-max-age (security.jsonl: --security-audit-max-age) old, and a kept log whose newest record is older \
+            than that age is deleted. Records are stored into a shared mapping of the file, so they survive a kill -9; \
             read only as far as the header's "committed" says (docs/PROTOCOL.md, "The audit log"). \
             What must survive a restart lives in DIR/state.sqlite; saved files live under DIR/locations. \
             A URL for an app that is not running starts it with `mamlaunch run` (built beside mambroker).
@@ -63,6 +65,12 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Audit log size before it is rotated (4096 to 99999999).", valueName: "BYTES"))
     var auditMaxBytes: Int = 64 << 20
 
+    @Option(help: ArgumentHelp("How long ordinary decisions are kept in the audit: a number and s, m, h or d (e.g. 30d).", valueName: "AGE"))
+    var auditMaxAge: String = "30d"
+
+    @Option(help: ArgumentHelp("How long security events (security.jsonl) are kept: at least --audit-max-age.", valueName: "AGE"))
+    var securityAuditMaxAge: String = "365d"
+
     @Option(help: ArgumentHelp("Requests one app may make in a second, its connections together; past it a request is refused (limitReached) unread, and the refusals are counted in the audit once a second (channel rate).", valueName: "N"))
     var requestsPerSecond: Int = 2000
 
@@ -88,6 +96,19 @@ struct MAMBrokerCommand: ParsableCommand {
         guard maxFileSize > 0, quotaPerApp > 0, auditMaxBytes >= 4096, auditMaxBytes <= AuditFile.largest, requestsPerSecond > 0 else {
             throw ValidationError("--max-file-size, --quota-per-app and --requests-per-second must be positive, --audit-max-bytes from 4096 to \(AuditFile.largest)")
         }
+        let ages = try (Self.age(auditMaxAge, option: "--audit-max-age"), Self.age(securityAuditMaxAge, option: "--security-audit-max-age"))
+        guard ages.1 >= ages.0 else {
+            throw ValidationError("--security-audit-max-age \(securityAuditMaxAge) is shorter than --audit-max-age \(auditMaxAge): security events are kept at least as long")
+        }
+    }
+
+    /// An age: a positive whole number and its unit, s, m, h or d.
+    static func age(_ text: String, option: String) throws -> Duration {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let n = Int64(text.dropLast()), n > 0, n <= 100 * 365 * 86_400 / unit else {
+            throw ValidationError("\(option) \(text): use a positive whole number and s, m, h or d, at most 100 years (e.g. 30d)")
+        }
+        return .seconds(n * unit)
     }
 
     func run() throws {
@@ -121,6 +142,8 @@ struct MAMBrokerCommand: ParsableCommand {
             var configuration = Broker.Configuration(deviceDirectory: device, publicSocket: socket, launcherSocket: launcherSocket,
                                                      limits: limits, auditMaximumBytes: auditMaxBytes)
             configuration.requestsPerSecond = requestsPerSecond
+            configuration.auditMaximumAge = try Self.age(auditMaxAge, option: "--audit-max-age")
+            configuration.securityAuditMaximumAge = try Self.age(securityAuditMaxAge, option: "--security-audit-max-age")
             configuration.testFlip = testFlip
             // An installed bundle id is the installed app only when the program is the one built
             // for it (beside mambroker): a digest per hand-off, cached while the file is unchanged.

@@ -16,6 +16,16 @@ public final class AuditLog: @unchecked Sendable {
     /// A log that would grow past this is set aside as `<path>.1` (older ones shifted up,
     /// `keptLogs` kept) and a fresh one swapped in, so a flood of decisions cannot fill the disk.
     public let maximumBytes: Int
+    /// Records older than this are dropped: the log is set aside once its first record is a
+    /// quarter of this old, and a kept log whose newest record is older is deleted. Nil: kept
+    /// until the size limit pushes them out.
+    public let maximumAge: Duration?
+    /// The wall clock records are stamped with and aged by (injected: tests move it by hand).
+    let now: @Sendable () -> timespec
+    /// When the current log's first and newest records were made (seconds since the epoch);
+    /// nil: none yet.
+    private var firstRecord: Int?
+    private var newestRecord: Int?
     /// Where the next record goes (the committed length).
     private var committed: Int
     /// How much of the file is allocated: records are stored only there (a store past the end of
@@ -26,9 +36,11 @@ public final class AuditLog: @unchecked Sendable {
     private var cachedPrefix: [UInt8] = []
     private var buffer: [UInt8] = []
 
-    public init(path: String, maximumBytes: Int = 64 << 20) throws {
+    public init(path: String, maximumBytes: Int = 64 << 20, maximumAge: Duration? = nil, now: @escaping @Sendable () -> timespec = AuditLog.realTime) throws {
         self.path = path
         self.maximumBytes = min(max(maximumBytes, 4096), AuditFile.largest)
+        self.maximumAge = maximumAge
+        self.now = now
         unlink(path + ".next")
         var file = try Self.open(path, existing: true, reserve: min(Self.step, self.maximumBytes))
         if file.committed == nil {
@@ -41,7 +53,58 @@ public final class AuditLog: @unchecked Sendable {
         committed = file.committed ?? AuditFile.headerSize
         reserved = file.reserved
         mapping = try Self.map(fd, self.maximumBytes, path)
+        if committed > AuditFile.headerSize {
+            let records = UnsafeRawBufferPointer(start: mapping + AuditFile.headerSize, count: committed - AuditFile.headerSize)
+            firstRecord = Self.recordTime(records, line: 0)
+            newestRecord = Self.recordTime(records, line: (records.dropLast().lastIndex(of: 0x0A) ?? -1) + 1)
+        }
         if committed > self.maximumBytes { rotate() }
+        expire()
+    }
+
+    public static func realTime() -> timespec {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return ts
+    }
+
+    /// Ages the log (each second, from the broker's loop): the current log is set aside when
+    /// its first record has reached a quarter of the maximum age, and kept logs past the age go.
+    public func expire() {
+        setAsideIfAged()
+        dropExpired()
+    }
+
+    /// At each record too, so a log never holds records further apart than a quarter of the age.
+    private func setAsideIfAged() {
+        guard let maximumAge, let firstRecord, committed > AuditFile.headerSize else { return }
+        if Duration.seconds(now().tv_sec - firstRecord) >= maximumAge / 4 { rotate() }
+    }
+
+    /// Deletes the kept logs whose newest record is older than the maximum age (a kept log's
+    /// modification time is set to when it was set aside).
+    private func dropExpired() {
+        guard let maximumAge else { return }
+        let limit = now().tv_sec - Int(maximumAge.components.seconds)
+        for n in 1...Self.keptLogs {
+            var st = stat()
+            if lstat(path + ".\(n)", &st) == 0, st.st_mtim.tv_sec < limit { unlink(path + ".\(n)") }
+        }
+    }
+
+    /// The time of the record starting at `line`, read from its `"time":"2026-11-22T13:30:02.272Z"`;
+    /// nil when there is none to read (the log is then aged from now).
+    static func recordTime(_ records: UnsafeRawBufferPointer, line start: Int) -> Int? {
+        guard start < records.count, let end = records[start...].firstIndex(of: 0x0A) else { return nil }
+        let line = String(decoding: records[start..<end], as: UTF8.self)
+        guard let r = line.range(of: #""time":""#) else { return nil }
+        let text = Array(line[r.upperBound...].utf8.prefix(19))
+        guard text.count == 19 else { return nil }
+        func n(_ from: Int, _ count: Int) -> Int32? { Int32(String(decoding: text[from..<(from + count)], as: UTF8.self)) }
+        guard let y = n(0, 4), let mo = n(5, 2), let d = n(8, 2), let h = n(11, 2), let mi = n(14, 2), let sec = n(17, 2) else { return nil }
+        var t = tm()
+        (t.tm_year, t.tm_mon, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec) = (y - 1900, mo - 1, d, h, mi, sec)
+        return timegm(&t)
     }
 
     deinit {
@@ -102,17 +165,19 @@ public final class AuditLog: @unchecked Sendable {
         b += Self.literal(",\"source\":"); party(r.source, &b)
         b += Self.literal(",\"tag\":"); string(r.tag, &b)
         if let t = r.target { b += Self.literal(",\"target\":"); party(t, &b) }
-        b += Self.literal(",\"time\":\""); timestamp(&b); b.append(UInt8(ascii: "\""))
+        let time = now()
+        b += Self.literal(",\"time\":\""); timestamp(time, &b); b.append(UInt8(ascii: "\""))
         if let d = r.dataType { b += Self.literal(",\"type\":"); string(d, &b) }
         b += Self.literal("}\n")
-        store(b)
+        store(b, at: time.tv_sec)
         buffer = b
     }
 
     /// Copies a whole record in, then commits it: a kill between the two leaves it uncommitted,
     /// and the next record is stored over it.
-    private func store(_ record: [UInt8]) {
+    private func store(_ record: [UInt8], at second: Int) {
         if committed + record.count > maximumBytes && committed > AuditFile.headerSize { rotate() }
+        setAsideIfAged()
         guard committed + record.count <= maximumBytes else { return }
         if committed + record.count > reserved {
             let more = min(max(Self.step, record.count), maximumBytes - reserved)
@@ -124,6 +189,8 @@ public final class AuditLog: @unchecked Sendable {
             reserved += more
         }
         record.withUnsafeBytes { (mapping + committed).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        if committed == AuditFile.headerSize { firstRecord = second }
+        newestRecord = second
         committed += record.count
         mam_store_release_u64(mapping + AuditFile.committedOffset, AuditFile.committedWord(committed))
     }
@@ -149,9 +216,15 @@ public final class AuditLog: @unchecked Sendable {
         Self.shift(path, keptLogs: Self.keptLogs)
         _ = rename(path, path + ".1")
         _ = rename(path + ".next", path)
+        // The time of its newest record (now when unknown): the age dropExpired goes by.
+        let time = newestRecord.map { timespec(tv_sec: $0, tv_nsec: 0) } ?? now()
+        var times = [time, time]
+        futimens(fd, &times)
         munmap(mapping, maximumBytes)
         close(fd)
         (fd, mapping, committed, reserved) = (next.fd, nextMapping, AuditFile.headerSize, next.reserved)
+        (firstRecord, newestRecord) = (nil, nil)
+        dropExpired()
     }
 
     private static func shift(_ path: String, keptLogs: Int) {
@@ -219,9 +292,7 @@ public final class AuditLog: @unchecked Sendable {
 
     /// UTC with milliseconds: 2026-11-22T13:30:02.272Z. The calendar fields are worked out once
     /// per second, not per line.
-    func timestamp(_ b: inout [UInt8]) {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
+    func timestamp(_ ts: timespec, _ b: inout [UInt8]) {
         if ts.tv_sec != cachedSecond {
             var t = tm()
             var seconds = ts.tv_sec

@@ -6,13 +6,15 @@ import MAMWire
 /// The broker's audit folder (`DIR/audit`, root's alone: 0700, each file 0600): ordinary
 /// decisions in `audit.jsonl`, security events in `security.jsonl`, each rotated on its own, so
 /// no flood of ordinary decisions can push a key theft or an identity refusal out of the kept
-/// logs (docs/PROTOCOL.md, "The audit log").
+/// logs (docs/PROTOCOL.md, "The audit log"). Each is also aged on its own: security events are
+/// kept longer than ordinary decisions.
 public final class AuditTrail: @unchecked Sendable {
     public let folder: String
     let decisions: AuditLog
     let security: AuditLog
 
-    public init(folder: String, maximumBytes: Int) throws {
+    public init(folder: String, maximumBytes: Int, maximumAge: Duration? = nil, securityMaximumAge: Duration? = nil,
+                now: @escaping @Sendable () -> timespec = AuditLog.realTime) throws {
         self.folder = folder
         if mkdir(folder, 0o700) != 0 && errno != EEXIST {
             throw BrokerError("cannot make the audit folder \(folder): \(String(cString: strerror(errno)))")
@@ -21,8 +23,14 @@ public final class AuditTrail: @unchecked Sendable {
         guard lstat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { throw BrokerError("the audit folder \(folder) is not a folder") }
         // One made by an older broker, or by hand: the folder is root's alone whatever it was.
         chmod(folder, 0o700)
-        decisions = try AuditLog(path: folder + "/" + AuditFile.decisions, maximumBytes: maximumBytes)
-        security = try AuditLog(path: folder + "/" + AuditFile.security, maximumBytes: maximumBytes)
+        decisions = try AuditLog(path: folder + "/" + AuditFile.decisions, maximumBytes: maximumBytes, maximumAge: maximumAge, now: now)
+        security = try AuditLog(path: folder + "/" + AuditFile.security, maximumBytes: maximumBytes, maximumAge: securityMaximumAge, now: now)
+    }
+
+    /// Sets aside a log whose first record has aged (each second, from the loop).
+    public func expire() {
+        decisions.expire()
+        security.expire()
     }
 
     public func append(_ entry: AuditEntry, id: UInt64) {

@@ -21,11 +21,9 @@ public protocol AppStarter: Sendable {
 /// (a few frames per connection per turn, so a flooding app cannot starve the others), and
 /// carries out the core's effects. Anything that can block — copying into a location, opening
 /// a stored file, encrypting, writing state, starting an app — runs on worker threads and comes
-/// back as an event, with two exceptions the loop waits for: saved enrollments and a wiped
-/// account's key must be on disk before the app hears of them. Neither grows with an app's
-/// requests: an app enrolls only accounts the user signed in to it (made-up ones are refused
-/// before the service sees them), an unenrollment signs the account out, and a repeated answer
-/// writes nothing. Nothing is ever done under a lock that another connection waits for.
+/// back as an event. Saved enrollments and a wiped account's key must be written before the
+/// app hears of them: the replies of that turn wait (HeldReplies) while the loop serves the
+/// others. Nothing is ever done under a lock that another connection waits for.
 public final class Broker: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var deviceDirectory: String
@@ -33,6 +31,9 @@ public final class Broker: @unchecked Sendable {
         public var launcherSocket: String
         public var limits: BrokerLimits
         public var auditMaximumBytes: Int
+        /// How long ordinary decisions and security events are kept in the audit (docs/PROTOCOL.md).
+        public var auditMaximumAge: Duration = .seconds(30 * 86_400)
+        public var securityAuditMaximumAge: Duration = .seconds(365 * 86_400)
         /// Test-only (mambroker's hidden --test-flip): the channel whose decisions the broker
         /// inverts, so that a test can show `mamlaunch matrix` catches a broker that disagrees
         /// with the engine. Set only by whoever starts the broker; nothing an app sends reaches it.
@@ -71,6 +72,11 @@ public final class Broker: @unchecked Sendable {
     let heldCiphertexts: HeldCiphertexts
     let starts = WorkerLane(name: "mambroker-starts", nice: 0)
     let persistence = DispatchQueue(label: "mambroker.state")
+    /// Replies waiting for a state write (loop only), and the newest enrollments not yet
+    /// written (coalesced, as the pasteboard is).
+    var heldReplies = HeldReplies()
+    let pendingEnrollments = Mutex()
+    nonisolated(unsafe) var unsavedEnrollments: UnsavedEnrollments?
     /// Whether the loop runs: `stop` waits for its end only when it started (a broker whose
     /// `start` threw, or was never called, has no loop to wait for), and only once.
     private let life = NSLock()
@@ -115,6 +121,8 @@ public final class Broker: @unchecked Sendable {
         /// An app's hand-off whose installed program was looked up on the disk lane.
         case adopted(Adoption, connection: Int32, launcher: Int32, expected: InstalledProgram?)
         case reload(Tenant, ConditionalAccessSettings?)
+        /// State writes done, by number (HeldReplies).
+        case stateWritten([UInt64])
         case stop
     }
 
@@ -127,7 +135,9 @@ public final class Broker: @unchecked Sendable {
         heldCiphertexts = HeldCiphertexts(byteLimit: configuration.limits.encryptedHeldPerApp)
         let dir = configuration.deviceDirectory
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        audit = try AuditTrail(folder: (dir as NSString).appendingPathComponent("audit"), maximumBytes: configuration.auditMaximumBytes)
+        audit = try AuditTrail(folder: (dir as NSString).appendingPathComponent("audit"), maximumBytes: configuration.auditMaximumBytes,
+                               maximumAge: configuration.auditMaximumAge, securityMaximumAge: configuration.securityAuditMaximumAge,
+                               now: Self.auditTime(clock))
         store = try StateStore(path: (dir as NSString).appendingPathComponent("state.sqlite"))
         locations = try LocationStore(path: (dir as NSString).appendingPathComponent("locations"))
         let enrolled = try store.loadEnrollments(now: clock.now())
@@ -138,6 +148,19 @@ public final class Broker: @unchecked Sendable {
                           conditionalAccess: conditionalAccess, credentials: Credential.matches)
         pasteFlip = configuration.testFlip == "paste" ? PasteFlip(text: pasteboard?.text) : nil
         loop = try EventLoop()
+        store.reserveAhead = persistence
+    }
+
+    /// The audit's wall clock: the machine's, or under a virtual clock the time the broker
+    /// started moved on as far as that clock, so `mamlaunch clock advance` ages the audit too.
+    static func auditTime(_ clock: any BrokerClock) -> @Sendable () -> timespec {
+        guard let manual = clock as? ManualClock else { return AuditLog.realTime }
+        let start = AuditLog.realTime(), origin = manual.now()
+        return {
+            let (seconds, atto) = (manual.now() - origin).components
+            let ns = Int(start.tv_nsec) + Int(atto / 1_000_000_000)
+            return timespec(tv_sec: start.tv_sec + Int(seconds) + ns / 1_000_000_000, tv_nsec: ns % 1_000_000_000)
+        }
     }
 
     // MARK: Life
@@ -226,6 +249,7 @@ public final class Broker: @unchecked Sendable {
                 case let .reload(tenant, access):
                     apply(core.reload(tenant, conditionalAccess: access))
                     log(LogLine(level: .info, message: "tenant reloaded", metadata: ["revision": "\(core.revision)"]))
+                case let .stateWritten(writes): release(writes)
                 case .stop: running = false
                 }
             }
@@ -234,6 +258,7 @@ public final class Broker: @unchecked Sendable {
                 lastTick = now
                 apply(core.handle(.tick))
                 auditRefusals()
+                audit.expire()
             }
         }
         auditRefusals()
@@ -242,6 +267,7 @@ public final class Broker: @unchecked Sendable {
             close(fd)
         }
         handles = [:]
+        heldReplies.discard()
         descriptors.values.forEach { _ = close($0) }
         descriptors = [:]
         loop.finished.signal()
@@ -441,7 +467,7 @@ public final class Broker: @unchecked Sendable {
         return Attachment(token: token, sealed: regular && SealedDocument.isSealed(fd), size: Int(size), allocated: Int(allocated))
     }
 
-    private func drop(_ id: SessionID, reason: String?) {
+    func drop(_ id: SessionID, reason: String?) {
         // The launcher hears that this app's session is over, after any restart request for it:
         // then a launcher whose app has exited stops listening for one (RestartWatch).
         if let fd = launcherOf[id], case let .launcher(launcher)? = handles[fd], let pid = adoptedPid[id] {
@@ -464,7 +490,7 @@ public final class Broker: @unchecked Sendable {
 
     // MARK: Effects
 
-    private func apply(_ effects: [BrokerEffect]) {
+    func apply(_ effects: [BrokerEffect]) {
         var shell = Shell(broker: self)
         core.carryOut(effects, on: &shell)
     }
@@ -474,10 +500,17 @@ public final class Broker: @unchecked Sendable {
     /// follows from each. None of these touches `core`, which the interpreter holds meanwhile.
     private struct Shell: BrokerShell {
         let broker: Broker
+        /// The newest state write this turn issued: the replies after it wait for it.
+        var turnWrite: UInt64?
 
         func send(_ frame: Frame, to id: SessionID, attachment: Int?) -> SendResult {
             guard let socket = broker.sockets[id] else { return .noConnection }
             let frame = broker.pasteFlip?.flipped(frame) ?? frame
+            if let write = broker.heldReplies.mustWait(id, turnWrite: turnWrite) {
+                let copy = attachment.flatMap { broker.descriptors[$0] }.map { fcntl($0, F_DUPFD_CLOEXEC, 0) }
+                broker.heldReplies.hold(.frame(frame, descriptor: copy), for: id, until: write)
+                return .sent
+            }
             do {
                 try socket.send(frame, descriptor: attachment.flatMap { broker.descriptors[$0] }, wait: false)
                 return .sent
@@ -504,24 +537,29 @@ public final class Broker: @unchecked Sendable {
             }
         }
 
-        func close(_ id: SessionID, reason: String?) { broker.drop(id, reason: reason) }
+        func close(_ id: SessionID, reason: String?) {
+            // After the replies held for it, not before them.
+            if let write = broker.heldReplies.mustWait(id, turnWrite: nil) {
+                broker.heldReplies.hold(.close(reason: reason), for: id, until: write)
+            } else {
+                broker.drop(id, reason: reason)
+            }
+        }
         func audit(_ entry: AuditEntry) {
             let entry = broker.pasteFlip?.flipped(entry) ?? entry
             broker.audit.append(entry, id: (try? broker.store.nextDecisionID()) ?? 0)
         }
         func log(_ line: LogLine) { broker.log(line) }
 
-        func persist(_ change: StateChange) {
+        mutating func persist(_ change: StateChange) {
             broker.pasteFlip?.copied(change)
             switch change {
             case let .pasteboard(state): broker.savePasteboard(state)
             case let .destroyKey(keyID):
-                // Gone before the app hears of its wipe.
-                broker.persistence.sync {
-                    do { try broker.store.destroyKey(keyID) } catch {
-                        broker.logger.error("a wiped account's key could not be destroyed", metadata: ["error": "\(error)"])
-                    }
-                }
+                // Gone before the app hears of its wipe: the wipe notice waits for it.
+                let write = broker.heldReplies.issue()
+                turnWrite = write
+                broker.destroyKey(keyID, write: write)
             case let .enrollments(list, wipes, signedOut):
                 // Written before the app hears of it, and only when something changed: a repeat
                 // (208) costs nothing, and what an app was told survives a kill.
@@ -529,12 +567,9 @@ public final class Broker: @unchecked Sendable {
                 broker.lastEnrollments = list
                 broker.lastWipes = wipes
                 broker.lastSignedOut = signedOut
-                let now = broker.clock.now()
-                broker.persistence.sync {
-                    do { try broker.store.saveEnrollments(list, pendingWipes: wipes, signedOut: signedOut, now: now) } catch {
-                        broker.logger.error("the enrollments could not be saved", metadata: ["error": "\(error)"])
-                    }
-                }
+                let write = broker.heldReplies.issue()
+                turnWrite = write
+                broker.saveEnrollments(list, wipes: wipes, signedOut: signedOut, now: broker.clock.now(), write: write)
             }
         }
 

@@ -13,6 +13,12 @@ public final class StateStore: @unchecked Sendable {
     private var nextID: UInt64 = 0
     private var blockEnd: UInt64 = 0
     static let block: UInt64 = 4096
+    /// Where the next block is reserved while the current one is half used, so the caller (the
+    /// broker's loop) does not wait for that write; nil: reserved when needed.
+    var reserveAhead: DispatchQueue?
+    private let aheadLock = Mutex()
+    nonisolated(unsafe) private var aheadBlock: UInt64?
+    private var aheadAsked = false
 
     /// The database holds every managed account's key and the pasteboard's managed text: it is
     /// the broker's alone (0600), made so before anything is written to it, and an older file
@@ -40,6 +46,9 @@ public final class StateStore: @unchecked Sendable {
         var config = Configuration()
         // WAL: a commit is one append to the log, and a kill -9 at any moment leaves the state
         // before or after each transaction (what is written is in the kernel's hands).
+        // Another process that holds the database a moment (an administrator's sqlite3) delays
+        // a write rather than losing it; the loop never waits for one (HeldReplies).
+        config.busyMode = .timeout(10)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
@@ -92,16 +101,34 @@ public final class StateStore: @unchecked Sendable {
     /// The next decision id.
     public func nextDecisionID() throws -> UInt64 {
         if nextID >= blockEnd {
-            let start: UInt64 = try db.write { db in
-                let current = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'idBlock'").flatMap { UInt64($0) } ?? 0
-                try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('idBlock', ?)", arguments: [String(current + Self.block)])
-                return current
+            // The block reserved ahead, unless the loop outran it and reserved a later one itself.
+            let ahead = aheadLock.withLock { () -> UInt64? in
+                defer { aheadBlock = nil }
+                return aheadBlock
             }
+            let start = try ahead.flatMap { $0 >= blockEnd ? $0 : nil } ?? reserveBlock()
             nextID = start + 1
             blockEnd = start + Self.block
+            aheadAsked = false
+        }
+        if !aheadAsked, let queue = reserveAhead, blockEnd - nextID <= Self.block / 2 {
+            aheadAsked = true
+            queue.async { [self] in
+                guard let start = try? reserveBlock() else { return }
+                aheadLock.withLock { aheadBlock = start }
+            }
         }
         defer { nextID += 1 }
         return nextID
+    }
+
+    /// Reserves the next block of ids in the database; returns its start.
+    private func reserveBlock() throws -> UInt64 {
+        try db.write { db in
+            let current = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'idBlock'").flatMap { UInt64($0) } ?? 0
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('idBlock', ?)", arguments: [String(current + Self.block)])
+            return current
+        }
     }
 
     public func savePasteboard(_ row: PasteboardState) throws {
