@@ -165,6 +165,6 @@ func readPassword(_ prompt: String) throws -> String {
             FileHandle.standardError.write(Data("\n".utf8))
         }
     }
-    guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else { throw ValidationError("no password given") }
+    guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else { throw World.Failure(description: "no password given (on the terminal, or as one line on standard input)") }
     return line
 }

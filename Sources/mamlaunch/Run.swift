@@ -25,9 +25,10 @@ struct Run: ParsableCommand {
             and time, and sent to the broker. The exit status is the app's (128 + signal if it was \
             killed).
 
-            Without --broker or --no-broker, Ctrl-C, SIGTERM or SIGHUP (a closed terminal) stops \
-            the app and the broker this run started, removes that broker's folder (on a normal exit too; MAMLAB_RUN_KEEP=1 keeps \
-            it and says where) and exits 128 + the signal.
+            Ctrl-C, SIGTERM or SIGHUP (a closed terminal) stops the app, says "interrupted" and \
+            exits 128 + the signal; without --broker or --no-broker it also stops the broker this \
+            run started and removes that broker's folder (on a normal exit too; MAMLAB_RUN_KEEP=1 \
+            keeps it and says where). With --clean the app's container goes either way.
             """
     )
 
@@ -69,11 +70,10 @@ struct Run: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        // A run that starts its own broker owns it and its folder: a signal stops them. With
-        // --broker or --no-broker a signal still ends the launcher at once, its app with it
-        // (parent-death signal), as before: the shared broker's tests count on that timing (see
-        // the report of issue 22: a broker-started app and its documents outlive a slower end).
-        if broker == nil && !noBroker { Interruption.install("mamlaunch run") }
+        // A run owns what it started, whichever broker it talks to: a signal stops its app (whose
+        // reaping removes its cgroups), the broker it started and that broker's folder, and its
+        // container with --clean.
+        Interruption.install("mamlaunch run")
         var arguments = self.arguments
         let (manifest, executable, manifestFile) = try resolveApp(&arguments)
         // What the broker is told the app is made of: the digests of the real files (a symbolic
@@ -323,7 +323,7 @@ struct Run: ParsableCommand {
                 for installed in Catalog.loadApps(in: root.appendingPathComponent("Apps")).apps
                 where installed.manifest.bundleID.lowercased() == loaded.manifest.bundleID.lowercased()
                     && URL(fileURLWithPath: installed.file).resolvingSymlinksInPath().path != mine {
-                    throw ValidationError("\(manifest): CFBundleIdentifier \(loaded.manifest.bundleID) belongs to the installed app \(installed.name) (\(Catalog.relative(installed.file))); give your app a bundle id of its own")
+                    throw World.Failure(description: "\(manifest): CFBundleIdentifier \(loaded.manifest.bundleID) belongs to the installed app \(installed.name) (\(Catalog.relative(installed.file))); give your app a bundle id of its own")
                 }
             }
             var path: String

@@ -29,6 +29,41 @@ struct InterruptionTests {
         try Self.interrupt(child, sig, folders: ["mamlab-device-\(child.pid)"])
     }
 
+    @Test("mamlaunch run --broker: its app, its cgroups and (--clean) its container go; the broker it did not start serves on",
+          arguments: signals)
+    func runWithABroker(_ sig: Int32) throws {
+        let broker = try TestBroker(prefix: "mamlab-interrupt-broker")
+        defer { broker.stop() }
+        let child = try ChildProcess(CommandRunner.executable.path, ["run", "Mail", "--user", "adele@contoso.com", "--broker", broker.launcherSocket,
+                                                                     "--containers", broker.containers, "--clean", "--", "--script"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        try child.input!.fileHandleForWriting.write(contentsOf: Data("hello\n".utf8))
+        let answered = try child.waitForOutput("Mail's answer to hello", timeout: 60) { String(decoding: $0, as: UTF8.self).contains("\"id\"") }
+        #expect(answered, "\(child.standardError)")
+        #expect(FileManager.default.fileExists(atPath: broker.containers + "/com.contoso.mail"), "Mail's container while it runs")
+        try Self.interrupt(child, sig, folders: [])
+        #expect(!FileManager.default.fileExists(atPath: broker.containers + "/com.contoso.mail"), "--clean: the container goes on a signal too")
+        #expect(broker.process?.isRunning == true, "a broker the run did not start is not its to stop")
+        let sync = try ChildProcess.run(CommandRunner.executable.path, ["sync", "--broker", broker.launcherSocket], environment: Self.environment, timeout: 30)
+        #expect(sync.out.contains("sync refused: no app with the SDK is running"), "Mail is gone from the broker: \(sync)")
+    }
+
+    @Test("mamlaunch run --no-broker: its app and cgroups go", arguments: signals)
+    func runWithNoBroker(_ sig: Int32) throws {
+        let containers = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-interrupt-\(UUID().uuidString.prefix(6))").path
+        defer { try? FileManager.default.removeItem(atPath: containers) }
+        // Any program under Notes' manifest: cat echoes what it reads, so its answer says it runs.
+        let child = try ChildProcess(CommandRunner.executable.path, ["run", "--manifest", CommandRunner.root.path + "/Apps/Notes/Info.plist", "--no-broker",
+                                                                     "--containers", containers, "--", "/bin/cat"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        try child.input!.fileHandleForWriting.write(contentsOf: Data("ping\n".utf8))
+        let answered = try child.waitForOutput("cat's echo", timeout: 60) { String(decoding: $0, as: UTF8.self).contains("ping") }
+        #expect(answered, "\(child.standardError)")
+        try Self.interrupt(child, sig, folders: [])
+    }
+
     @Test("mamlaunch matrix: the cells it has are written, and its brokers, apps, folders and cgroups go", arguments: signals)
     func matrix(_ sig: Int32) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-interrupt-\(UUID().uuidString.prefix(6))").path

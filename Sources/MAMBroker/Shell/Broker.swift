@@ -43,6 +43,9 @@ public final class Broker: @unchecked Sendable {
         /// Requests one app may make in a second (its connections together); past it they are
         /// refused (`limitReached`) and counted in the audit.
         public var requestsPerSecond = 2000
+        /// The installed apps' `Apps/` folder names (lowercased) and their bundle ids: an app
+        /// names another as `mamlaunch run` does (BrokerCore.installedBundleID(named:)).
+        public var appNames: [String: String] = [:]
 
         public init(deviceDirectory: String, publicSocket: String? = nil, launcherSocket: String? = nil,
                     limits: BrokerLimits = BrokerLimits(), auditMaximumBytes: Int = 64 << 20) {
@@ -136,6 +139,7 @@ public final class Broker: @unchecked Sendable {
                           pasteboard: pasteboard, files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
                           conditionalAccess: conditionalAccess, credentials: Credential.matches)
+        core.appNames = configuration.appNames
         pasteFlip = configuration.testFlip == "paste" ? PasteFlip(text: pasteboard?.text) : nil
         loop = try EventLoop()
     }
@@ -344,7 +348,9 @@ public final class Broker: @unchecked Sendable {
                 }
                 apply(core.handle(.sync))
                 try? LauncherMessage.controlReply(ok: true, detail: "\(running.count) running app\(running.count == 1 ? "" : "s") checked in: \(running.joined(separator: ", "))").send(on: socket)
-            case let .wipe(account, app):
+            case let .wipe(account, named):
+                // The app as `mamlaunch run` names it (folder or bundle id), wiped under its own id.
+                let app = named.map(core.installedBundleID(named:))
                 if let refusal = core.wipeRefusal(account: account, app: app) {
                     try? LauncherMessage.controlReply(ok: false, detail: "wipe refused: \(refusal)").send(on: socket)
                     log(LogLine(level: .notice, message: "wipe refused", metadata: ["reason": "\(refusal)"]))
@@ -359,11 +365,16 @@ public final class Broker: @unchecked Sendable {
                 let mine = launcherOf.filter { $0.value == socket.fd }.keys.first { core.pid(of: $0) == pid }
                 let session = mine ?? launcherOf.keys.sorted().first { core.pid(of: $0) == pid }
                 let reply: LauncherMessage
-                if let session {
+                if let typo = core.unknownInOwnDomain(account) {
+                    reply = .controlReply(ok: false, detail: "signin refused: \(typo)")
+                } else if let session {
                     let effects = core.handle(.signIn(session, account: account, secret: secret, sameLauncher: mine != nil))
-                    let refused = effects.contains { if case .log(let l) = $0, l.level == .warning { return true } else { return false } }
+                    let refusal = effects.lazy.compactMap { effect -> String? in
+                        if case .log(let l) = effect, l.level == .warning { return l.message.replacingOccurrences(of: "sign-in refused: ", with: "") }
+                        return nil
+                    }.first
                     apply(effects)
-                    reply = .controlReply(ok: !refused, detail: refused ? "\(account) was not signed in (see the broker's log)" : "\(account) signed in to pid \(pid)")
+                    reply = .controlReply(ok: refusal == nil, detail: refusal.map { "\(account) was not signed in: \($0)" } ?? "\(account) signed in to pid \(pid)")
                 } else {
                     reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over by a launcher")
                 }
