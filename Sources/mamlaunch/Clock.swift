@@ -101,7 +101,7 @@ struct WipeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The account to wipe.", valueName: "ACCOUNT"))
     var user: String
 
-    @Option(help: ArgumentHelp("Only this app (its bundle id).", valueName: "BUNDLE-ID"))
+    @Option(help: ArgumentHelp("Only this app: its Apps/ folder name or bundle id, in any case.", valueName: "APP"))
     var app: String?
 
     @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
