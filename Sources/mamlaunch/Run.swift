@@ -161,6 +161,11 @@ struct Run: ParsableCommand {
             Interruption.release(owned)
             let restartAsked = watch?.stop() ?? false
             status = app.wait()
+            if let refusal = watch?.refusal {
+                if let terminal { close(terminal.appSide) }
+                terminal?.finish()
+                throw World.Failure(description: refusal)
+            }
             guard restartAsked, restarts < Self.maximumRestarts, Interruption.received == nil else { break }
             restarts += 1
             FileHandle.standardError.write(Data("mamlaunch: \(bundle) restarted at the broker's request (its first policy arrived)\n".utf8))

@@ -58,6 +58,22 @@ struct FirstHourTests {
         _ = mail.finish()
     }
 
+    /// With --broker the launcher does not read the tenant; the broker does, and refuses the
+    /// hand-off of an app run for a typo of a user (before: it ran signed in as an outsider).
+    @Test func runWithABrokerRefusesAnUnknownUserInTheTenantsDomain() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let typo = try b.launch("Mail", user: "adel@contoso.com", ["hello", "sleep", "3000"])
+        _ = typo.finish()
+        #expect(typo.process.terminationStatus == 1, "\(typo.standardError)")
+        #expect(typo.standardError.contains("the broker refused com.contoso.mail: adel@contoso.com is not a user of tenant contoso.com"),
+                "\(typo.standardError)")
+        #expect(!b.auditRecords.contains { ($0["source"] as? [String: Any])?["identity"] as? String == "adel@contoso.com" })
+        // The user spelled right is handed over as before.
+        let right = try b.run("Mail", user: "adele@contoso.com", ["hello"])
+        #expect(right.step("hello")["managedAccount"] as? String == "adele@contoso.com", "\(right)")
+    }
+
     /// Issue 22 item 4: inside the apps, another app is named as `mamlaunch run` names it.
     @Test func insideTheAppsAnAppIsNamedByFolderOrBundleIDInAnyCase() throws {
         let b = try BrokerHarness()

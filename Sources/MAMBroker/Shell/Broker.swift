@@ -312,6 +312,15 @@ public final class Broker: @unchecked Sendable {
             }
             switch message {
             case let .adopt(a):
+                // A --user in one of the tenant's domains that the tenant does not know is a typo:
+                // the app would run signed in as an outsider, unmanaged, with no word. Refused;
+                // the launcher says why, stops the app and fails.
+                if let account = a.account, let typo = core.unknownInOwnDomain(account) {
+                    raw.descriptor.map { _ = close($0) }
+                    try? LauncherMessage.controlReply(ok: false, detail: "the broker refused \(a.bundleID): \(typo)").send(on: socket)
+                    log(LogLine(level: .warning, message: "hand-off refused", metadata: ["app": "\(a.bundleID)", "reason": "\(typo)"]))
+                    continue
+                }
                 guard let lookup = configuration.installedProgram else {
                     admit(a, connection: raw.descriptor!, launcher: socket.fd, expected: nil)
                     continue
