@@ -11,7 +11,8 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run one app in its sandbox, connected to the broker.",
         discussion: """
-            APP is a folder name under Apps/ (its executable is the one built beside mamlaunch), or, \
+            APP is a folder name under Apps/ or that app's bundle id, in any case (its executable is \
+            the one built beside mamlaunch), or, \
             with --manifest, the path of your own app's executable: a binary, a #! script, or an \
             interpreter followed by its script (-- /usr/bin/python3 app.py); your app may read its \
             own folder (docs/SANDBOX.md, "Running your own app"). The app gets its own container \
@@ -32,10 +33,10 @@ struct Run: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The app: an Apps/ name; with --manifest, your executable (or give it first after --).", valueName: "APP"))
+    @Argument(help: ArgumentHelp("The app: an Apps/ folder name or bundle id; with --manifest, your executable (or give it first after --).", valueName: "APP"))
     var app: String?
 
-    @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal).", valueName: "ACCOUNT"))
+    @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal); one in the tenant's domain that the tenant does not know is refused as a typo.", valueName: "ACCOUNT"))
     var user: String?
 
     @Option(help: ArgumentHelp("The tenant file for a broker started here.", valueName: "FILE"))
