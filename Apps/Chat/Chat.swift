@@ -32,7 +32,7 @@ struct Chat: Sendable {
     func addCommands() {
         console.add("say", "TEXT", "Add a message to the conversation.") { a in
             try append(a.exactly(1)[0])
-            console.say("(\(conversation.count) messages)")
+            console.say("(\(conversation.count) \(conversation.count == 1 ? "message" : "messages"))")
         }
         console.add("show", "", "The conversation.") { _ in
             console.say(conversation.isEmpty ? "(no messages yet)" : conversation.joined(separator: "\n"))

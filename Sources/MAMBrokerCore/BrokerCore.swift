@@ -25,6 +25,8 @@ public struct BrokerCore: Sendable {
     let credentials: CredentialCheck
     /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
     let catalog: [AppManifest]
+    /// The installed apps' folder names (lowercased) and their bundle ids.
+    public var appNames: [String: String] = [:]
 
     var sessions: [SessionID: SessionState] = [:]
     var parties: [SessionID: PartyCache] = [:]
@@ -381,6 +383,16 @@ public struct BrokerCore: Sendable {
         sessions.values.filter { $0.conversation.greeted && $0.id != except && $0.bundleID == bundleID }.map(\.id).min()
     }
 
+    /// The installed app a person or an app names, found as `mamlaunch run` finds it: its
+    /// `Apps/` folder name or its bundle id, in any case. Always the installed app's own
+    /// spelling, so a running app whose bundle id is another spelling of an installed one's
+    /// (KeyAttackTests) never answers to it; any other name is left as it is (an app that is
+    /// not installed answers to its exact bundle id only).
+    public func installedBundleID(named name: String) -> String {
+        let key = name.lowercased()
+        return appNames[key] ?? engine.apps[key]?.bundleID ?? name
+    }
+
     /// Why `name` names no running app, in words that say which: an installed app that is not
     /// running, or no app at all (issue 22: "docs.contoso is not running" while Docs ran), then
     /// with the installed app it looks like: another spelling of its bundle id, its name, or
@@ -394,7 +406,7 @@ public struct BrokerCore: Sendable {
             return id == wanted || app.displayName.lowercased() == wanted
                 || (!parts.isEmpty && parts.isSubset(of: Set(id.split(separator: ".").map(String.init))))
         }
-        let hint = like.map { "; did you mean \($0.bundleID) (\($0.displayName))? Bundle ids are exact" } ?? ""
+        let hint = like.map { "; did you mean \($0.bundleID) (\($0.displayName))?" } ?? ""
         return "no installed app has the bundle id \(name)\(hint)"
     }
 
@@ -525,6 +537,13 @@ public struct BrokerCore: Sendable {
             return "no app \(app) installed on this device nor enrolled; installed: \(installed)"
         }
         return nil
+    }
+
+    /// Why an admin's or a user's account is a typo: in one of the tenant's own domains, yet
+    /// no user of it (it would otherwise act as an outsider, unmanaged, with no word).
+    public func unknownInOwnDomain(_ account: String) -> String? {
+        guard engine.tenant.isUnknownInOwnDomain(account) else { return nil }
+        return "\(account) is not a user of tenant \(engine.tenant.name), yet its domain is one of the tenant's; check the spelling"
     }
 
     static func canonicalName(_ text: String, in tenant: Tenant) -> String {

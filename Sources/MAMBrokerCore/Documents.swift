@@ -32,6 +32,7 @@ extension BrokerCore {
     mutating func share(_ id: SessionID, _ frameID: UInt32, target: String, type: String, name: String, _ a: Attachment,
                         retained: inout Bool, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         if let e = checkDocument(a, names: [(target, "target"), (type, "contentType"), (name, "name")]) { return .failure(e) }
+        let target = installedBundleID(named: target)
         guard let to = running(target, except: id) else {
             // An installed app (in its installed spelling) is started for the document, which
             // waits for it; anything else is unknown.
@@ -58,6 +59,7 @@ extension BrokerCore {
         if let e = NameRules.check(source, field: "source") ?? NameRules.check(type, field: "contentType") {
             return .failure(WireError(.invalidName, e.detail))
         }
+        let source = installedBundleID(named: source)
         guard let src = running(source, except: id) else { return .failure(WireError(.unknownTarget, notRunning(source))) }
         guard sessions[id]!.pendingImports < limits.pendingImportsPerApp else {
             return .failure(WireError(.limitReached, "\(limits.pendingImportsPerApp) imports are already waiting for their source"))

@@ -38,11 +38,18 @@ public struct MatrixReport: Sendable {
 
     /// The last line: counts, failures, wall time and speed.
     public var summary: String {
-        let mode = live ? "live" : "predicted"
+        let mode = live ? "live" : "predicted, nothing ran"
         var s = "\(results.count) cells (\(mode)), \(policies.count) \(policies.count == 1 ? "policy" : "policies"): "
-        s += failures.isEmpty ? "all passed" : "\(failures.count) failed"
-        // The leak count is on every summary line, zero included: the number an admin looks for.
-        s += leaks.isEmpty ? ", 0 leaks" : ", \(leaks.count) LEAKED org data"
+        if live {
+            s += failures.isEmpty ? "all passed" : "\(failures.count) failed"
+            // The leak count is on every live summary line, zero included: the number an admin looks for.
+            s += leaks.isEmpty ? ", 0 leaks" : ", \(leaks.count) LEAKED org data"
+        } else {
+            // Nothing ran, so nothing passed and nothing could leak: a prediction only meets or
+            // misses the expectations an experiment wrote down.
+            let missed = failures.count
+            s += missed == 0 ? "every expectation met" : "\(missed) \(missed == 1 ? "cell misses its" : "cells miss their") expectation"
+        }
         if !standIns.isEmpty { s += "; \(standIns.count) stand-in \(standIns.count == 1 ? "app" : "apps")" }
         s += "; \(String(format: "%.2f", seconds)) s, \(String(format: "%.0f", cellsPerSecond)) cells/s"
         if let sandbox { s += "; \(sandbox)" }
@@ -116,10 +123,18 @@ extension MatrixReport {
         return out
     }
 
+    /// The widest a column grows: a longer cell (a long URL) runs past its column on its own
+    /// line instead of padding every other line of the table out to its width.
+    static let columnCap = 32
+
     static func align(_ rows: [[String]]) -> String {
-        guard let width = rows.first?.count else { return "" }
+        guard let first = rows.first else { return "" }
+        // A column with nothing in it (the live column of a prediction) takes no room.
+        let used = first.indices.filter { i in rows.contains { i < $0.count && !$0[i].isEmpty } }
+        let rows = rows.map { row in used.map { $0 < row.count ? row[$0] : "" } }
+        let width = used.count
         var widths = Array(repeating: 0, count: width)
-        for row in rows { for (i, c) in row.enumerated() { widths[i] = max(widths[i], c.count) } }
+        for row in rows { for (i, c) in row.enumerated() where c.count <= columnCap { widths[i] = max(widths[i], c.count) } }
         return rows.map { row in
             row.enumerated().map { i, c in i == width - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ").trimmingTrailingSpaces()

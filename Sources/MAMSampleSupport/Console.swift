@@ -97,7 +97,7 @@ public final class Console: @unchecked Sendable {
         return "Commands:\n" + all.map { c in
             let head = c.usage.isEmpty ? c.name : c.name + " " + c.usage
             return "  " + head.padding(toLength: width + 2, withPad: " ", startingAt: 0) + c.summary
-        }.joined(separator: "\n") + "\nWords with spaces go in double quotes: copy \"the Q3 forecast\"."
+        }.joined(separator: "\n") + "\nWords with spaces go in double quotes: \"the Q3 forecast\"."
     }
 
     /// Words separated by spaces; "double quotes" keep spaces, \" and \\ escape.

@@ -16,7 +16,12 @@ public enum Explain {
         case .switched: lines = ["Allowed after an identity switch: \(action)" + (d.detail.isEmpty ? "." : " (now acting as \(d.detail)).")]
         case .rewritten: lines = ["Redirected: \(action)" + (d.detail.isEmpty ? "." : " went as \(d.detail).")]
         }
-        if !d.allowed {
+        if !d.allowed && d.rule == Rule.pasteInBlocked.id {
+            // 4.3.3 refuses text that is not the organization's; the placeholder the paste reads
+            // (observed) speaks of the organization's data, which is not why.
+            lines.append("  Why: this app's policy does not take text pasted from that app (the text is not your organization's).")
+            if !d.message.isEmpty { lines.append("  The paste reads instead: \"\(d.message)\"") }
+        } else if !d.allowed {
             lines.append("  Why: " + (d.message.isEmpty ? "your organization's policy does not allow it." : d.message))
         }
         lines.append("  Rule: \(d.rule)" + (d.allowed || d.detail.isEmpty ? "" : " (\(d.detail))"))
@@ -45,8 +50,13 @@ public enum Explain {
         func yes(_ b: Bool) -> String { b ? "yes" : "no" }
         let saves = p.saveToLocations(account: account).filter(\.value).map(\.key.name).sorted()
         let opens = p.openFromLocations(account: account).filter(\.value).map(\.key.name).sorted()
+        // The three levels that decide most sharing, as the admin set them (Graph's names).
+        let levels = p.party.activePolicy.map {
+            "\n  send org data to: \($0.send.rawValue)    receive data from: \($0.receive.rawValue)    clipboard: \($0.clipboard.rawValue)"
+                + ($0.clipboardExceptionLength > 0 ? " (up to \($0.clipboardExceptionLength) characters anywhere)" : "")
+        } ?? ""
         return """
-        Policy for \(identity(p.identity)): managed
+        Policy for \(identity(p.identity)): managed\(levels)
           PIN required: \(yes(p.isPINRequired))    file encryption: \(yes(p.isFileEncryptionRequired))
           managed browser required: \(yes(p.isManagedBrowserRequired))    printing: \(yes(p.isPrintingAllowed))    backup: \(yes(p.isBackupAllowed))
           notifications: \(p.notificationPolicy.rawValue)    contact sync: \(yes(p.isContactSyncAllowed))

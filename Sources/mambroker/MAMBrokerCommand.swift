@@ -150,6 +150,7 @@ struct MAMBrokerCommand: ParsableCommand {
             let installed = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
             let digests = InstalledDigests(apps: installed)
             configuration.installedProgram = { digests.program(for: $0) }
+            configuration.appNames = Dictionary(installed.map { ($0.name.lowercased(), $0.manifest.bundleID) }, uniquingKeysWith: { a, _ in a })
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
                                           appsDirectory: appsDir, allowWeaker: allowWeakerSandbox, logLimit: appLogMaxBytes)
             let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()

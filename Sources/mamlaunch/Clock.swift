@@ -101,7 +101,7 @@ struct WipeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The account to wipe.", valueName: "ACCOUNT"))
     var user: String
 
-    @Option(help: ArgumentHelp("Only this app (its bundle id).", valueName: "BUNDLE-ID"))
+    @Option(help: ArgumentHelp("Only this app: its Apps/ folder name or bundle id, in any case.", valueName: "APP"))
     var app: String?
 
     @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
@@ -165,6 +165,6 @@ func readPassword(_ prompt: String) throws -> String {
             FileHandle.standardError.write(Data("\n".utf8))
         }
     }
-    guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else { throw ValidationError("no password given") }
+    guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else { throw World.Failure(description: "no password given (on the terminal, or as one line on standard input)") }
     return line
 }

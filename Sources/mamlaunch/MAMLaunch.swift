@@ -25,9 +25,18 @@ struct MAMLaunch: ParsableCommand {
     /// and exit 1, with no usage, which is for arguments that are wrong. A file's diagnostic says
     /// "error:" itself, so the line does not say it twice.
     static func main() {
+        var command: any ParsableCommand
+        // What the parser refuses is a usage error: the usage and 64.
+        do { command = try parseAsRoot() } catch { exit(withError: error) }
         do {
-            var command = try parseAsRoot()
             try command.run()
+        } catch let wrong as ValidationError {
+            // An argument found wrong once the command ran (an unknown app, a bad duration): still
+            // a usage error, but the command's, not the root's list of subcommands.
+            Interruption.exitIfInterrupted()
+            let name = type(of: command)._commandName
+            FileHandle.standardError.write(Data("mamlaunch \(name): error: \(wrong.message)\nSee 'mamlaunch \(name) --help'.\n".utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
         } catch let failure as World.Failure {
             // What failed after an interruption failed because of it: said already.
             Interruption.exitIfInterrupted()

@@ -213,7 +213,7 @@ struct MatrixSetup {
             if p == "tenant" { return .tenant }
             switch Self.resolvePolicy(p, from: cwd, root: root) {
             case let .success(path): return .file(path)
-            case let .failure(f): throw ValidationError("--policy \(p): \(f.reason)")
+            case let .failure(f): throw World.Failure(description: "--policy \(p): \(f.reason)")
             }
         }
         if let random {
@@ -244,7 +244,7 @@ struct MatrixSetup {
             }
         } else {
             guard FileManager.default.fileExists(atPath: name) else {
-                throw ValidationError("no experiment \"\(name)\": not a built-in (\(BuiltIn.names.joined(separator: ", "))) and no such file")
+                throw World.Failure(description: "no experiment \"\(name)\": not a built-in (\(BuiltIn.names.joined(separator: ", "))) and no such file")
             }
             let folder = URL(fileURLWithPath: name, relativeTo: cwd).deletingLastPathComponent()
             do {

@@ -18,6 +18,7 @@ final class RestartWatch: @unchecked Sendable {
     private var appExited = false
     private var exitedAt = Date.distantFuture
     private var requested = false
+    private var refused: String?
     private let finished = DispatchSemaphore(value: 0)
     static let drainLimit: TimeInterval = 2
 
@@ -40,6 +41,9 @@ final class RestartWatch: @unchecked Sendable {
         return lock.withLock { requested }
     }
 
+    /// Why the broker refused to take the app over (a typo in --user), once the watch stopped.
+    var refusal: String? { lock.withLock { refused } }
+
     private func watch() {
         defer { finished.signal() }
         let socket = WireSocket(fd: control)
@@ -53,12 +57,16 @@ final class RestartWatch: @unchecked Sendable {
             guard let raw = socket.receiveRaw(dontWait: true, buffer: buffer) else { return }
             if raw.wouldBlock { continue }
             raw.descriptor.map { _ = close($0) }
-            // Replies to control messages are not for this launcher; anything undecodable is
-            // ignored rather than trusted.
+            // This connection sends no control messages, so a refusal answers the hand-off: the app
+            // was not taken over and goes. Anything undecodable is ignored rather than trusted.
             guard raw.error == nil, let message = try? LauncherMessage.decode(raw.bytes) else { continue }
             switch message {
             case let .restart(pid) where pid == self.pid:
                 lock.withLock { requested = true }
+                kill(pid, SIGKILL)
+                return
+            case let .controlReply(false, detail):
+                lock.withLock { refused = detail }
                 kill(pid, SIGKILL)
                 return
             case let .ended(pid) where pid == self.pid:

@@ -11,7 +11,8 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run one app in its sandbox, connected to the broker.",
         discussion: """
-            APP is a folder name under Apps/ (its executable is the one built beside mamlaunch), or, \
+            APP is a folder name under Apps/ or that app's bundle id, in any case (its executable is \
+            the one built beside mamlaunch), or, \
             with --manifest, the path of your own app's executable: a binary, a #! script, or an \
             interpreter followed by its script (-- /usr/bin/python3 app.py); your app may read its \
             own folder (docs/SANDBOX.md, "Running your own app"). The app gets its own container \
@@ -25,16 +26,17 @@ struct Run: ParsableCommand {
             and time, and sent to the broker. The exit status is the app's (128 + signal if it was \
             killed).
 
-            Without --broker or --no-broker, Ctrl-C, SIGTERM or SIGHUP (a closed terminal) stops \
-            the app and the broker this run started, removes that broker's folder (on a normal exit too; MAMLAB_RUN_KEEP=1 keeps \
-            it and says where) and exits 128 + the signal.
+            Ctrl-C, SIGTERM or SIGHUP (a closed terminal) stops the app, says "interrupted" and \
+            exits 128 + the signal; without --broker or --no-broker it also stops the broker this \
+            run started and removes that broker's folder (on a normal exit too; MAMLAB_RUN_KEEP=1 \
+            keeps it and says where). With --clean the app's container goes either way.
             """
     )
 
-    @Argument(help: ArgumentHelp("The app: an Apps/ name; with --manifest, your executable (or give it first after --).", valueName: "APP"))
+    @Argument(help: ArgumentHelp("The app: an Apps/ folder name or bundle id; with --manifest, your executable (or give it first after --).", valueName: "APP"))
     var app: String?
 
-    @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal).", valueName: "ACCOUNT"))
+    @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal); one in the tenant's domain that the tenant does not know is refused as a typo.", valueName: "ACCOUNT"))
     var user: String?
 
     @Option(help: ArgumentHelp("The tenant file for a broker started here.", valueName: "FILE"))
@@ -69,11 +71,10 @@ struct Run: ParsableCommand {
     var arguments: [String] = []
 
     func run() throws {
-        // A run that starts its own broker owns it and its folder: a signal stops them. With
-        // --broker or --no-broker a signal still ends the launcher at once, its app with it
-        // (parent-death signal), as before: the shared broker's tests count on that timing (see
-        // the report of issue 22: a broker-started app and its documents outlive a slower end).
-        if broker == nil && !noBroker { Interruption.install("mamlaunch run") }
+        // A run owns what it started, whichever broker it talks to: a signal stops its app (whose
+        // reaping removes its cgroups), the broker it started and that broker's folder, and its
+        // container with --clean.
+        Interruption.install("mamlaunch run")
         var arguments = self.arguments
         let (manifest, executable, manifestFile) = try resolveApp(&arguments)
         // What the broker is told the app is made of: the digests of the real files (a symbolic
@@ -161,6 +162,11 @@ struct Run: ParsableCommand {
             Interruption.release(owned)
             let restartAsked = watch?.stop() ?? false
             status = app.wait()
+            if let refusal = watch?.refusal {
+                if let terminal { close(terminal.appSide) }
+                terminal?.finish()
+                throw World.Failure(description: refusal)
+            }
             guard restartAsked, restarts < Self.maximumRestarts, Interruption.received == nil else { break }
             restarts += 1
             FileHandle.standardError.write(Data("mamlaunch: \(bundle) restarted at the broker's request (its first policy arrived)\n".utf8))
@@ -323,7 +329,7 @@ struct Run: ParsableCommand {
                 for installed in Catalog.loadApps(in: root.appendingPathComponent("Apps")).apps
                 where installed.manifest.bundleID.lowercased() == loaded.manifest.bundleID.lowercased()
                     && URL(fileURLWithPath: installed.file).resolvingSymlinksInPath().path != mine {
-                    throw ValidationError("\(manifest): CFBundleIdentifier \(loaded.manifest.bundleID) belongs to the installed app \(installed.name) (\(Catalog.relative(installed.file))); give your app a bundle id of its own")
+                    throw World.Failure(description: "\(manifest): CFBundleIdentifier \(loaded.manifest.bundleID) belongs to the installed app \(installed.name) (\(Catalog.relative(installed.file))); give your app a bundle id of its own")
                 }
             }
             var path: String

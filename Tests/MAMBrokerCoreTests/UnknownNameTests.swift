@@ -14,7 +14,6 @@ struct UnknownNameTests {
 
     @Test(arguments: [
         ("docs.contoso", "no installed app has the bundle id docs.contoso; did you mean com.contoso.docs (Contoso Docs)?"),
-        ("COM.CONTOSO.DOCS", "no installed app has the bundle id COM.CONTOSO.DOCS; did you mean com.contoso.docs (Contoso Docs)?"),
         ("Docs", "no installed app has the bundle id Docs; did you mean com.contoso.docs (Contoso Docs)?"),
         ("com.example.nowhere", "no installed app has the bundle id com.example.nowhere"),
     ])
@@ -27,6 +26,22 @@ struct UnknownNameTests {
         let imported = lab.send(n, .importRequest(source: name, contentType: "com.adobe.pdf"), frameID: 7)
         #expect(imported.error == .unknownTarget)
         #expect(Self.detail(imported)?.hasPrefix(expected) == true, "\(Self.detail(imported) ?? "no detail")")
+    }
+
+    /// Names resolve as `mamlaunch run` resolves them: an `Apps/` folder name or a bundle id, in
+    /// any case, is the installed app (its own spelling, so no impostor answers to it).
+    @Test(arguments: ["Docs", "docs", "COM.CONTOSO.DOCS", "com.contoso.docs"])
+    func aFolderNameOrABundleIDInAnyCaseIsTheInstalledApp(_ name: String) {
+        var lab = CoreLab()
+        lab.core.appNames = ["docs": "com.contoso.docs"]
+        let impostor = lab.launch("COM.CONTOSO.DOCS")
+        let n = lab.launch("com.contoso.mail", account: "adele@contoso.com"), d = lab.launch("com.contoso.docs", account: "adele@contoso.com")
+        let shared = lab.send(n, .share(target: name, contentType: "com.adobe.pdf", name: "a.pdf"), lab.document("a"))
+        #expect(shared.error == nil, "\(Self.detail(shared) ?? "")")
+        #expect(lab.received(d).contains { if case .document = $0.frame.message { return true } else { return false } })
+        #expect(!lab.received(impostor).contains { if case .document = $0.frame.message { return true } else { return false } })
+        lab.run(lab.core.handle(.disconnected(d)))
+        #expect(Self.detail(lab.send(n, .importRequest(source: name, contentType: "com.adobe.pdf"), frameID: 9)) == "com.contoso.docs is not running")
     }
 
     @Test func anInstalledAppThatIsNotRunningIsNotRunning() {

@@ -27,6 +27,69 @@ struct FirstHourTests {
         #expect(real.out.contains("wipe of adele@contoso.com issued"), "\(real)")
     }
 
+    @Test func aWipeNamesTheAppAsRunDoesByFolderOrBundleID() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        for name in ["Mail", "mail", "COM.CONTOSO.MAIL"] {
+            let r = try Self.mamlaunch(["wipe", "--user", "adele@contoso.com", "--app", name, "--broker", b.launcherSocket])
+            #expect(r.status == 0 && r.out.contains("wipe of adele@contoso.com issued in com.contoso.mail"), "\(name): \(r)")
+        }
+    }
+
+    @Test func aSignInOfAnAccountTheTenantDoesNotKnowInItsOwnDomainIsRefusedSayingWhy() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", ["hello", "sleep", "3000"])
+        mail.waitForLines(1)
+        let typo = try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", ["signin", "--user", "nobody@contoso.com", "--pid", "\(mail.process.processIdentifier)",
+                                                                           "--broker", b.launcherSocket],
+                                        environment: BrokerHarness.environment, input: "contoso-ben\n", timeout: 30)
+        #expect(typo.status == 1, "\(typo)")
+        #expect(typo.out.contains("signin refused: nobody@contoso.com is not a user of tenant contoso.com"), "\(typo)")
+        // A known user with the wrong password hears why, not "see the broker's log".
+        // (The broker knows the app by the pid its launcher handed over: one of the launcher's children.)
+        var wrong: (status: Int32, out: String, err: String) = (0, "", "")
+        for pid in ProcessTree.descendants(of: mail.process.processIdentifier) {
+            wrong = try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", ["signin", "--user", "ben@contoso.com", "--pid", "\(pid)", "--broker", b.launcherSocket],
+                                         environment: BrokerHarness.environment, input: "not-bens\n", timeout: 30)
+            if !wrong.out.contains("was handed over") { break }
+        }
+        #expect(wrong.status == 1 && wrong.out.contains("ben@contoso.com was not signed in: wrong or missing credential"), "\(wrong)")
+        _ = mail.finish()
+    }
+
+    /// With --broker the launcher does not read the tenant; the broker does, and refuses the
+    /// hand-off of an app run for a typo of a user (before: it ran signed in as an outsider).
+    @Test func runWithABrokerRefusesAnUnknownUserInTheTenantsDomain() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let typo = try b.launch("Mail", user: "adel@contoso.com", ["hello", "sleep", "3000"])
+        _ = typo.finish()
+        #expect(typo.process.terminationStatus == 1, "\(typo.standardError)")
+        #expect(typo.standardError.contains("the broker refused com.contoso.mail: adel@contoso.com is not a user of tenant contoso.com"),
+                "\(typo.standardError)")
+        #expect(!b.auditRecords.contains { ($0["source"] as? [String: Any])?["identity"] as? String == "adel@contoso.com" })
+        // The user spelled right is handed over as before.
+        let right = try b.run("Mail", user: "adele@contoso.com", ["hello"])
+        #expect(right.step("hello")["managedAccount"] as? String == "adele@contoso.com", "\(right)")
+    }
+
+    /// Issue 22 item 4: inside the apps, another app is named as `mamlaunch run` names it.
+    @Test func insideTheAppsAnAppIsNamedByFolderOrBundleIDInAnyCase() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        let docs = try b.launch("Docs", ["hello", "wait-document", "serve-export", "n.txt", "from docs"])
+        docs.waitForLines(1)
+        let mail = try b.run("Mail", ["hello", "share", "docs", "public.plain-text", "q3.txt", "Q3", "import", "Docs", "public.plain-text"])
+        #expect(mail.step("share").outcome == "allowed", "\(mail)")
+        #expect(mail.step("import").outcome == "allowed", "\(mail)")
+        let got = docs.finish()
+        #expect(got.step("wait-document")["name"] as? String == "q3.txt", "\(got)")
+        // An unknown name is unknown, not "not running".
+        let typo = try b.run("Mail", ["hello", "import", "docs.contoso", "public.plain-text"])
+        #expect(String(describing: typo.step("import")).contains("no installed app has the bundle id docs.contoso"), "\(typo)")
+    }
+
     @Test func aSyncWithNoAppRunningIsRefused() throws {
         let b = try BrokerHarness()
         defer { b.stop() }

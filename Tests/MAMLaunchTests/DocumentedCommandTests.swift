@@ -6,8 +6,14 @@ import Testing
 /// docs/MATRIX.md, read from the documents as they are written (so a change to a document is
 /// tested), run in order, each document as one shell script (a broker started in one block
 /// serves the next), and every one must succeed. What cannot run here is left out by rule, each
-/// rule with its reason; the typos and interruptions of the same hour are TypoTests and
-/// InterruptionTests.
+/// rule with its reason. An app a person types into is run too: what its comment says to type
+/// ("then: say hello, save dropbox, policy, quit"; "in another: send docs q3.txt ...") goes in
+/// on standard input, with `-- --interactive` (the prompt without a terminal, as docs/SCRIPTING.md
+/// says a script does), and nothing it answers may be an unknown command, a usage line or a
+/// failure; one "in one terminal" serves in the background until the script ends. The typos
+/// and interruptions of the same hour are TypoTests, FirstHourTests and InterruptionTests. An
+/// app a script drives (`-- --script`) must answer no command with an error: two documented
+/// scripts ran "clean" while every answer was "not signed in".
 @Suite("The documented commands run as written", .serialized)
 struct DocumentedCommandTests {
     /// Commands not run, and why.
@@ -46,6 +52,23 @@ struct DocumentedCommandTests {
         return commands
     }
 
+    /// The shell lines that run an app a person types into: the comment's "then: A, B, C" or "in
+    /// another: A" typed in, then `quit`; "in one terminal", in the background until the end.
+    static func typedRun(_ command: String, comment written: String, scratch: String, index: Int) -> String {
+        let comment = written.range(of: #"\s#\s"#, options: .regularExpression).map { String(written[$0.upperBound...]) } ?? ""
+        let interactive = command + " -- --interactive"
+        if comment.contains("in one terminal") {
+            let fifo = "\(scratch)/typed-\(index)", log = "\(scratch)/typed-\(index).out"
+            return "mkfifo \(fifo); \(interactive) < \(fifo) > \(log) 2>&1 & exec 7> \(fifo); opened \(log)\n"
+        }
+        guard let said = ["then: ", "in another: "].lazy.compactMap({ comment.range(of: $0) }).first else {
+            return "printf '%s\\n' '-- left out: \(Self.quoted(String(written.prefix(60)))) (nothing to type is written beside it)'\n"
+        }
+        let lines = comment[said.upperBound...].components(separatedBy: ", ").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && $0 != "quit" } + ["quit"]
+        return "printf '%s\\n' " + lines.map { "'\(Self.quoted($0))'" }.joined(separator: " ") + " | \(interactive) 2>&1 | typed\n"
+    }
+
     @Test(arguments: ["README.md", "docs/INTEGRATION.md", "docs/MATRIX.md"])
     func everyDocumentedCommandSucceeds(_ document: String) throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-docs-\(UUID().uuidString.prefix(6))").path
@@ -59,6 +82,19 @@ struct DocumentedCommandTests {
             trap 'status=$?; jobs -p | xargs -r kill 2>/dev/null; wait; exit $status' EXIT
             # A broker started in the background serves once its launcher socket is there.
             serving() { for _ in $(seq 200); do [ -S "$1/launcher.sock" ] && return 0; sleep 0.05; done; echo "no broker at $1" >&2; return 1; }
+            # What a person typed into an app: every answer is read; none may be a refusal of the
+            # command itself (an unknown command, a usage line, a failure, an unknown app).
+            typed() {
+                local out; out="$(cat)"; printf '%s\n' "$out"
+                if grep -E "Unknown command|usage:|Could not|no installed app|is not running" <<<"$out" >&2; then return 1; fi
+            }
+            # An app driven by a script: no answer may be an error (a command it refused).
+            scripted() {
+                local out; out="$(cat)"; printf '%s\n' "$out"
+                if grep -F '"error":' <<<"$out" >&2; then return 1; fi
+            }
+            # An app a person keeps open in another terminal: it serves until the script ends.
+            opened() { for _ in $(seq 400); do grep -q "> " "$1" 2>/dev/null && return 0; sleep 0.05; done; cat "$1" >&2; return 1; }
 
             """
         var ran = 0
@@ -78,13 +114,15 @@ struct DocumentedCommandTests {
             }
             script += "printf '%s\\n' '-- \(Self.quoted(command))'\n"
             // An app a person drives at a terminal (a `run` with no input of its own, in the
-            // foreground): InteractiveTests drive the apps so, through a pseudo-terminal.
+            // foreground): what its comment says to type goes in, or it serves in the background.
             if command.contains(" run ") && !command.contains("--script") && !command.contains("<") && !command.hasSuffix("&")
                 && !command.contains("Courier") {
-                script += "printf '%s\\n' '-- left out: \(Self.quoted(String(written.prefix(60)))) (a person at a terminal: InteractiveTests)'\n"
+                script += Self.typedRun(command, comment: written, scratch: scratch, index: ran)
+                ran += 1
                 continue
             }
-            script += command + "\n"
+            // An app a script drives answers each command in JSON: none may be an error.
+            script += command + (command.hasSuffix("-- --script") ? " | scripted" : "") + "\n"
             if command.hasSuffix("&"), command.hasPrefix("mambroker") || command.hasPrefix("\(bin)/mambroker") {
                 let device = command.components(separatedBy: "--device ").last?.split(separator: " ").first.map(String.init) ?? ""
                 script += "serving \(device)\n"

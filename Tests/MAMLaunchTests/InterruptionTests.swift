@@ -29,6 +29,41 @@ struct InterruptionTests {
         try Self.interrupt(child, sig, folders: ["mamlab-device-\(child.pid)"])
     }
 
+    @Test("mamlaunch run --broker: its app, its cgroups and (--clean) its container go; the broker it did not start serves on",
+          arguments: signals)
+    func runWithABroker(_ sig: Int32) throws {
+        let broker = try TestBroker(prefix: "mamlab-interrupt-broker")
+        defer { broker.stop() }
+        let child = try ChildProcess(CommandRunner.executable.path, ["run", "Mail", "--user", "adele@contoso.com", "--broker", broker.launcherSocket,
+                                                                     "--containers", broker.containers, "--clean", "--", "--script"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        try child.input!.fileHandleForWriting.write(contentsOf: Data("hello\n".utf8))
+        let answered = try child.waitForOutput("Mail's answer to hello", timeout: 60) { String(decoding: $0, as: UTF8.self).contains("\"id\"") }
+        #expect(answered, "\(child.standardError)")
+        #expect(FileManager.default.fileExists(atPath: broker.containers + "/com.contoso.mail"), "Mail's container while it runs")
+        try Self.interrupt(child, sig, folders: [])
+        #expect(!FileManager.default.fileExists(atPath: broker.containers + "/com.contoso.mail"), "--clean: the container goes on a signal too")
+        #expect(broker.process?.isRunning == true, "a broker the run did not start is not its to stop")
+        let sync = try ChildProcess.run(CommandRunner.executable.path, ["sync", "--broker", broker.launcherSocket], environment: Self.environment, timeout: 30)
+        #expect(sync.out.contains("sync refused: no app with the SDK is running"), "Mail is gone from the broker: \(sync)")
+    }
+
+    @Test("mamlaunch run --no-broker: its app and cgroups go", arguments: signals)
+    func runWithNoBroker(_ sig: Int32) throws {
+        let containers = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-interrupt-\(UUID().uuidString.prefix(6))").path
+        defer { try? FileManager.default.removeItem(atPath: containers) }
+        // Any program under Notes' manifest: cat echoes what it reads, so its answer says it runs.
+        let child = try ChildProcess(CommandRunner.executable.path, ["run", "--manifest", CommandRunner.root.path + "/Apps/Notes/Info.plist", "--no-broker",
+                                                                     "--containers", containers, "--", "/bin/cat"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        try child.input!.fileHandleForWriting.write(contentsOf: Data("ping\n".utf8))
+        let answered = try child.waitForOutput("cat's echo", timeout: 60) { String(decoding: $0, as: UTF8.self).contains("ping") }
+        #expect(answered, "\(child.standardError)")
+        try Self.interrupt(child, sig, folders: [])
+    }
+
     @Test("mamlaunch matrix: the cells it has are written, and its brokers, apps, folders and cgroups go", arguments: signals)
     func matrix(_ sig: Int32) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-interrupt-\(UUID().uuidString.prefix(6))").path
@@ -64,15 +99,29 @@ struct InterruptionTests {
         try Self.interrupt(child, sig, folders: [], prefix: "mamlab-bench-broker-\(child.pid)-")
     }
 
+    @Test("mamlaunch bench-launch: its apps, cgroups and container folder go", arguments: signals)
+    func benchLaunch(_ sig: Int32) throws {
+        let child = try ChildProcess(CommandRunner.executable.path, ["bench-launch", "--iterations", "100000"],
+                                     environment: Self.environment, directory: CommandRunner.root.path)
+        defer { child.killTree() }
+        // Its launches are short: wait until one is under way, so the signal finds it running.
+        let deadline = Date(timeIntervalSinceNow: 60)
+        while ProcessTree.descendants(of: child.pid).isEmpty && Date() < deadline && child.process.isRunning { usleep(1_000) }
+        #expect(child.process.isRunning && Date() < deadline, "no launch seen: \(child.standardError)")
+        #expect(FileManager.default.fileExists(atPath: NSTemporaryDirectory() + "mamlab-bench-\(child.pid)"), "\(child.standardError)")
+        // (A launch lasts milliseconds: the one seen may have ended by the signal.)
+        try Self.interrupt(child, sig, folders: ["mamlab-bench-\(child.pid)"], running: false)
+    }
+
     // MARK: helpers
 
     static func name(_ sig: Int32) -> String { [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][sig] ?? "\(sig)" }
 
     /// Sends `sig` to the command, waits for it (a deadline), then finds none of what it had started.
-    static func interrupt(_ child: ChildProcess, _ sig: Int32, folders: [String], prefix: String? = nil) throws {
+    static func interrupt(_ child: ChildProcess, _ sig: Int32, folders: [String], prefix: String? = nil, running: Bool = true) throws {
         let pid = child.pid
         let started = ProcessTree.descendants(of: pid)
-        #expect(!started.isEmpty, "the command had started processes")
+        if running { #expect(!started.isEmpty, "the command had started processes") }
         kill(pid, sig)
         let status = try child.waitForExit("exit after \(name(sig))", timeout: 60)
         #expect(status == 128 + sig, "\(child.standardError.suffix(2000))")

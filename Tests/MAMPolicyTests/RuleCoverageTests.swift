@@ -47,7 +47,7 @@ struct RuleCoverageTests {
         // Blocking rules carry one of the messages of SEMANTICS §6.
         let messages = [UserMessage.sendNone, UserMessage.sendManaged, UserMessage.receiveNone, UserMessage.receiveManaged,
                         UserMessage.paste, "\(UserMessage.sharingTitle): \(UserMessage.sharing)", UserMessage.noHandler,
-                        UserMessage.identityRefused]
+                        UserMessage.noDocumentHandler, UserMessage.identityRefused]
         for rule in Rule.allCases where !rule.message.isEmpty { #expect(messages.contains(rule.message), "\(rule)") }
     }
 }

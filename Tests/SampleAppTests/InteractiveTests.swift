@@ -43,15 +43,38 @@ struct InteractiveTests {
         #expect(try session.quit() == 0)
     }
 
+    /// Issue 22: text copied in Notes (no SDK, so never the organization's) pasted into Ben's
+    /// Chat is refused by Chat's own clipboard level (4.3.3), which is what the user reads, not
+    /// that it is the organization's data.
+    @Test func chatSaysWhyPersonalTextIsNotPastedIn() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let notes = try ScriptedApp(broker, "Notes")
+        #expect(try notes.send("copy", "lunch at noon")["ok"]?.bool == true)
+        #expect(notes.finish() == 0)
+        let session = try TerminalSession(broker, "chat", user: "ben@contoso.com")
+        try session.waitFor("Chat says: ")
+        let pasted = try session.command("paste", until: "Rule: ")
+        #expect(pasted.contains("Blocked: paste into Chat."), "\(pasted)")
+        #expect(pasted.contains("Why: this app's policy does not take text pasted from that app (the text is not your organization's)."), "\(pasted)")
+        #expect(pasted.contains("The paste reads instead: \"Your organization's data cannot be pasted here.\""), "\(pasted)")
+        #expect(!pasted.contains("Why: Your organization's data"), "\(pasted)")
+        #expect(try session.quit() == 0)
+    }
+
     @Test func chatPrintsItsPolicyAndGreetingAndShowsTheSharingBlockedMessage() throws {
         let broker = try Broker()
         defer { broker.stop() }
         let session = try TerminalSession(broker, "chat", user: "ben@contoso.com")
         // The greeting is the app configuration's (the tenant's "Chat for Finance").
         try session.waitFor("Chat says: Welcome to Finance chat.")
-        try session.command("say \"lunch at noon\"", until: "(1 messages)")
+        try session.command("say \"lunch at noon\"", until: "(1 message)")
+        try session.command("say \"at the usual place\"", until: "(2 messages)")
         let policy = try session.command("policy", until: "may open from")
         #expect(policy.contains("Policy for ben@contoso.com: managed") && policy.contains("may save to: nowhere"), "\(policy)")
+        // The levels that decide sharing, as the admin set them (issue 22: none were shown).
+        #expect(policy.contains("send org data to: none") && policy.contains("receive data from: none") && policy.contains("clipboard: blocked"),
+                "\(policy)")
         let save = try session.command("save dropbox", until: "Rule: ")
         #expect(save.contains("Sharing blocked") && save.contains("Blocked: save the conversation to dropbox."), "\(save)")
         try session.command("nonsense", until: "Unknown command \"nonsense\"")
@@ -70,6 +93,9 @@ struct MoreInteractiveTests {
         defer { broker.stop() }
         let session = try TerminalSession(broker, "docs", user: "adele@contoso.com")
         try session.waitFor("docs> ")
+        // Its help lists what it does: Docs has no clipboard command, and its example uses none.
+        let help = try session.command("help", until: "double quotes")
+        #expect(!help.split(whereSeparator: \.isNewline).contains { $0.trimmingCharacters(in: .whitespaces).hasPrefix("copy") }, "\(help)")
         try session.command("write plan.txt \"Q3 plan\"", until: "Wrote plan.txt, owned by adele@contoso.com, encrypted.")
         try session.command("list", until: "plan.txt  owner: adele@contoso.com")
         try session.command("read plan.txt", until: "Q3 plan")

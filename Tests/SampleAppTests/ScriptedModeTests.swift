@@ -24,6 +24,18 @@ struct ScriptedModeTests {
         }
     }
 
+    /// Issue 22: an account unenrolled with a wipe is signed out: `hello` no longer lists it.
+    @Test func anAccountUnenrolledWithAWipeIsNoLongerSignedIn() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let mail = try ScriptedApp(broker, "Mail", user: "adele@contoso.com")
+        #expect(try mail.send("hello")["accounts"] == .array([.string("adele@contoso.com")]))
+        _ = try mail.send("unenroll", "adele@contoso.com", "wipe")
+        let after = try mail.send("hello")
+        #expect(after["accounts"] == .array([]), "\(after)")
+        #expect(mail.finish() == 0)
+    }
+
     /// The runtime every SDK app links must not set off the sandbox's alarm by itself: a
     /// violation line is to mean the app did something it should not (libdispatch's syslog of a
     /// refused priority raise did so at every start).

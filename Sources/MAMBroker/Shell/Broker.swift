@@ -44,6 +44,9 @@ public final class Broker: @unchecked Sendable {
         /// Requests one app may make in a second (its connections together); past it they are
         /// refused (`limitReached`) and counted in the audit.
         public var requestsPerSecond = 2000
+        /// The installed apps' `Apps/` folder names (lowercased) and their bundle ids: an app
+        /// names another as `mamlaunch run` does (BrokerCore.installedBundleID(named:)).
+        public var appNames: [String: String] = [:]
 
         public init(deviceDirectory: String, publicSocket: String? = nil, launcherSocket: String? = nil,
                     limits: BrokerLimits = BrokerLimits(), auditMaximumBytes: Int = 64 << 20) {
@@ -146,6 +149,7 @@ public final class Broker: @unchecked Sendable {
                           pasteboard: pasteboard, files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
                           conditionalAccess: conditionalAccess, credentials: Credential.matches)
+        core.appNames = configuration.appNames
         pasteFlip = configuration.testFlip == "paste" ? PasteFlip(text: pasteboard?.text) : nil
         loop = try EventLoop()
         store.reserveAhead = persistence
@@ -334,6 +338,15 @@ public final class Broker: @unchecked Sendable {
             }
             switch message {
             case let .adopt(a):
+                // A --user in one of the tenant's domains that the tenant does not know is a typo:
+                // the app would run signed in as an outsider, unmanaged, with no word. Refused;
+                // the launcher says why, stops the app and fails.
+                if let account = a.account, let typo = core.unknownInOwnDomain(account) {
+                    raw.descriptor.map { _ = close($0) }
+                    try? LauncherMessage.controlReply(ok: false, detail: "the broker refused \(a.bundleID): \(typo)").send(on: socket)
+                    log(LogLine(level: .warning, message: "hand-off refused", metadata: ["app": "\(a.bundleID)", "reason": "\(typo)"]))
+                    continue
+                }
                 guard let lookup = configuration.installedProgram else {
                     admit(a, connection: raw.descriptor!, launcher: socket.fd, expected: nil)
                     continue
@@ -370,7 +383,9 @@ public final class Broker: @unchecked Sendable {
                 }
                 apply(core.handle(.sync))
                 try? LauncherMessage.controlReply(ok: true, detail: "\(running.count) running app\(running.count == 1 ? "" : "s") checked in: \(running.joined(separator: ", "))").send(on: socket)
-            case let .wipe(account, app):
+            case let .wipe(account, named):
+                // The app as `mamlaunch run` names it (folder or bundle id), wiped under its own id.
+                let app = named.map(core.installedBundleID(named:))
                 if let refusal = core.wipeRefusal(account: account, app: app) {
                     try? LauncherMessage.controlReply(ok: false, detail: "wipe refused: \(refusal)").send(on: socket)
                     log(LogLine(level: .notice, message: "wipe refused", metadata: ["reason": "\(refusal)"]))
@@ -385,11 +400,16 @@ public final class Broker: @unchecked Sendable {
                 let mine = launcherOf.filter { $0.value == socket.fd }.keys.first { core.pid(of: $0) == pid }
                 let session = mine ?? launcherOf.keys.sorted().first { core.pid(of: $0) == pid }
                 let reply: LauncherMessage
-                if let session {
+                if let typo = core.unknownInOwnDomain(account) {
+                    reply = .controlReply(ok: false, detail: "signin refused: \(typo)")
+                } else if let session {
                     let effects = core.handle(.signIn(session, account: account, secret: secret, sameLauncher: mine != nil))
-                    let refused = effects.contains { if case .log(let l) = $0, l.level == .warning { return true } else { return false } }
+                    let refusal = effects.lazy.compactMap { effect -> String? in
+                        if case .log(let l) = effect, l.level == .warning { return l.message.replacingOccurrences(of: "sign-in refused: ", with: "") }
+                        return nil
+                    }.first
                     apply(effects)
-                    reply = .controlReply(ok: !refused, detail: refused ? "\(account) was not signed in (see the broker's log)" : "\(account) signed in to pid \(pid)")
+                    reply = .controlReply(ok: refusal == nil, detail: refusal.map { "\(account) was not signed in: \($0)" } ?? "\(account) signed in to pid \(pid)")
                 } else {
                     reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over by a launcher")
                 }

@@ -31,6 +31,9 @@ public enum UserMessage {
     public static let sharingTitle = "Sharing not allowed"
     public static let sharing = "Your organization does not allow this sharing."
     public static let noHandler = "No app on this device can open this link."
+    /// [chosen] The share sheet offers no app that declares the document's type; the link's
+    /// words would name the wrong thing.
+    public static let noDocumentHandler = "No app on this device can open this type of document."
     /// [chosen] The SDK reports a refused switch as a result code, not a text; this is MAMLab's.
     public static let identityRefused = "This account cannot be used in this app."
 }

@@ -134,7 +134,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .saveSendNone, .saveLocationNotAllowed, .saveWrongAccount, .saveOther, .openReceiveNone,
              .openLocationNotAllowed, .openWrongAccount, .openOther:
             return "\(UserMessage.sharingTitle): \(UserMessage.sharing)"
-        case .urlNotHandled, .openInTypeNotDeclared: return UserMessage.noHandler
+        case .urlNotHandled: return UserMessage.noHandler
+        case .openInTypeNotDeclared: return UserMessage.noDocumentHandler
         case .identityNoSDK, .identityNotSignedIn, .identitySecondManaged: return UserMessage.identityRefused
         default: return ""
         }
