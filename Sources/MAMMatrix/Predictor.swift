@@ -47,6 +47,20 @@ public struct Predictor: Sendable {
                             personalAccountSignedIn: alsoPersonal)
     }
 
+    /// Whether an open-url cell's link opens in its target: the device routes a URL to one
+    /// handler among the installed apps (the engine's routeURL, which the broker asks too), so
+    /// a link two browsers take reaches only one of them. True when nothing takes it at all
+    /// (the cell shows the link blocked) and for a party the engine refuses (the cell says why).
+    public func linkOpens(in cell: Cell, payload: Payload) -> Bool {
+        guard cell.channel.channel == .openURL, let spec = cell.target, let target = manifest(spec.app),
+              let source = try? party(cell.source) else { return true }
+        let url = cell.channel.url ?? Self.url(for: target, payload: payload)
+        let installed = Dictionary(manifests.values.map { ($0.bundleID.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
+            .values.map { engine.party($0, identity: engine.defaultIdentity(for: $0)) }
+        guard let handler = engine.routeURL(url, from: source, among: installed).target else { return true }
+        return handler.bundleID.lowercased() == target.bundleID.lowercased()
+    }
+
     /// The URL a source opens to reach `target`: its first own scheme (not a twin).
     public static func url(for target: AppManifest, payload: Payload) -> String {
         let scheme = target.urlSchemes.first { !$0.hasSuffix(URLText.twinSuffix) } ?? target.urlSchemes.first ?? "unknown"

@@ -106,7 +106,8 @@ struct MatrixCommand: ParsableCommand {
                                          parties: parties, catalog: catalog)
         let manifest = { (app: String) in setup.predictors.values.first?.manifest(app) }
         let cells = Plan.cells(setup.experiment, bundleID: { manifest($0)?.bundleID },
-                               handles: { app, scheme in manifest(app)?.handles(scheme: scheme) ?? false })
+                               handles: { app, scheme in manifest(app)?.handles(scheme: scheme) ?? false },
+                               lands: { setup.predictors[$0.policy]?.linkOpens(in: $0, payload: setup.experiment.payload) ?? true })
         guard !cells.isEmpty else { throw World.Failure(description: "the experiment has no cells") }
         let progress = Progress(total: cells.count)
         var results = MatrixPrediction.run(cells, predictors: setup.predictors, payload: setup.experiment.payload)
