@@ -44,7 +44,7 @@ struct Explain: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The tenant file (default: Policies/contoso/tenant.json).", valueName: "FILE"))
+    @Option(help: ArgumentHelp("The tenant file or a Graph tenant export (docs/POLICIES.md; default: Policies/contoso/tenant.json).", valueName: "FILE"))
     var tenant: String?
 
     @Option(help: ArgumentHelp("Apply this policy file's settings to every policy of the tenant, keeping their targeting.", valueName: "FILE"))

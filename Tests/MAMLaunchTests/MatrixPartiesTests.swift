@@ -55,6 +55,31 @@ struct MatrixPartiesTests {
         #expect(r.stderr.contains("Stand-ins") && r.stderr.contains("Outlook (com.microsoft.office.outlook)"))
     }
 
+    @Test("a Graph tenant export: check validates it with key paths, and the default experiment runs its users and apps live")
+    func graphTenantExport() throws {
+        let export = CommandRunner.root.appendingPathComponent("Policies/graph-export/fabrikam-export.json").path
+        let checked = try CommandRunner.run(["check", export])
+        #expect(checked.status == 0 && checked.stdout.contains("0 errors, 0 warnings"), "\(checked.stdout) \(checked.stderr)")
+        let r = try CommandRunner.run(["matrix", "--tenant", export, "--format", "json"])
+        #expect(r.status == 0, "\(r.stdout.suffix(1500)) \(r.stderr.suffix(1500))")
+        let cells = Self.cells(r.stdout)
+        #expect(!cells.isEmpty && cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true })
+        let sources = Set(cells.compactMap { ($0["source"] as? [String: Any])?["party"] as? String })
+        #expect(sources.isSuperset(of: ["Outlook (megan)", "Word (megan)", "OneDrive (megan)", "Edge (megan)", "Gmail (personal mail)"]), "\(sources.sorted())")
+        #expect(!r.stdout.contains("adele") && !r.stdout.contains("com.contoso"))
+        // An assignment to a group the export does not hold: file, key path and the groups it has.
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = try String(contentsOfFile: export, encoding: .utf8)
+        let bad = dir + "/bad-export.json"
+        try Data(text.replacingOccurrences(of: "\"groupId\": \"b81e4d07-52c9-4f3a-8e1d-6a0c9f2b4e75\"", with: "\"groupId\": \"no-such-group\"").utf8)
+            .write(to: URL(fileURLWithPath: bad))
+        let refused = try CommandRunner.run(["check", bad])
+        #expect(refused.status != 0)
+        #expect((refused.stdout + refused.stderr).contains("iosManagedAppProtections.value[1].assignments[1].target.groupId"), "\(refused.stdout) \(refused.stderr)")
+        #expect((refused.stdout + refused.stderr).contains("unknown group \"no-such-group\""))
+    }
+
     @Test("a party account that is not the tenant's is an error before anything starts, naming party and tenant")
     func foreignAccountsAreRefused() throws {
         let dir = try Self.folder()
