@@ -7,6 +7,8 @@ public struct Predictor: Sendable {
     public let engine: PolicyEngine
     /// An app name (Apps/ folder or bundle id) to its manifest.
     let manifests: [String: AppManifest]
+    /// Every app once, as it starts: the handlers a link is routed among (linkOpens).
+    let installed: [Party]
 
     public init(engine: PolicyEngine, apps: [(name: String, manifest: AppManifest)]) {
         self.engine = engine
@@ -16,6 +18,9 @@ public struct Predictor: Sendable {
             m[manifest.bundleID.lowercased()] = m[manifest.bundleID.lowercased()] ?? manifest
         }
         self.manifests = m
+        var seen = Set<String>()
+        self.installed = apps.map(\.manifest).filter { seen.insert($0.bundleID.lowercased()).inserted }
+            .map { engine.party($0, identity: engine.defaultIdentity(for: $0)) }
     }
 
     public func manifest(_ app: String) -> AppManifest? { manifests[app.lowercased()] }
@@ -55,8 +60,6 @@ public struct Predictor: Sendable {
         guard cell.channel.channel == .openURL, let spec = cell.target, let target = manifest(spec.app),
               let source = try? party(cell.source) else { return true }
         let url = cell.channel.url ?? Self.url(for: target, payload: payload)
-        let installed = Dictionary(manifests.values.map { ($0.bundleID.lowercased(), $0) }, uniquingKeysWith: { a, _ in a })
-            .values.map { engine.party($0, identity: engine.defaultIdentity(for: $0)) }
         guard let handler = engine.routeURL(url, from: source, among: installed).target else { return true }
         return handler.bundleID.lowercased() == target.bundleID.lowercased()
     }

@@ -57,6 +57,14 @@ struct TenantExportTests {
         #expect(loaded.tenant.users.isEmpty && loaded.warnings.contains { $0.path == "$.groups[0].members[0]" && $0.message.contains("#microsoft.graph.device") })
     }
 
+    @Test func aMemberListCutShortOrWithoutUPNsIsSaid() throws {
+        let cut = ##"{"iosManagedAppProtections": [], "groups": [{"id": "g", "members@odata.nextLink": "https://graph.microsoft.com/v1.0/groups/g/members?$skiptoken=x", "members": [{"id": "1", "userPrincipalName": "a@f.com"}]}]}"##
+        #expect(try Self.load(cut).warnings.contains { $0.path == "$.groups[0].members@odata.nextLink" && $0.message.contains("at most 20") })
+        let hidden = ##"{"iosManagedAppProtections": [], "groups": [{"id": "g", "members": [{"@odata.type": "#microsoft.graph.user", "id": "1", "userPrincipalName": null}]}]}"##
+        let e = Self.errors(hidden)
+        #expect(e.map(\.path) == ["$.groups[0].members[0].userPrincipalName"] && e[0].message.contains("User.Read.All"), "\(e)")
+    }
+
     @Test func aPolicyExportedWithoutItsAppsIsSaid() throws {
         let json = ##"{"iosManagedAppProtections": [{"@odata.type": "#microsoft.graph.iosManagedAppProtection", "id": "T_1", "displayName": "Bare"}], "groups": [\##(Self.group)]}"##
         let loaded = try Self.load(json)

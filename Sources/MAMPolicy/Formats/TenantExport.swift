@@ -34,6 +34,11 @@ public enum TenantExport {
         tenant.reindex()
         let knownGroups = Set(tenant.groups.map { $0.lowercased() })
         if let device = doc.member("device") { tenant.device = TenantFile.readDevice(device, tenant, &log) }
+        for key in [policiesKey, "targetedManagedAppConfigurations", "groups"] {
+            if let next = doc.member(key)?.member("@odata.nextLink") {
+                log.append(next.problem(.warning, "only the first page of \(key) is here (a next link): follow @odata.nextLink and put every page's items in one \"value\""))
+            }
+        }
         tenant.policies = TenantFile.readPolicies(doc.member(policiesKey)!, knownGroups: knownGroups, resolve: { (reference: String) throws -> (name: String, data: Data) in
             // An export holds its policies whole; a file reference belongs in a tenant file.
             throw LoadFailure([Diagnostic(.error, file: doc.file, path: "", message: "\"$ref\" \(reference): a Graph export holds its policies, not references to files")])
@@ -65,6 +70,11 @@ public enum TenantExport {
                 log.append(group.problem(.warning, "group \(id) has no \"members\": export the groups with $expand=members"))
                 continue
             }
+            // Graph's $expand returns a bounded number of directory objects (20 members) and
+            // says so with a next link: a group cut short would lose users silently.
+            if let next = group.member("members@odata.nextLink") ?? list.member("@odata.nextLink") {
+                log.append(next.problem(.warning, "group \(id)'s members are not all here (a next link): $expand lists at most 20; export GET /groups/\(id)/members, follow its @odata.nextLink, and put every member under \"members\""))
+            }
             for member in list.listOrGraphResponse(of: "members", &log) ?? [] {
                 guard member.object(&log) != nil else { continue }
                 let type = member.member("@odata.type")?.string(&log) ?? "#microsoft.graph.user"
@@ -74,6 +84,11 @@ public enum TenantExport {
                 }
                 guard let upnNode = member.member("userPrincipalName") else {
                     log.append(member.problem("a user member needs its \"userPrincipalName\""))
+                    continue
+                }
+                if case .null = upnNode.node.value {
+                    // Graph answers only @odata.type and id for objects the exporter may not read.
+                    log.append(upnNode.problem("the user's userPrincipalName is null: the export was made without permission to read users (User.Read.All)"))
                     continue
                 }
                 guard let upn = upnNode.string(&log) else { continue }
