@@ -33,6 +33,12 @@ public struct MatrixDiff: Sendable {
     public struct Change: Sendable {
         public var a: CellResult
         public var b: CellResult
+
+        /// The target, or both when a web link opens in another app under policy B.
+        public var target: String {
+            let ta = a.cell.target?.name ?? a.cell.account ?? "-", tb = b.cell.target?.name ?? b.cell.account ?? "-"
+            return ta == tb ? ta : ta + " → " + tb
+        }
     }
 
     public var policyA: String
@@ -89,7 +95,7 @@ public struct MatrixDiff: Sendable {
     public var table: String {
         var rows: [[String]] = [["source", "channel", "target", policyA, policyB, "setting"]]
         for c in changes {
-            rows.append([c.a.cell.source.name, c.a.cell.channel.description, c.a.cell.target?.name ?? c.a.cell.account ?? "-",
+            rows.append([c.a.cell.source.name, c.a.cell.channel.description, c.target,
                          c.a.shown.short, c.b.shown.short, reasons(c).joined(separator: "; ")])
         }
         return MatrixReport.align(rows) + "\n\(changes.count) of \(compared) cells change from \(policyA) to \(policyB)"

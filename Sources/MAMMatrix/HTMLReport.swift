@@ -213,10 +213,8 @@ struct HTMLReport {
         h += "<table class=\"list words\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th><th>\(esc(diff.policyA))</th><th>\(esc(diff.policyB))</th><th>setting that changed it</th></tr>\n"
         for c in diff.changes {
             let a = Self.colours[c.a.shown.outcome]!, b = Self.colours[c.b.shown.outcome]!
-            // A web link may open in another app under the other policy (the managed browser).
-            let ta = c.a.cell.target?.name ?? c.a.cell.account ?? "-", tb = c.b.cell.target?.name ?? c.b.cell.account ?? "-"
             let (wa, na) = Self.why(c.a), (wb, nb) = Self.why(c.b)
-            h += "<tr><td>\(esc(c.a.cell.source.name))</td><td>\(esc(c.a.cell.channel.description))</td><td>\(esc(ta == tb ? ta : ta + " → " + tb))</td>"
+            h += "<tr><td>\(esc(c.a.cell.source.name))</td><td>\(esc(c.a.cell.channel.description))</td><td>\(esc(c.target))</td>"
             h += "<td><div class=\"dcell\" style=\"background:linear-gradient(90deg,\(a.background) 50%,\(b.background) 50%)\" title=\"\(esc(Self.outcomeWords(c.a.shown) + " → " + Self.outcomeWords(c.b.shown)))\">\(a.letter)\(b.letter)</div></td>"
             h += "<td class=\"why\">\(esc(wa))<span class=\"note\">\(esc(na))</span></td><td class=\"why\">\(esc(wb))<span class=\"note\">\(esc(nb))</span></td>"
             h += "<td>\(esc(diff.reasons(c).joined(separator: "; ")))</td></tr>\n"

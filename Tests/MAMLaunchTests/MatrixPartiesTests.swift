@@ -173,6 +173,12 @@ struct MatrixPartiesTests {
         #expect(link("level-1", "Outlook (adele)", https).map(\.target) == ["Safari (system browser)"])
         #expect(link("level-2", "Outlook (adele)", https).map(\.target) == ["Edge (adele)"])
         #expect(link("level-2", "Outlook (adele)", https).map(\.live) == ["rewritten"])
+        // The diff pairs Outlook's link across the levels although it moved, and says where to.
+        let diff = try CommandRunner.run(["matrix", exp, "--predict", "--diff", "level-1-enterprise-basic-data-protection-iOS",
+                                          "level-2-enterprise-enhanced-data-protection-iOS"])
+        let row = diff.stdout.split(separator: "\n").first { $0.hasPrefix("Outlook (adele)") && $0.contains(https) }
+        #expect(row?.contains("Safari (system browser) → Edge (adele)") == true && row?.contains("managedBrowserToOpenLinksRequired: false → true") == true,
+                "\(diff.stdout)")
     }
 
     @Test("live: stand-ins under the level 2 framework policy: Outlook, Word, OneDrive, Gmail and Edge, every cell agrees")
