@@ -92,7 +92,12 @@ extension BrokerCore {
         let source = auditParty(id)
         let scheme = URLText.scheme(of: url).map { String($0).lowercased() } ?? ""
         let running = sessions.values.filter { $0.conversation.greeted && $0.id != id }.map(\.id).sorted()
-        let routed = engine.routeURL(url, from: me, among: running.map { party($0) })
+        // The device picks the handler among every installed app, running or not (the engine's
+        // routeURL): the first running handler would make the answer depend on what runs.
+        // A running app is decided as it runs (its identity now), one that is not as it starts.
+        let runningApps = Set(running.map { party($0).bundleID.lowercased() })
+        let idle = installedParties().filter { !runningApps.contains($0.bundleID.lowercased()) }
+        let routed = engine.routeURL(url, from: me, among: running.map { party($0) } + idle)
         if let target = routed.target, let handler = running.first(where: { party($0).bundleID == target.bundleID }) {
             let d = routed.decision
             let e = entry(d, session: id, request: frameID, channel: "open-url", source: source, target: auditParty(handler), type: scheme, url: url)
@@ -111,10 +116,9 @@ extension BrokerCore {
         }
         // Not running: decided as if the installed app were; it is started, and the decision is
         // final (answered and audited) once it says hello.
-        let installed = engine.routeURL(url, from: me, among: installedParties())
-        let d = installed.decision
-        guard d.allowed, let target = installed.target else {
-            let t = installed.target.map { AuditEntry.Party(app: $0.bundleID, identity: $0.identity.description, managed: $0.isManaged) }
+        let d = routed.decision
+        guard d.allowed, let target = routed.target else {
+            let t = routed.target.map { AuditEntry.Party(app: $0.bundleID, identity: $0.identity.description, managed: $0.isManaged) }
             out.append(.audit(entry(d, session: id, request: frameID, channel: "open-url", source: source, target: t, type: scheme, url: url)))
             out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
             return .success(())

@@ -68,8 +68,12 @@ public enum Plan {
     /// - Parameter handles: whether an app handles a URL scheme: a generated open-url cell with
     ///   an explicit URL (a web link) goes only to targets that handle its scheme, or, for http
     ///   and https, the managed browser's (a link opens in a browser, not in any app).
+    /// - Parameter lands: whether a generated open-url cell's link opens in its target (the
+    ///   device routes it to one handler: Predictor.linkOpens); a cell towards another
+    ///   handler would test nothing.
     public static func cells(_ experiment: Experiment, bundleID: (String) -> String?,
-                             handles: (String, String) -> Bool = { _, _ in true }) -> [Cell] {
+                             handles: (String, String) -> Bool = { _, _ in true },
+                             lands: (Cell) -> Bool = { _ in true }) -> [Cell] {
         var cells: [Cell] = []
         func opens(_ channel: ChannelSpec, _ target: PartySpec) -> Bool {
             guard let url = channel.url, let scheme = URLText.scheme(of: url)?.lowercased() else { return true }
@@ -93,7 +97,9 @@ public enum Plan {
                     }
                     for target in experiment.parties where apps[target.name] != apps[source.name] && signedIn(target, channel)
                         && opens(channel, target) {
-                        add(Cell(id: 0, policy: policy.label, channel: channel, source: source, target: target))
+                        let cell = Cell(id: 0, policy: policy.label, channel: channel, source: source, target: target)
+                        if channel.channel == .openURL && !lands(cell) { continue }
+                        add(cell)
                     }
                 }
             }

@@ -11,6 +11,12 @@ public struct MatrixDiff: Sendable {
         return out
     }
 
+    /// An open-url cell with an explicit URL, by source and link (not target).
+    static func linkKey(_ cell: Cell) -> String? {
+        guard cell.channel.channel == .openURL, cell.channel.url != nil else { return nil }
+        return "\(cell.source.name)|\(cell.channel)|\(cell.account ?? "")"
+    }
+
     static func text(_ node: Node) -> String {
         switch node.value {
         case .null: return "null"
@@ -27,6 +33,12 @@ public struct MatrixDiff: Sendable {
     public struct Change: Sendable {
         public var a: CellResult
         public var b: CellResult
+
+        /// The target, or both when a web link opens in another app under policy B.
+        public var target: String {
+            let ta = a.cell.target?.name ?? a.cell.account ?? "-", tb = b.cell.target?.name ?? b.cell.account ?? "-"
+            return ta == tb ? ta : ta + " → " + tb
+        }
     }
 
     public var policyA: String
@@ -42,14 +54,22 @@ public struct MatrixDiff: Sendable {
         self.policyA = policyA
         self.policyB = policyB
         self.settings = settings
-        let bByKey = Dictionary(results.filter { $0.cell.policy == policyB }.map { ($0.cell.key, $0) }, uniquingKeysWith: { a, _ in a })
+        let inB = results.filter { $0.cell.policy == policyB }
+        let bByKey = Dictionary(inB.map { ($0.cell.key, $0) }, uniquingKeysWith: { a, _ in a })
+        // A web link opens in one app, the device's choice, and a policy may move it (the
+        // managed browser's rewrite): a link cell with no partner is compared with the same
+        // source's same link wherever it opened under the other policy.
+        let aKeys = Set(results.filter { $0.cell.policy == policyA }.map(\.cell.key))
+        let bByLink = Dictionary(inB.filter { Self.linkKey($0.cell) != nil && !aKeys.contains($0.cell.key) }
+                                    .map { (Self.linkKey($0.cell)!, $0) }, uniquingKeysWith: { a, _ in a })
         var changes: [Change] = []
         var compared = 0
         for a in results where a.cell.policy == policyA {
-            guard let b = bByKey[a.cell.key] else { continue }
+            guard let b = bByKey[a.cell.key] ?? Self.linkKey(a.cell).flatMap({ bByLink[$0] }) else { continue }
             compared += 1
             let x = a.shown, y = b.shown
-            if x.outcome != y.outcome || x.rule != y.rule || x.identity != y.identity || x.managed != y.managed {
+            if x.outcome != y.outcome || x.rule != y.rule || x.identity != y.identity || x.managed != y.managed
+                || a.cell.target?.name != b.cell.target?.name {
                 changes.append(Change(a: a, b: b))
             }
         }
@@ -75,7 +95,7 @@ public struct MatrixDiff: Sendable {
     public var table: String {
         var rows: [[String]] = [["source", "channel", "target", policyA, policyB, "setting"]]
         for c in changes {
-            rows.append([c.a.cell.source.name, c.a.cell.channel.description, c.a.cell.target?.name ?? c.a.cell.account ?? "-",
+            rows.append([c.a.cell.source.name, c.a.cell.channel.description, c.target,
                          c.a.shown.short, c.b.shown.short, reasons(c).joined(separator: "; ")])
         }
         return MatrixReport.align(rows) + "\n\(changes.count) of \(compared) cells change from \(policyA) to \(policyB)"

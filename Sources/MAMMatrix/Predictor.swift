@@ -7,6 +7,8 @@ public struct Predictor: Sendable {
     public let engine: PolicyEngine
     /// An app name (Apps/ folder or bundle id) to its manifest.
     let manifests: [String: AppManifest]
+    /// Every app once, as it starts: the handlers a link is routed among (linkOpens).
+    let installed: [Party]
 
     public init(engine: PolicyEngine, apps: [(name: String, manifest: AppManifest)]) {
         self.engine = engine
@@ -16,6 +18,9 @@ public struct Predictor: Sendable {
             m[manifest.bundleID.lowercased()] = m[manifest.bundleID.lowercased()] ?? manifest
         }
         self.manifests = m
+        var seen = Set<String>()
+        self.installed = apps.map(\.manifest).filter { seen.insert($0.bundleID.lowercased()).inserted }
+            .map { engine.party($0, identity: engine.defaultIdentity(for: $0)) }
     }
 
     public func manifest(_ app: String) -> AppManifest? { manifests[app.lowercased()] }
@@ -45,6 +50,18 @@ public struct Predictor: Sendable {
         }
         return engine.party(app, identity: engine.tenant.identity(named: name), enrolled: enrolled,
                             personalAccountSignedIn: alsoPersonal)
+    }
+
+    /// Whether an open-url cell's link opens in its target: the device routes a URL to one
+    /// handler among the installed apps (the engine's routeURL, which the broker asks too), so
+    /// a link two browsers take reaches only one of them. True when nothing takes it at all
+    /// (the cell shows the link blocked) and for a party the engine refuses (the cell says why).
+    public func linkOpens(in cell: Cell, payload: Payload) -> Bool {
+        guard cell.channel.channel == .openURL, let spec = cell.target, let target = manifest(spec.app),
+              let source = try? party(cell.source) else { return true }
+        let url = cell.channel.url ?? Self.url(for: target, payload: payload)
+        guard let handler = engine.routeURL(url, from: source, among: installed).target else { return true }
+        return handler.bundleID.lowercased() == target.bundleID.lowercased()
     }
 
     /// The URL a source opens to reach `target`: its first own scheme (not a twin).

@@ -185,7 +185,7 @@ extension MatrixReport {
             out += "Cells whose outcome changes from **\(diff.policyA)** to **\(diff.policyB)**: \(diff.changes.count) of \(diff.compared).\n\n"
             out += "| source | channel | target | \(Self.md(diff.policyA)) | \(Self.md(diff.policyB)) |\n|---|---|---|---|---|\n"
             for c in diff.changes {
-                out += "| \(Self.md(c.a.cell.source.name)) | \(Self.md(c.a.cell.channel.description)) | \(Self.md(c.a.cell.target?.name ?? c.a.cell.account ?? "-")) | \(Self.md(c.a.shown.short)) | \(Self.md(c.b.shown.short)) |\n"
+                out += "| \(Self.md(c.a.cell.source.name)) | \(Self.md(c.a.cell.channel.description)) | \(Self.md(c.target)) | \(Self.md(c.a.shown.short)) | \(Self.md(c.b.shown.short)) |\n"
             }
             return out
         }

@@ -35,7 +35,7 @@ struct MAMBrokerCommand: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The tenant file.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("The tenant file or a Graph tenant export (docs/POLICIES.md).", valueName: "FILE"))
     var tenant: String
 
     @Option(help: ArgumentHelp("The device directory: state, audit log, storage locations, sockets.", valueName: "DIR"))

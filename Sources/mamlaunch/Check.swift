@@ -7,8 +7,10 @@ struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate tenants, policy files and app manifests.",
         discussion: """
-            Each PATH is a tenant file, a policy file (Graph JSON: one policy, an array, or a list \
-            response {"value": [...]}; or a debug-form .plist), an app's Info.plist, an app \
+            Each PATH is a tenant file, a Graph tenant export (iosManagedAppProtections, \
+            targetedManagedAppConfigurations and groups with their apps, assignments and \
+            members expanded; docs/POLICIES.md), a policy file (Graph JSON: one policy, an \
+            array, or a list response {"value": [...]}; or a debug-form .plist), an app's Info.plist, an app \
             catalog ({"apps": [...]}, docs/CATALOG.md), or a folder searched for *.json and \
             *.plist. With no PATH, checks the project's Policies/ and Apps/. An app of the \
             built-in catalog (Policies/catalog/apps.json) or of a checked catalog counts as known: \
@@ -153,7 +155,8 @@ enum InputKind {
             return object["CFBundleIdentifier"] != nil ? .manifest : .policy
         }
         guard let node = try? JSONParser.parse(data) else { return .policy }
-        if node["users"] != nil || node["device"] != nil || (node["policies"] != nil && node["@odata.type"] == nil) {
+        if node["users"] != nil || node["device"] != nil || (node["policies"] != nil && node["@odata.type"] == nil)
+            || node["iosManagedAppProtections"] != nil {
             return .tenant
         }
         // A catalog is {"apps": [...]} alone; a Graph policy with its apps has settings beside them.

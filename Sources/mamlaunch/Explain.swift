@@ -44,7 +44,7 @@ struct Explain: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The tenant file (default: Policies/contoso/tenant.json).", valueName: "FILE"))
+    @Option(help: ArgumentHelp("The tenant file or a Graph tenant export (docs/POLICIES.md; default: Policies/contoso/tenant.json).", valueName: "FILE"))
     var tenant: String?
 
     @Option(help: ArgumentHelp("Apply this policy file's settings to every policy of the tenant, keeping their targeting.", valueName: "FILE"))
@@ -123,6 +123,12 @@ struct Explain: ParsableCommand {
         case .openURL:
             if let target {
                 decision = engine.openURL(url!, from: source!, to: target)
+                // The device opens a link in one app (docs/SEMANTICS.md §4.4), as the broker routes it.
+                let installed = world.apps.map { engine.party($0.manifest, identity: engine.defaultIdentity(for: $0.manifest)) }
+                if let opens = engine.routeURL(url!, from: source!, among: installed).target,
+                   opens.bundleID.lowercased() != target.bundleID.lowercased() {
+                    notes.append("on this device the link opens in \(opens.bundleID), not in \(target.bundleID): the device's choice among the apps that take it (docs/SEMANTICS.md §4.4)")
+                }
             } else {
                 decision = engine.isURLAllowed(url!, by: source!, isKnownManagedAppScheme: knownManagedScheme)
             }

@@ -77,7 +77,7 @@ struct MatrixCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The random cells' seed.", valueName: "S"))
     var seed: UInt64 = 1
 
-    @Option(help: ArgumentHelp("The tenant file (default: the experiment's, else Policies/contoso/tenant.json). With the default experiment, the parties are made from this tenant's policies, users and apps.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("The tenant file or a Graph tenant export (docs/POLICIES.md; default: the experiment's, else Policies/contoso/tenant.json). With the default experiment, the parties are made from this tenant's policies, users and apps.", valueName: "FILE"))
     var tenant: String?
 
     @Option(help: ArgumentHelp("experiment (its own list) or policy-apps: a party per app the policies target, signed in as a user they are assigned to, plus the catalog's unmanaged apps (docs/MATRIX.md).", valueName: "SOURCE"))
@@ -106,7 +106,8 @@ struct MatrixCommand: ParsableCommand {
                                          parties: parties, catalog: catalog)
         let manifest = { (app: String) in setup.predictors.values.first?.manifest(app) }
         let cells = Plan.cells(setup.experiment, bundleID: { manifest($0)?.bundleID },
-                               handles: { app, scheme in manifest(app)?.handles(scheme: scheme) ?? false })
+                               handles: { app, scheme in manifest(app)?.handles(scheme: scheme) ?? false },
+                               lands: { setup.predictors[$0.policy]?.linkOpens(in: $0, payload: setup.experiment.payload) ?? true })
         guard !cells.isEmpty else { throw World.Failure(description: "the experiment has no cells") }
         let progress = Progress(total: cells.count)
         var results = MatrixPrediction.run(cells, predictors: setup.predictors, payload: setup.experiment.payload)

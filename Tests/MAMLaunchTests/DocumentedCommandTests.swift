@@ -26,7 +26,6 @@ struct DocumentedCommandTests {
         ("scripts/hostile-pair", "Hostile against a second app: HostileTests run the same probes"),
         ("matrix --out matrix.html", "the default live matrix: minutes on 2 cores (MatrixCommandTests runs it)"),
         ("matrix --random 500", "500 random cells live: over 20 s (MatrixCommandTests runs 60)"),
-        ("--parties policy-apps --policy Policies/frameworks", "1,071 live cells, over 20 s; two fail while Edge and the Safari stand-in both take https (the broker routes a web link to the first running one: docs/CATALOG.md)"),
         ("my-experiment.json", "a placeholder for your own file"),
         ("my-tenant.json", "a placeholder for your own file"),
         ("--pid PID", "a placeholder for a running app's pid"),

@@ -101,6 +101,27 @@ struct ExplainCommandTests {
         #expect(!personal.stdout.contains("note:"))
     }
 
+    /// Two browsers take https: explain says which one the device opens a link in, as the
+    /// broker routes it (docs/SEMANTICS.md §4.4), when --to names the other.
+    @Test func aLinkTowardsABrowserItDoesNotOpenInIsNoted() throws {
+        let dir = NSTemporaryDirectory() + "mamlab-explain-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let plist = dir + "/Info.plist"
+        try Data("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+            <key>CFBundleIdentifier</key><string>com.apple.mobilesafari</string>
+            <key>CFBundleURLTypes</key><array><dict><key>CFBundleURLSchemes</key><array><string>http</string><string>https</string></array></dict></array>
+            </dict></plist>
+            """.utf8).write(to: URL(fileURLWithPath: plist))
+        let link = ["--manifest", plist, "--from", "Notes", "--channel", "open-url", "--url", "https://contoso.com/q3"]
+        let toEdge = try CommandRunner.run(["explain", "--to", "Edge"] + link)
+        #expect(toEdge.stdout.contains("the link opens in com.apple.mobilesafari, not in com.microsoft.msedge"), "\(toEdge.stdout)")
+        let toSafari = try CommandRunner.run(["explain", "--to", "com.apple.mobilesafari"] + link)
+        #expect(toSafari.status == 0 && !toSafari.stdout.contains("the link opens in"))
+    }
+
     @Test func helpIsProductText() throws {
         let r = try CommandRunner.run(["explain", "--help"])
         #expect(r.status == 0)

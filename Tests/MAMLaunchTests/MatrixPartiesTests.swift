@@ -55,6 +55,31 @@ struct MatrixPartiesTests {
         #expect(r.stderr.contains("Stand-ins") && r.stderr.contains("Outlook (com.microsoft.office.outlook)"))
     }
 
+    @Test("a Graph tenant export: check validates it with key paths, and the default experiment runs its users and apps live")
+    func graphTenantExport() throws {
+        let export = CommandRunner.root.appendingPathComponent("Policies/graph-export/fabrikam-export.json").path
+        let checked = try CommandRunner.run(["check", export])
+        #expect(checked.status == 0 && checked.stdout.contains("0 errors, 0 warnings"), "\(checked.stdout) \(checked.stderr)")
+        let r = try CommandRunner.run(["matrix", "--tenant", export, "--format", "json"])
+        #expect(r.status == 0, "\(r.stdout.suffix(1500)) \(r.stderr.suffix(1500))")
+        let cells = Self.cells(r.stdout)
+        #expect(!cells.isEmpty && cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true })
+        let sources = Set(cells.compactMap { ($0["source"] as? [String: Any])?["party"] as? String })
+        #expect(sources.isSuperset(of: ["Outlook (megan)", "Word (megan)", "OneDrive (megan)", "Edge (megan)", "Gmail (personal mail)"]), "\(sources.sorted())")
+        #expect(!r.stdout.contains("adele") && !r.stdout.contains("com.contoso"))
+        // An assignment to a group the export does not hold: file, key path and the groups it has.
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let text = try String(contentsOfFile: export, encoding: .utf8)
+        let bad = dir + "/bad-export.json"
+        try Data(text.replacingOccurrences(of: "\"groupId\": \"b81e4d07-52c9-4f3a-8e1d-6a0c9f2b4e75\"", with: "\"groupId\": \"no-such-group\"").utf8)
+            .write(to: URL(fileURLWithPath: bad))
+        let refused = try CommandRunner.run(["check", bad])
+        #expect(refused.status != 0)
+        #expect((refused.stdout + refused.stderr).contains("iosManagedAppProtections.value[1].assignments[1].target.groupId"), "\(refused.stdout) \(refused.stderr)")
+        #expect((refused.stdout + refused.stderr).contains("unknown group \"no-such-group\""))
+    }
+
     @Test("a party account that is not the tenant's is an error before anything starts, naming party and tenant")
     func foreignAccountsAreRefused() throws {
         let dir = try Self.folder()
@@ -101,17 +126,59 @@ struct MatrixPartiesTests {
             #expect(parties.contains(p), "\(p) in \(parties.sorted())")
         }
         #expect(parties.count == 14)
-        #expect(cells.count == 3 * 1_071)
+        #expect(cells.count == 3_157)
         #expect(r.stderr.contains("(predicted, nothing ran), 3 policies: every expectation met"), "\(r.stderr.suffix(500))")
         #expect(r.stderr.contains("13 stand-in apps"))
-        // A web link from Outlook: level 2 rewrites it for the managed browser, level 1 does not.
-        func link(_ policy: String) -> [String: Any]? {
-            cells.first { $0["policy"] as? String == policy && $0["channel"] as? String == "open-url" && ($0["location"] as? String)?.hasPrefix("https://") == true
-                && ($0["source"] as? [String: Any])?["party"] as? String == "Outlook (adele)"
-                && ($0["target"] as? [String: Any])?["party"] as? String == "Edge (adele)" }
+        // A web link opens in one browser: each source's link has one cell per policy.
+        let links = cells.filter { $0["channel"] as? String == "open-url" && ($0["location"] as? String)?.hasPrefix("https://") == true }
+        let perSource = Dictionary(grouping: links) { "\($0["policy"] ?? "")|\(($0["source"] as? [String: Any])?["party"] ?? "")" }
+        #expect(!perSource.isEmpty && perSource.values.allSatisfy { $0.count == 1 }, "\(perSource.filter { $0.value.count > 1 }.keys.sorted())")
+        // Outlook's: in the system browser under level 1, rewritten for Edge under level 2.
+        func link(_ policy: String) -> (target: String?, outcome: String?) {
+            let c = links.first { $0["policy"] as? String == policy && ($0["source"] as? [String: Any])?["party"] as? String == "Outlook (adele)" }
+            return ((c?["target"] as? [String: Any])?["party"] as? String, (c?["predicted"] as? [String: Any])?["outcome"] as? String)
         }
-        #expect((link("level-1-enterprise-basic-data-protection-iOS")?["predicted"] as? [String: Any])?["outcome"] as? String == "allowed")
-        #expect((link("level-2-enterprise-enhanced-data-protection-iOS")?["predicted"] as? [String: Any])?["outcome"] as? String == "rewritten")
+        #expect(link("level-1-enterprise-basic-data-protection-iOS") == ("Safari (system browser)", "allowed"))
+        #expect(link("level-2-enterprise-enhanced-data-protection-iOS") == ("Edge (adele)", "rewritten"))
+    }
+
+    @Test("live: two browsers take https; each web link opens in the one the device chooses, and the broker agrees whichever runs")
+    func webLinksWithTwoBrowsersLive() throws {
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let exp = dir + "/browsers.json"
+        try Data(#"""
+            {"parties": [{"name": "Outlook (adele)", "app": "com.microsoft.office.outlook", "accounts": ["adele@contoso.com"]},
+                         {"name": "Gmail (personal mail)", "app": "com.google.gmail"},
+                         {"name": "Edge (adele)", "app": "Edge", "accounts": ["adele@contoso.com"]},
+                         {"name": "Safari (system browser)", "app": "com.apple.mobilesafari"}],
+             "channels": ["open-url https://contoso.sharepoint.com/q3.pdf", "open-url http://contoso.com/a", "paste"],
+             "policies": ["\#(Self.l1)", "\#(Self.l2)"]}
+            """#.utf8).write(to: URL(fileURLWithPath: exp))
+        let r = try CommandRunner.run(["matrix", exp, "--format", "json"])
+        #expect(r.status == 0, "\(r.stdout.suffix(2000)) \(r.stderr.suffix(2000))")
+        let cells = Self.cells(r.stdout)
+        #expect(cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true })
+        let links = cells.filter { ($0["location"] as? String)?.hasPrefix("http") == true }
+        func link(_ policy: String, _ source: String, _ url: String) -> [(target: String?, live: String?)] {
+            links.filter { ($0["policy"] as? String)?.hasPrefix(policy) == true && $0["location"] as? String == url
+                && ($0["source"] as? [String: Any])?["party"] as? String == source }
+                .map { (($0["target"] as? [String: Any])?["party"] as? String, ($0["live"] as? [String: Any])?["outcome"] as? String) }
+        }
+        let https = "https://contoso.sharepoint.com/q3.pdf"
+        for level in ["level-1", "level-2"] {
+            #expect(link(level, "Gmail (personal mail)", https).map(\.target) == ["Safari (system browser)"])
+            #expect(link(level, "Gmail (personal mail)", https).map(\.live) == ["allowed"])
+        }
+        #expect(link("level-1", "Outlook (adele)", https).map(\.target) == ["Safari (system browser)"])
+        #expect(link("level-2", "Outlook (adele)", https).map(\.target) == ["Edge (adele)"])
+        #expect(link("level-2", "Outlook (adele)", https).map(\.live) == ["rewritten"])
+        // The diff pairs Outlook's link across the levels although it moved, and says where to.
+        let diff = try CommandRunner.run(["matrix", exp, "--predict", "--diff", "level-1-enterprise-basic-data-protection-iOS",
+                                          "level-2-enterprise-enhanced-data-protection-iOS"])
+        let row = diff.stdout.split(separator: "\n").first { $0.hasPrefix("Outlook (adele)") && $0.contains(https) }
+        #expect(row?.contains("Safari (system browser) → Edge (adele)") == true && row?.contains("managedBrowserToOpenLinksRequired: false → true") == true,
+                "\(diff.stdout)")
     }
 
     @Test("live: stand-ins under the level 2 framework policy: Outlook, Word, OneDrive, Gmail and Edge, every cell agrees")

@@ -183,4 +183,43 @@ struct ChromiumTests {
         // Blank squares are explained.
         #expect(dom.contains("An empty square is no cell"))
     }
+
+    @Test("every cell readable without hover and in print, in plain words, under compact headers")
+    func everyCellInWordsAndInPrint() throws {
+        guard Self.chromium() != nil else {
+            Issue.record("chromium is not installed (apt-get install -y chromium; scripts/test installs it)")
+            return
+        }
+        let dir = NSTemporaryDirectory() + "mamlab-html-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let report = ReportTests.report
+        let diff = MatrixDiff(report.results, policyA: "level1-basic", policyB: "level2-enhanced")
+        try Data(report.render(.html, diff: diff).utf8).write(to: URL(fileURLWithPath: dir + "/matrix.html"))
+        let dom = String(decoding: try run(["--dump-dom", "file://\(dir)/matrix.html"], in: dir), as: UTF8.self)
+        // Each square links to its own line in words, and every cell has one.
+        for r in report.results.prefix(40) + report.results.suffix(40) {
+            #expect(dom.contains("<a class=\"sq\" href=\"#c\(r.cell.id)\"><div class=\"cell "), "square \(r.cell.id)")
+        }
+        #expect(dom.components(separatedBy: "<tr id=\"c").count - 1 == report.results.count)
+        // Plain words: no rule's internal name, no tag or seed citation, anywhere on the page.
+        let words = try #require(dom.range(of: "<h2 id=\"cells\">"))
+        #expect(dom[words.lowerBound...].contains("Blocked. The sender's policy lets organization data go only to policy-managed apps"))
+        #expect(dom.contains("from the vendor's SDK developer guide, “Identity overview”"))
+        for name in Rule.allCases.map(\.rawValue) {
+            #expect(!dom.contains(name), "the page names rule \(name)")
+        }
+        for said in ["[chosen", "[doc", "seed 00"] { #expect(!dom.contains(said), "the page says \(said)") }
+        // Compact headers: the target party over a channel number, nothing rotated.
+        #expect(!dom.contains("writing-mode") && !dom.contains("rotate("))
+        #expect(dom.contains("<th class=\"grp\" colspan=") && dom.contains("Channels: <b>1</b> open-in"))
+        // In print: the page's own print rules, and Chromium prints it on several pages (the
+        // cells in words are there, not folded away).
+        #expect(dom.contains("@media print"))
+        _ = try run(["--print-to-pdf=\(dir)/matrix.pdf", "--no-pdf-header-footer", "file://\(dir)/matrix.html"], in: dir)
+        let pdf = String(decoding: try Data(contentsOf: URL(fileURLWithPath: dir + "/matrix.pdf")), as: UTF8.self)
+        #expect(pdf.hasPrefix("%PDF"))
+        #expect(pdf.components(separatedBy: "/Type /Page\n").count + pdf.components(separatedBy: "/Type /Page\r").count
+                + pdf.components(separatedBy: "/Type /Page ").count + pdf.components(separatedBy: "/Type/Page").count - 4 > 3)
+    }
 }

@@ -104,6 +104,25 @@ struct URLTests {
         #expect(nobody.target == nil && nobody.decision.rule == .urlNotHandled)
     }
 
+    /// Two installed browsers both take https: a plain link opens in the system browser (no
+    /// SDK), the managed browser gets the policy's rewritten link, and neither depends on the
+    /// order the candidates come in (the broker once took the first running handler).
+    @Test func aWebLinkOpensInTheDevicesChoiceOfBrowser() {
+        let safari = AppManifest(bundleID: "com.apple.mobilesafari", urlSchemes: ["http", "https"])
+        let allApps = Lab(settings: .with { $0.send = .allApps })
+        let rewriting = Lab(settings: .with { $0.send = .allApps; $0.managedBrowserRequired = true; $0.managedBrowser = .microsoftEdge })
+        for (lab, rewrites) in [(allApps, false), (rewriting, true)] {
+            let everyone = (Lab.apps + [safari]).map { lab.engine.party($0, identity: lab.engine.defaultIdentity(for: $0)) }
+            for candidates in [everyone, everyone.reversed()] {
+                let fromManaged = lab.engine.routeURL("https://contoso.com/a", from: lab.party("mail"), among: candidates)
+                let fromUnmanaged = lab.engine.routeURL("https://contoso.com/a", from: lab.party("chat"), among: candidates)
+                #expect(fromManaged.target?.bundleID == (rewrites ? "com.microsoft.msedge" : "com.apple.mobilesafari"))
+                #expect(fromUnmanaged.target?.bundleID == "com.apple.mobilesafari")
+                #expect(fromUnmanaged.decision.outcome == .allowed)
+            }
+        }
+    }
+
     @Test func schemeParsing() {
         #expect(URLText.scheme(of: "https://a") == "https")
         #expect(URLText.scheme(of: "tel:123") == "tel")

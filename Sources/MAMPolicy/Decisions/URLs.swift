@@ -137,15 +137,35 @@ extension PolicyEngine {
     /// Opening `url` from `sender` where `candidates` are the apps that could take it: the
     /// handler the URL reaches as it will be delivered (after a managed-browser or dialer
     /// rewrite, plain or as its twin), and the decision. No handler: `urlNotHandled`.
+    ///
+    /// When several candidates handle the scheme, the device's choice decides (SEMANTICS §4.4
+    /// "Which app a link opens in"), never the candidates' order: a plain web link opens in the
+    /// system browser (a browser without the SDK), any other URL in the handler with the
+    /// smallest bundle id. So the broker and a prediction name the same app whichever apps run.
     public func routeURL(_ url: String, from sender: Party, among candidates: [Party]) -> (decision: Decision, target: Party?) {
         let asDelivered = openURL(url, from: sender, to: nil).url.map { URLText.unwrap($0)?.url ?? $0 } ?? url
         guard let scheme = URLText.scheme(of: asDelivered)?.lowercased() else { return (Decision(.blocked, .urlNotHandled), nil) }
-        let handler = candidates.first { c in
-            c.bundleID.lowercased() != sender.bundleID.lowercased()
+        let me = sender.bundleID.lowercased()
+        let handlers = candidates.filter { c in
+            c.bundleID.lowercased() != me
                 && (c.appRef.value.handles(scheme: scheme) || c.appRef.value.handles(scheme: scheme + URLText.twinSuffix))
         }
-        guard let handler else { return (Decision(.blocked, .urlNotHandled), nil) }
+        guard let handler = Self.deviceChoice(among: handlers, scheme: scheme) else { return (Decision(.blocked, .urlNotHandled), nil) }
         return (openURL(url, from: sender, to: handler), handler)
+    }
+
+    /// The handler the device opens a `scheme` URL in when several take it. iOS keeps Safari as
+    /// the default browser unless the user picks another, and a managed browser receives a
+    /// policy's links through its own schemes (the rewrite), so a plain http(s) link goes to a
+    /// browser without the SDK first [chosen]. iOS does not say which of several apps gets a
+    /// custom scheme; MAMLab takes the smallest bundle id so that the answer never depends on
+    /// which apps happen to run [chosen].
+    static func deviceChoice(among handlers: [Party], scheme: String) -> Party? {
+        let web = scheme == "http" || scheme == "https"
+        func rank(_ p: Party) -> (Int, String) {
+            (web && p.appRef.value.integratesSDK ? 1 : 0, p.bundleID.lowercased())
+        }
+        return handlers.min { rank($0) < rank($1) }
     }
 
     private func urlPolicy(_ url: String, scheme: Substring, key lower: String, from sender: Party, to target: Party?) -> Decision {

@@ -19,6 +19,7 @@ public enum TenantFile {
     public static func load(_ data: Data, file: String, resolve: Resolver) throws(LoadFailure) -> Loaded {
         var log = DiagnosticLog()
         let doc = try JSONParser.document(data, file: file)
+        if TenantExport.isExport(doc) { return try TenantExport.read(doc) }
         guard let members = doc.object(&log) else { throw LoadFailure(log.items) }
         for (key, value) in members where !topLevelKeys.contains(key) && key != ConditionalAccessFile.key {
             log.append(value.problem(.warning, "unknown tenant key \"\(key)\"; it is ignored"))
@@ -53,22 +54,27 @@ public enum TenantFile {
         if let policies = doc.member("policies") {
             tenant.policies = readPolicies(policies, knownGroups: knownGroups, resolve: resolve, &log)
         }
+        indexPolicies(&tenant, &log)
+        readAppConfigurations(doc.member("appConfigurations"), doc, into: &tenant, knownGroups: knownGroups, &log)
+        if log.hasErrors { throw LoadFailure(log.items) }
+        return Loaded(tenant: tenant, warnings: log.items)
+    }
+
+    /// Indexes the policies by user and app; two policies for one user and app is an error.
+    static func indexPolicies(_ tenant: inout Tenant, _ log: inout DiagnosticLog) {
         let conflicts = tenant.reindex()
         for c in conflicts {
             let first = tenant.policies[c.first], second = tenant.policies[c.second]
             log.append(second.origin.problem(
                 "policies \"\(first.displayName)\" (\(first.origin)) and \"\(second.displayName)\" both target user \(tenant.users[c.user].upn) for app \(c.app); a user may have one policy per app"))
         }
-        readAppConfigurations(doc, into: &tenant, knownGroups: knownGroups, &log)
-        if log.hasErrors { throw LoadFailure(log.items) }
-        return Loaded(tenant: tenant, warnings: log.items)
     }
 
     /// App configurations come after the policies: they may name only apps a policy manages.
-    private static func readAppConfigurations(_ doc: Located, into tenant: inout Tenant, knownGroups: Set<String>,
-                                              _ log: inout DiagnosticLog) {
+    static func readAppConfigurations(_ configurations: Located?, _ doc: Located, into tenant: inout Tenant, knownGroups: Set<String>,
+                                      _ log: inout DiagnosticLog) {
         let managed = Set(tenant.managedApps)
-        if let list = doc.member("appConfigurations") {
+        if let list = configurations {
             tenant.appConfigurations = GraphAppConfiguration.readList(list, knownGroups: knownGroups, managedApps: managed, &log)
         }
         if let d = doc.member("appConfigurationDefault") {
@@ -102,7 +108,7 @@ public enum TenantFile {
         return user
     }
 
-    private static func readDevice(_ d: Located, _ tenant: Tenant, _ log: inout DiagnosticLog) -> Device {
+    static func readDevice(_ d: Located, _ tenant: Tenant, _ log: inout DiagnosticLog) -> Device {
         var device = Device()
         guard d.object(&log) != nil else { return device }
         device.mdmEnrolled = d.member("mdmEnrolled")?.bool(&log) ?? false
@@ -130,7 +136,7 @@ public enum TenantFile {
 
     /// `policies` is an array or a pasted Graph list response `{"value": [...]}`; each element
     /// is a policy object, a list response, or `{"$ref": "file"}` with optional targeting.
-    private static func readPolicies(_ node: Located, knownGroups: Set<String>, resolve: Resolver,
+    static func readPolicies(_ node: Located, knownGroups: Set<String>, resolve: Resolver,
                                      _ log: inout DiagnosticLog) -> [Policy] {
         guard let items = node.listOrGraphResponse(of: "policies", &log) else { return [] }
         var out: [Policy] = []
