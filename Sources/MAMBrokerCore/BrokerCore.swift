@@ -436,8 +436,11 @@ public struct BrokerCore: Sendable {
     }
 
     /// The entry for a decision, with the parties as the broker established them.
-    func entry(_ d: Decision, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
-               target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil) -> AuditEntry {
+    /// The audit entry of a decision. Static, and given the revision: an instance method called
+    /// with `auditParty(_:)` (which is mutating) among its arguments made Swift copy the whole
+    /// core first, every field retained and released, on every audited decision.
+    static func entry(_ d: Decision, revision: Int, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
+                      target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil) -> AuditEntry {
         // An open-url entry always names its URL: as the engine rewrote it, else as asked (an
         // unmanaged sender's URL is not rewritten, and was audited without one).
         let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
