@@ -463,10 +463,13 @@ public struct BrokerCore: Sendable {
         return out + "…"
     }
 
+    /// The outcomes in their wire order, made once: `allCases` builds a new array at each call.
+    static let outcomes = Outcome.allCases
+
     /// A decision as it travels.
     static func record(_ d: Decision) -> DecisionRecord {
         let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
-        return DecisionRecord(allowed: d.allowed, outcome: UInt8(Outcome.allCases.firstIndex(of: d.outcome)!), rule: d.rule.id,
+        return DecisionRecord(allowed: d.allowed, outcome: UInt8(outcomes.firstIndex(of: d.outcome)!), rule: d.rule.id,
                               tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail)
     }
 
