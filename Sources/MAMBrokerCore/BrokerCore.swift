@@ -448,8 +448,11 @@ public struct BrokerCore: Sendable {
     }
 
     /// The entry for a decision, with the parties as the broker established them.
-    func entry(_ d: Decision, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
-               target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil) -> AuditEntry {
+    /// The audit entry of a decision. Static, and given the revision: an instance method called
+    /// with `auditParty(_:)` (which is mutating) among its arguments made Swift copy the whole
+    /// core first, every field retained and released, on every audited decision.
+    static func entry(_ d: Decision, revision: Int, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
+                      target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil) -> AuditEntry {
         // An open-url entry always names its URL: as the engine rewrote it, else as asked (an
         // unmanaged sender's URL is not rewritten, and was audited without one).
         let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
@@ -472,10 +475,13 @@ public struct BrokerCore: Sendable {
         return out + "…"
     }
 
+    /// The outcomes in their wire order, made once: `allCases` builds a new array at each call.
+    static let outcomes = Outcome.allCases
+
     /// A decision as it travels.
     static func record(_ d: Decision) -> DecisionRecord {
         let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
-        return DecisionRecord(allowed: d.allowed, outcome: UInt8(Outcome.allCases.firstIndex(of: d.outcome)!), rule: d.rule.id,
+        return DecisionRecord(allowed: d.allowed, outcome: UInt8(outcomes.firstIndex(of: d.outcome)!), rule: d.rule.id,
                               tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail)
     }
 

@@ -49,7 +49,7 @@ extension BrokerCore {
         }
         let me = party(id)
         let d = engine.openIn(type: type, from: me, to: party(to))
-        let e = entry(d, session: id, request: frameID, channel: "open-in", source: auditParty(id), target: auditParty(to), type: type, size: a.size)
+        let e = Self.entry(d, revision: revision, session: id, request: frameID, channel: "open-in", source: auditParty(id), target: auditParty(to), type: type, size: a.size)
         let document = Message.document(contentType: d.deliveredType ?? type, name: name, owner: me.dataAccount?.name, encrypted: d.outcome == .encrypted)
         let delivery = Delivery(requester: id, requestID: frameID, target: to, isImport: false, decision: d, document: document, entry: e)
         return deliver(delivery, a, keyAccount: me.dataAccount, retained: &retained, &out)
@@ -106,7 +106,7 @@ extension BrokerCore {
         }
         let source = party(id)
         let d = engine.importDocument(type: type, from: source, to: party(pending.requester))
-        let e = entry(d, session: pending.requester, request: pending.frameID, channel: "import", source: auditParty(id),
+        let e = Self.entry(d, revision: revision, session: pending.requester, request: pending.frameID, channel: "import", source: auditParty(id),
                       target: auditParty(pending.requester), type: type, size: a.size)
         let document = Message.document(contentType: d.deliveredType ?? type, name: name, owner: source.dataAccount?.name,
                                         encrypted: d.outcome == .encrypted)

@@ -50,7 +50,7 @@ extension BrokerCore {
         let target = auditParty(id)
         for u in launch.urls {
             let d = engine.openURL(u.url, from: u.senderParty, to: p)
-            let e = entry(d, session: u.sender, request: u.frameID, channel: "open-url", source: u.source, target: target, type: u.scheme, url: u.url)
+            let e = Self.entry(d, revision: revision, session: u.sender, request: u.frameID, channel: "open-url", source: u.source, target: target, type: u.scheme, url: u.url)
             let answer = BrokerEffect.send(u.sender, Frame(id: u.frameID, .decision(Self.record(d))))
             guard d.allowed, let delivered = checkedURL(d.url ?? u.url) else {
                 out.append(.audit(e))
@@ -79,7 +79,7 @@ extension BrokerCore {
             sessions[id]!.identity = wanted
             parties[id] = nil
         }
-        out.append(.audit(entry(d, session: id, request: frameID, channel: "identity", source: before,
+        out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "identity", source: before,
                                 target: d.allowed ? auditParty(id) : nil)))
         out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
         return .success(())
@@ -100,7 +100,7 @@ extension BrokerCore {
         let routed = engine.routeURL(url, from: me, among: running.map { party($0) } + idle)
         if let target = routed.target, let handler = running.first(where: { party($0).bundleID == target.bundleID }) {
             let d = routed.decision
-            let e = entry(d, session: id, request: frameID, channel: "open-url", source: source, target: auditParty(handler), type: scheme, url: url)
+            let e = Self.entry(d, revision: revision, session: id, request: frameID, channel: "open-url", source: source, target: auditParty(handler), type: scheme, url: url)
             let answer = BrokerEffect.send(id, Frame(id: frameID, .decision(Self.record(d))))
             guard d.allowed else {
                 out.append(.audit(e))
@@ -119,7 +119,7 @@ extension BrokerCore {
         let d = routed.decision
         guard d.allowed, let target = routed.target else {
             let t = routed.target.map { AuditEntry.Party(app: $0.bundleID, identity: $0.identity.description, managed: $0.isManaged) }
-            out.append(.audit(entry(d, session: id, request: frameID, channel: "open-url", source: source, target: t, type: scheme, url: url)))
+            out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "open-url", source: source, target: t, type: scheme, url: url)))
             out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
             return .success(())
         }
@@ -191,13 +191,13 @@ extension BrokerCore {
         let target = party(id)
         guard let clip = pasteboard else {
             let d = engine.pasteFromEmptyPasteboard(into: target)
-            out.append(.audit(entry(d, session: id, request: frameID, channel: "paste", source: auditParty(id), target: auditParty(id))))
+            out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "paste", source: auditParty(id), target: auditParty(id))))
             out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d), text: ""))))
             return
         }
         // The copier is judged as it was when it copied: its party is kept with the item.
         let d = engine.paste(clip.item, into: target)
-        out.append(.audit(entry(d, session: id, request: frameID, channel: "paste", source: clip.owner, target: auditParty(id),
+        out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "paste", source: clip.owner, target: auditParty(id),
                                 type: clip.state.types.first, size: clip.item.length)))
         let text = d.allowed ? clip.state.text : (d.replacementText ?? UserMessage.paste)
         out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d), text: text))))

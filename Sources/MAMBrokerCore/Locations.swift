@@ -72,7 +72,7 @@ extension BrokerCore {
             return .failure(WireError(.notAllowed, "\(name) in \(l.name) holds \(previous)'s data"))
         }
         let d = engine.saveTo(l, account: account, owner: me)
-        let e = entry(d, session: id, request: frameID, channel: "save-to", source: auditParty(id),
+        let e = Self.entry(d, revision: revision, session: id, request: frameID, channel: "save-to", source: auditParty(id),
                       target: AuditEntry.Party(app: "location:\(l.name)", identity: account?.name ?? "", managed: false), size: a.size)
         guard d.allowed else {
             out.append(.audit(e))
@@ -127,7 +127,7 @@ extension BrokerCore {
         let ownerParty = file.owner.map { engine.party(manifest(for: file.app), identity: engine.tenant.identity(named: $0)) }
         let d = engine.openStoredFile(l, account: account, owner: ownerParty, receiver: party(id))
         let source = AuditEntry.Party(app: "location:\(l.name)", identity: file.owner ?? "personal", managed: ownerParty?.isManaged ?? false)
-        let e = entry(d, session: id, request: frameID, channel: "open-from", source: source, target: auditParty(id), size: file.size)
+        let e = Self.entry(d, revision: revision, session: id, request: frameID, channel: "open-from", source: source, target: auditParty(id), size: file.size)
         guard d.allowed else {
             out.append(.audit(e))
             out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))

@@ -20,25 +20,37 @@ public enum DataProtection {
         try AccountProtection(owner: owner, key: key).protect(data)
     }
 
+    /// Seals `plain` chunk by chunk after the header (`additional` less its five spare bytes),
+    /// each chunk's ciphertext and tag written straight into the output, one key schedule for all.
     static func seal(_ plain: UnsafeRawBufferPointer, additional: [UInt8], first: AES.GCM.Nonce, key: SymmetricKey) -> Result<[UInt8], DataProtectionError> {
         let headerLength = additional.count - 5
         let chunks = max(1, (plain.count + chunkSize - 1) / chunkSize)
+        guard let cipher = ChunkCipher(key: key) else { return .failure(.encryptionFailed("the key was refused")) }
         var additional = additional
-        var out = Array(additional[0..<headerLength])
-        out.reserveCapacity(headerLength + plain.count + chunks * tagSize)
-        for i in 0..<chunks {
-            let start = i * chunkSize
-            let piece = UnsafeRawBufferPointer(rebasing: plain[start..<min(plain.count, start + chunkSize)])
-            setChunk(i, last: i == chunks - 1, in: &additional)
-            do {
-                let nonce = i == 0 ? first : try chunkNonce(Array(additional[headerLength - ProtectedDataHeader.nonceSize..<headerLength]), i)
-                let box = try AES.GCM.seal(piece, using: key, nonce: nonce, authenticating: additional)
-                box.ciphertext.withUnsafeBytes { out.append(contentsOf: $0) }
-                box.tag.withUnsafeBytes { out.append(contentsOf: $0) }
-            } catch {
-                return .failure(.encryptionFailed("chunk \(i): \(error)"))
+        let base = Array(additional[headerLength - ProtectedDataHeader.nonceSize..<headerLength])
+        var nonce = base
+        var failed: Int?
+        let out = [UInt8](unsafeUninitializedCapacity: headerLength + plain.count + chunks * tagSize) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            additional.withUnsafeBytes { raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<headerLength])) }
+            var at = headerLength
+            for i in 0..<chunks {
+                let start = i * chunkSize
+                let piece = UnsafeRawBufferPointer(rebasing: plain[start..<min(plain.count, start + chunkSize)])
+                additional.withUnsafeMutableBytes { setChunk(i, last: i == chunks - 1, in: $0) }
+                setNonce(base, i, in: &nonce)
+                let sealed = UnsafeMutableRawBufferPointer(rebasing: raw[at..<at + piece.count + tagSize])
+                let ok = nonce.withUnsafeBytes { n in additional.withUnsafeBytes { cipher.seal(piece, into: sealed, nonce: n, additional: $0) } }
+                guard ok else {
+                    failed = i
+                    count = 0
+                    return
+                }
+                at += piece.count + tagSize
             }
+            count = at
         }
+        if let failed { return .failure(.encryptionFailed("chunk \(failed) could not be sealed")) }
         return .success(out)
     }
 
@@ -115,8 +127,9 @@ public enum DataProtection {
         try unprotect(data, key: ProtectionKey(key))
     }
 
-    /// Opens the chunks of `body` under `key`; `header` ends with the nonce base, so chunk 0's
-    /// nonce, ciphertext and tag lie side by side and are handed to AES.GCM as one piece.
+    /// Opens the chunks of `body` under `key` straight into the plaintext's buffer; `header`
+    /// ends with the nonce base. The additional data and the nonce live on the stack: an
+    /// unprotect allocates its plaintext and nothing else.
     static func open(_ body: UnsafeRawBufferPointer, header: UnsafeRawBufferPointer, key: SymmetricKey) throws(DataProtectionError) -> [UInt8] {
         let record = chunkSize + tagSize
         let chunks = max(1, (body.count + record - 1) / record)
@@ -124,30 +137,37 @@ public enum DataProtection {
         guard lastLength >= tagSize else {
             throw .truncated("the last chunk (\(chunks - 1)) is \(lastLength) bytes, shorter than its \(tagSize)-byte tag")
         }
-        var additional = Array(header)
-        additional += [0, 0, 0, 0, 0]
-        var out: [UInt8] = []
-        out.reserveCapacity(body.count - chunks * tagSize)
-        for i in 0..<chunks {
-            let end = min(body.count, (i + 1) * record)
-            setChunk(i, last: i == chunks - 1, in: &additional)
-            do {
-                let box: AES.GCM.SealedBox
-                if i == 0 {
-                    let combined = UnsafeRawBufferPointer(start: body.baseAddress! - ProtectedDataHeader.nonceSize, count: end + ProtectedDataHeader.nonceSize)
-                    box = try AES.GCM.SealedBox(combined: combined)
-                } else {
-                    // Whole buffer pointers, not slices: a slice is copied byte by byte.
-                    box = try AES.GCM.SealedBox(nonce: chunkNonce(Array(header.suffix(ProtectedDataHeader.nonceSize)), i),
-                                                ciphertext: UnsafeRawBufferPointer(rebasing: body[i * record..<end - tagSize]),
-                                                tag: UnsafeRawBufferPointer(rebasing: body[(end - tagSize)..<end]))
+        guard let cipher = ChunkCipher(key: key) else { throw .invalidKey("the key was refused") }
+        let nonceSize = ProtectedDataHeader.nonceSize
+        let base = UnsafeRawBufferPointer(rebasing: header[(header.count - nonceSize)...])
+        var failed: Int?
+        let out = withUnsafeTemporaryAllocation(byteCount: header.count + 5 + nonceSize, alignment: 8) { scratch in
+            let additional = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<header.count + 5])
+            additional.copyMemory(from: header)
+            let nonce = UnsafeMutableRawBufferPointer(rebasing: scratch[(header.count + 5)...])
+            return [UInt8](unsafeUninitializedCapacity: body.count - chunks * tagSize) { buffer, count in
+                let raw = UnsafeMutableRawBufferPointer(buffer)
+                var at = 0
+                for i in 0..<chunks {
+                    let sealed = UnsafeRawBufferPointer(rebasing: body[i * record..<min(body.count, (i + 1) * record)])
+                    setChunk(i, last: i == chunks - 1, in: additional)
+                    nonce.copyMemory(from: base)
+                    xorIndex(i, into: nonce)
+                    let plain = UnsafeMutableRawBufferPointer(rebasing: raw[at..<at + sealed.count - tagSize])
+                    guard cipher.open(sealed, into: plain, nonce: UnsafeRawBufferPointer(nonce), additional: UnsafeRawBufferPointer(additional)) else {
+                        failed = i
+                        count = 0
+                        return
+                    }
+                    at += plain.count
                 }
-                try AES.GCM.open(box, using: key, authenticating: additional).withUnsafeBytes { out.append(contentsOf: $0) }
-            } catch {
-                // The key check already matched, so the key is right: the bytes changed, or
-                // chunks were dropped (the new last one was sealed as not last).
-                throw .tampered("chunk \(i) of \(chunks) does not authenticate: the data was changed or cut short")
+                count = at
             }
+        }
+        if let failed {
+            // The key check already matched, so the key is right: the bytes changed, or
+            // chunks were dropped (the new last one was sealed as not last).
+            throw .tampered("chunk \(failed) of \(chunks) does not authenticate: the data was changed or cut short")
         }
         return out
     }
@@ -155,18 +175,23 @@ public enum DataProtection {
     /// Chunk i's nonce: the random base with i (u32 big-endian) XORed into its last four bytes,
     /// so no two chunks of one protect share a nonce and protects share one only if their random
     /// bases collide (docs/PROTECTION.md, "Nonces").
-    static func chunkNonce(_ base: [UInt8], _ i: Int) throws -> AES.GCM.Nonce {
-        var n = base
-        n[8] ^= UInt8(truncatingIfNeeded: i >> 24)
-        n[9] ^= UInt8(truncatingIfNeeded: i >> 16)
-        n[10] ^= UInt8(truncatingIfNeeded: i >> 8)
-        n[11] ^= UInt8(truncatingIfNeeded: i)
-        return try AES.GCM.Nonce(data: n)
+    static func setNonce(_ base: [UInt8], _ i: Int, in nonce: inout [UInt8]) {
+        nonce.withUnsafeMutableBytes { n in
+            base.withUnsafeBytes { n.copyMemory(from: $0) }
+            xorIndex(i, into: n)
+        }
+    }
+
+    static func xorIndex(_ i: Int, into nonce: UnsafeMutableRawBufferPointer) {
+        nonce[8] ^= UInt8(truncatingIfNeeded: i >> 24)
+        nonce[9] ^= UInt8(truncatingIfNeeded: i >> 16)
+        nonce[10] ^= UInt8(truncatingIfNeeded: i >> 8)
+        nonce[11] ^= UInt8(truncatingIfNeeded: i)
     }
 
     /// Chunk i's additional data is the header followed by i (u32 big-endian) and 1 for the last
-    /// chunk, 0 for the others; `additional` already holds the header and five spare bytes.
-    static func setChunk(_ i: Int, last: Bool, in additional: inout [UInt8]) {
+    /// chunk, 0 for the others; `additional` holds the header and five spare bytes.
+    static func setChunk(_ i: Int, last: Bool, in additional: UnsafeMutableRawBufferPointer) {
         let n = additional.count
         additional[n - 5] = UInt8(truncatingIfNeeded: i >> 24)
         additional[n - 4] = UInt8(truncatingIfNeeded: i >> 16)
@@ -174,7 +199,6 @@ public enum DataProtection {
         additional[n - 2] = UInt8(truncatingIfNeeded: i)
         additional[n - 1] = last ? 1 : 0
     }
-
 }
 
 /// Who owns protected data, and whether it is encrypted or only tagged.

@@ -88,7 +88,7 @@ public enum Wire {
         // The header goes first and its length is filled in after the payload: one buffer.
         var w = Writer()
         w.bytes.reserveCapacity(64)
-        w.bytes += [magic[0], magic[1], version, type(of: frame.message)]
+        w.u8(magic[0]); w.u8(magic[1]); w.u8(version); w.u8(type(of: frame.message))
         w.u32(frame.id)
         w.u32(0)
         payload(frame.message, &w)
@@ -101,7 +101,8 @@ public enum Wire {
         var bytes: [UInt8] = []
         mutating func u8(_ v: UInt8) { bytes.append(v) }
         mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
-        mutating func u16(_ v: UInt16) { bytes += [UInt8(v & 0xff), UInt8(v >> 8)] }
+        // Byte by byte: an array literal here is an allocation per field.
+        mutating func u16(_ v: UInt16) { bytes.append(UInt8(v & 0xff)); bytes.append(UInt8(v >> 8)) }
         mutating func u32(_ v: UInt32) {
             bytes.append(UInt8(v & 0xff)); bytes.append(UInt8((v >> 8) & 0xff))
             bytes.append(UInt8((v >> 16) & 0xff)); bytes.append(UInt8(v >> 24))

@@ -22,6 +22,7 @@ final class EventLoop<Mail: Sendable>: @unchecked Sendable {
     deinit {
         close(epoll)
         close(wakeFD)
+        ready.deallocate()
     }
 
     func add(_ fd: Int32) throws {
@@ -30,18 +31,24 @@ final class EventLoop<Mail: Sendable>: @unchecked Sendable {
 
     func remove(_ fd: Int32) { _ = mam_epoll_del(epoll, fd) }
 
-    /// The descriptors that are ready (the wake descriptor drained and included).
-    func wait(timeoutMilliseconds: Int32) -> [Int32] {
-        var fds = [Int32](repeating: -1, count: 64)
-        let n = mam_epoll_wait(epoll, &fds, 64, timeoutMilliseconds)
-        guard n > 0 else { return [] }
-        let ready = Array(fds[0..<Int(n)])
-        if ready.contains(wakeFD) {
-            var v: UInt64 = 0
-            _ = read(wakeFD, &v, 8)
+    /// Waits, then calls `body` with each descriptor that is ready (the wake descriptor drained,
+    /// and not passed on). The ready list is one buffer kept for the loop's life: the wait runs
+    /// once per turn, and an array per turn cost more than the wait's own bookkeeping.
+    func wait(timeoutMilliseconds: Int32, _ body: (Int32) -> Void) {
+        let n = Int(mam_epoll_wait(epoll, ready, Int32(Self.readyCapacity), timeoutMilliseconds))
+        for i in 0..<max(n, 0) {
+            let fd = ready[i]
+            if fd == wakeFD {
+                var v: UInt64 = 0
+                _ = read(wakeFD, &v, 8)
+            } else {
+                body(fd)
+            }
         }
-        return ready
     }
+
+    private static var readyCapacity: Int { 64 }
+    private let ready = UnsafeMutablePointer<Int32>.allocate(capacity: 64)
 
     /// Hands the loop something to do; safe from any thread.
     func post(_ item: Mail) {
