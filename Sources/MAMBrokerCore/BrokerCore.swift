@@ -120,8 +120,13 @@ public struct BrokerCore: Sendable {
         // Nor is an account the user never signed in to this instance: Mail run for dana alone
         // has nobody enrolled, not the tenant's first targeted user [SEMANTICS §1: the enrolled
         // account is the first signed-in targeted account].
-        if s.enrolled == nil, let e = p.enrolled,
-           service.isSignedOut(app: s.manifest.bundleID, account: Self.canonicalName(e)) || (s.peer.fromLauncher && !s.signedIn.contains(e)) {
+        // Nor, in a second instance run for another user, an account beside the one the service
+        // enrolled in the app: one managed account per app, and it is the app's enrollment
+        // [SEMANTICS §1; seed 002 §Stage 5: the app's other users are unmanaged].
+        let appEnrolled = service.enrolledAccount(in: s.manifest.bundleID).flatMap { engine.tenant.identity(named: $0).account }
+        // And an account signed in after launch is enrolled once the app enrolls it, not before:
+        // the session's enrollment is the one there is.
+        if let e = p.enrolled, s.enrolled == nil || appEnrolled.map({ $0 != e }) ?? false {
             return Party(app: p.app, identity: p.identity, enrolled: nil, policy: nil,
                          personalAccountSignedIn: p.personalAccountSignedIn, isMDMManaged: p.isMDMManaged, identityIsSet: p.identityIsSet)
         }
@@ -211,7 +216,9 @@ public struct BrokerCore: Sendable {
                 || peer.account.map { engine.tenant.identity(named: $0).account.map { $0.userIndex == nil } ?? true } ?? false
         }
         let probe = engine.party(manifest, identity: identity)
-        s.enrolled = probe.enrolled
+        // The app's enrollment when an instance made one; else the tenant's for this launch.
+        let appEnrolled = manifest.integratesSDK ? service.enrolledAccount(in: manifest.bundleID).flatMap { engine.tenant.identity(named: $0).account } : nil
+        s.enrolled = appEnrolled ?? probe.enrolled
         // Signed in is the user's act, never the app's: the launcher's `--user` (which also signs
         // an account the user had signed out back in), else the account the tenant enrolls in the
         // app by default, unless the user signed it out of this app (an unenrollment, a wipe).
@@ -494,6 +501,12 @@ public struct BrokerCore: Sendable {
         }
         if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
         if acct.userIndex == nil { sessions[id]!.personalSignedIn = true }
+        // The account the app is enrolled with (by another instance meanwhile) is this
+        // instance's too once the user signs it in here.
+        if s.enrolled != acct, s.manifest.integratesSDK,
+           service.enrolledAccount(in: s.manifest.bundleID).flatMap({ engine.tenant.identity(named: $0).account }) == acct {
+            sessions[id]!.enrolled = acct
+        }
         parties[id] = nil
         if s.manifest.integratesSDK, service.signIn(app: s.manifest.bundleID, account: Self.canonicalName(acct)) { out.append(persistEnrollments) }
         out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil, size: nil,
