@@ -20,9 +20,9 @@ public struct BrokerCore: Sendable {
     /// is taken at the launcher's word (a broker that was told nothing of its apps' programs).
     public var installedPrograms: [String: InstalledProgram] = [:]
     let clock: any BrokerClock
-    /// Whether a password is the one a tenant user's stored credential was made from: the
-    /// shell's (MAMCatalog's `Credential.matches`), so the core links no cryptography.
-    let credentials: CredentialCheck
+    /// Sign-ins whose password a worker is checking (`checkCredential`), by job.
+    var signIns: [Int: PendingSignIn] = [:]
+    var nextSignIn = 1
     /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
     let catalog: [AppManifest]
 
@@ -59,10 +59,8 @@ public struct BrokerCore: Sendable {
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
-                pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil,
-                credentials: @escaping CredentialCheck) {
+                pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
         self.engine = engine
-        self.credentials = credentials
         self.compliance = conditionalAccess.map { ComplianceManager(access: ConditionalAccess(tenant: engine.tenant, settings: $0)) }
         // Rows written before accounts were canonical may name a tenant user by object id or in
         // another case: each is the user's UPN from now on, so one account is one row.
@@ -167,6 +165,8 @@ public struct BrokerCore: Sendable {
             out.append(persistEnrollments)
         case let .signIn(id, account, secret, sameLauncher):
             signIn(id, account: account, secret: secret, sameLauncher: sameLauncher, &out)
+        case let .credentialChecked(job, matches):
+            credentialChecked(job, matches: matches, &out)
         }
         return out
     }
@@ -487,18 +487,43 @@ public struct BrokerCore: Sendable {
             return
         }
         // The launcher that started the app speaks for its user; anyone else proves the user
-        // with the account's credential. A secret given is checked either way.
+        // with the account's credential. A secret given is checked either way, on a worker: a
+        // slow hash on the loop would stall every app.
         if secret != nil || !sameLauncher {
             let stored = acct.userIndex.flatMap { engine.tenant.users[$0].credential }
-            guard let secret, let stored, credentials(stored, secret) else {
-                out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
-                                             size: nil, outcome: "badCredential", rule: "1.identity", tag: "chosen",
-                                             detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
-                out.append(.log(LogLine(level: .warning, message: "sign-in refused: wrong or missing credential",
-                                        metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
+            guard let secret, let stored else {
+                badCredential(id, acct, &out)
                 return
             }
+            let job = nextSignIn
+            nextSignIn += 1
+            signIns[job] = PendingSignIn(session: id, account: acct, pid: s.peer.pid)
+            out.append(.log(LogLine(level: .info, message: "sign-in: checking the password",
+                                    metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
+            out.append(.checkCredential(job: job, stored: stored, secret: secret))
+            return
         }
+        signedIn(id, acct, &out)
+    }
+
+    /// A worker checked a sign-in's password: the account is signed in, or the attempt audited.
+    /// An app that left (or a session id reused by another) meanwhile signs nobody in.
+    mutating func credentialChecked(_ job: Int, matches: Bool, _ out: inout [BrokerEffect]) {
+        guard let p = signIns.removeValue(forKey: job), let s = sessions[p.session], s.peer.pid == p.pid else { return }
+        if matches { signedIn(p.session, p.account, &out) } else { badCredential(p.session, p.account, &out) }
+    }
+
+    mutating func badCredential(_ id: SessionID, _ acct: Account, _ out: inout [BrokerEffect]) {
+        out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
+                                     size: nil, outcome: "badCredential", rule: "1.identity", tag: "chosen",
+                                     detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
+        out.append(.log(LogLine(level: .warning, message: "sign-in refused: wrong or missing credential",
+                                metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
+    }
+
+    /// The user signed `acct` in to this instance (the launcher said so, or the password matched).
+    mutating func signedIn(_ id: SessionID, _ acct: Account, _ out: inout [BrokerEffect]) {
+        let s = sessions[id]!
         if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
         if acct.userIndex == nil { sessions[id]!.personalSignedIn = true }
         // The account the app is enrolled with (by another instance meanwhile) is this
@@ -597,6 +622,14 @@ public struct BrokerCore: Sendable {
 extension WireErrorCode {
     /// Protocol errors close the connection; refusals of a well-formed request do not.
     public var closesConnection: Bool { rawValue < WireErrorCode.notAllowed.rawValue }
+}
+
+/// A sign-in waiting for its password check.
+struct PendingSignIn: Sendable {
+    var session: SessionID
+    var account: Account
+    /// The app's pid then: the answer is for that app, not a later one under the same session id.
+    var pid: Int32
 }
 
 /// One connection's state.

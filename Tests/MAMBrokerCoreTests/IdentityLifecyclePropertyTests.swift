@@ -1,6 +1,7 @@
 import Foundation
 import MAMBroker
 import MAMBrokerCore
+import MAMCatalog
 import MAMPolicy
 import MAMTestSupport
 import MAMWire
@@ -31,6 +32,17 @@ struct IdentityLifecyclePropertyTests {
     /// `MAMLAB_LIFECYCLES=N` runs N.
     static let lifecyclesPerChunk = (ProcessInfo.processInfo.environment["MAMLAB_LIFECYCLES"].flatMap(Int.init) ?? 1_200) / 8
 
+    /// The sample tenant's credentials against the passwords tried, each checked once: PBKDF2
+    /// is slow by design, and a lifecycle tries hundreds.
+    static let verdicts: [String: Bool] = {
+        var v: [String: Bool] = [:]
+        for u in CoreLab.sampleTenant.users {
+            guard let c = u.credential else { continue }
+            for p in passwords.compactMap({ $0 }) { v[c + "\n" + p] = Credential.matches(c, password: p) }
+        }
+        return v
+    }()
+
     @Test(arguments: 0..<8)
     func lifecycles(chunk: Int) {
         if let only = ProcessInfo.processInfo.environment["MAMLAB_LIFECYCLE_SEED"].flatMap(UInt64.init) {
@@ -49,7 +61,7 @@ struct IdentityLifecyclePropertyTests {
     /// One lifecycle of 60 steps; the first disagreement, with the seed and the steps, or nil.
     static func run(seed: UInt64, steps: Int = 60) -> String? {
         var g = SplitMix64(state: seed &* 0x5851_F42D_4C95_7F2D &+ 1)
-        var lab = CoreLab()
+        var lab = CoreLab(tenant: CoreLab.sampleTenant, apps: CoreLab.sampleApps, credentials: { Self.verdicts[$0 + "\n" + $1] ?? false })
         var model = LifecycleModel(engine: lab.core.engine)
         let engine = lab.core.engine
         var seen: [Int: Int] = [:]

@@ -70,6 +70,9 @@ public final class Broker: @unchecked Sendable {
     /// Ciphertexts made for each receiver that it still holds (crypto lane only).
     let heldCiphertexts: HeldCiphertexts
     let starts = WorkerLane(name: "mambroker-starts", nice: 0)
+    /// Sign-ins' password checks (PBKDF2, a quarter of a second each by design): their own lane,
+    /// so a burst of them delays neither the loop nor encryption.
+    let credentials = WorkerLane(name: "mambroker-credentials")
     let persistence = DispatchQueue(label: "mambroker.state")
     /// Whether the loop runs: `stop` waits for its end only when it started (a broker whose
     /// `start` threw, or was never called, has no loop to wait for), and only once.
@@ -80,6 +83,8 @@ public final class Broker: @unchecked Sendable {
     var handles: [Int32: Handle] = [:]
     /// Which launcher connection adopted each app (to ask it for a restart).
     var launcherOf: [SessionID: Int32] = [:]
+    /// `mamlaunch signin` connections waiting for their password check, by the core's job.
+    var signInReplies: [Int: (socket: WireSocket, account: String, pid: Int32)] = [:]
     /// The pid each launcher gave its app, to tell it when the broker has let the app go.
     var adoptedPid: [SessionID: Int32] = [:]
     var sockets: [SessionID: WireSocket] = [:]
@@ -135,7 +140,7 @@ public final class Broker: @unchecked Sendable {
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
                           pasteboard: pasteboard, files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
-                          conditionalAccess: conditionalAccess, credentials: Credential.matches)
+                          conditionalAccess: conditionalAccess)
         pasteFlip = configuration.testFlip == "paste" ? PasteFlip(text: pasteboard?.text) : nil
         loop = try EventLoop()
     }
@@ -213,6 +218,14 @@ public final class Broker: @unchecked Sendable {
             }
             for mail in loop.takeMail() {
                 switch mail {
+                case let .event(.credentialChecked(job, matches)):
+                    let effects = core.handle(.credentialChecked(job: job, matches: matches))
+                    let signedIn = effects.contains { if case let .audit(a) = $0 { a.outcome == "signedIn" } else { false } }
+                    apply(effects)
+                    if let waiting = signInReplies.removeValue(forKey: job) {
+                        try? LauncherMessage.controlReply(ok: signedIn, detail: signedIn ? "\(waiting.account) signed in to pid \(waiting.pid)"
+                                                              : "\(waiting.account) was not signed in (see the broker's log)").send(on: waiting.socket)
+                    }
                 case let .event(e): apply(core.handle(e))
                 case let .opened(job, fd): apply(core.handle(.opened(job: job, .success(adopt(fd)))))
                 case let .encrypted(job, fd): apply(core.handle(.encrypted(job: job, .success(adopt(fd)))))
@@ -361,8 +374,12 @@ public final class Broker: @unchecked Sendable {
                 let reply: LauncherMessage
                 if let session {
                     let effects = core.handle(.signIn(session, account: account, secret: secret, sameLauncher: mine != nil))
+                    // A password is checked on a worker: the answer waits for it, the loop does not.
+                    for case let .checkCredential(job, _, _) in effects { signInReplies[job] = (socket, account, pid) }
+                    let checking = effects.contains { if case .checkCredential = $0 { true } else { false } }
                     let refused = effects.contains { if case .log(let l) = $0, l.level == .warning { return true } else { return false } }
                     apply(effects)
+                    if checking { continue }
                     reply = .controlReply(ok: !refused, detail: refused ? "\(account) was not signed in (see the broker's log)" : "\(account) signed in to pid \(pid)")
                 } else {
                     reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over by a launcher")
@@ -396,6 +413,8 @@ public final class Broker: @unchecked Sendable {
     private func closeLauncher(_ socket: WireSocket) {
         launcherOf = launcherOf.filter { $0.value != socket.fd }
         adoptedPid = adoptedPid.filter { launcherOf[$0.key] != nil }
+        // (A sign-in it waits for still completes; there is nobody left to answer.)
+        signInReplies = signInReplies.filter { $0.value.socket.fd != socket.fd }
         loop.remove(socket.fd)
         handles[socket.fd] = nil
         socket.close()
@@ -568,6 +587,14 @@ public final class Broker: @unchecked Sendable {
         }
         func encrypt(job: Int, attachment: Int, keyID: String, budget: String, receiver: String) -> BrokerEvent? {
             broker.encrypt(job, broker.descriptors[attachment] ?? -1, keyID, budget, receiver: receiver)
+            return nil
+        }
+
+        func checkCredential(job: Int, stored: String, secret: String) -> BrokerEvent? {
+            let loop = broker.loop
+            broker.credentials.async {
+                loop.post(Mail.event(.credentialChecked(job: job, matches: Credential.matches(stored, password: secret))))
+            }
             return nil
         }
 
