@@ -27,7 +27,8 @@ let package = Package(
         // File-system side of the engine: reading tenants, policy files and app manifests from
         // disk and turning them into MAMPolicy inputs. Shared by the command-line tools.
         // (Crypto: the SHA-256 that binds an installed bundle id to the program built for it.)
-        .target(name: "MAMCatalog", dependencies: ["MAMPolicy", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "MAMCatalog", dependencies: ["MAMPolicy", .product(name: "Crypto", package: "swift-crypto"),
+                                                   .product(name: "_CryptoExtras", package: "swift-crypto")]),
         .executableTarget(
             name: "mamlaunch",
             dependencies: [

@@ -20,9 +20,9 @@ public struct BrokerCore: Sendable {
     /// is taken at the launcher's word (a broker that was told nothing of its apps' programs).
     public var installedPrograms: [String: InstalledProgram] = [:]
     let clock: any BrokerClock
-    /// Whether a password is the one a tenant user's stored credential was made from: the
-    /// shell's (MAMCatalog's `Credential.matches`), so the core links no cryptography.
-    let credentials: CredentialCheck
+    /// Sign-ins whose password a worker is checking (`checkCredential`), by job.
+    var signIns: [Int: PendingSignIn] = [:]
+    var nextSignIn = 1
     /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
     let catalog: [AppManifest]
     /// The installed apps' folder names (lowercased) and their bundle ids.
@@ -61,10 +61,8 @@ public struct BrokerCore: Sendable {
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
-                pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil,
-                credentials: @escaping CredentialCheck) {
+                pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
         self.engine = engine
-        self.credentials = credentials
         self.compliance = conditionalAccess.map { ComplianceManager(access: ConditionalAccess(tenant: engine.tenant, settings: $0)) }
         // Rows written before accounts were canonical may name a tenant user by object id or in
         // another case: each is the user's UPN from now on, so one account is one row.
@@ -122,8 +120,13 @@ public struct BrokerCore: Sendable {
         // Nor is an account the user never signed in to this instance: Mail run for dana alone
         // has nobody enrolled, not the tenant's first targeted user [SEMANTICS §1: the enrolled
         // account is the first signed-in targeted account].
-        if s.enrolled == nil, let e = p.enrolled,
-           service.isSignedOut(app: s.manifest.bundleID, account: Self.canonicalName(e)) || (s.peer.fromLauncher && !s.signedIn.contains(e)) {
+        // Nor, in a second instance run for another user, an account beside the one the service
+        // enrolled in the app: one managed account per app, and it is the app's enrollment
+        // [SEMANTICS §1; seed 002 §Stage 5: the app's other users are unmanaged].
+        let appEnrolled = service.enrolledAccount(in: s.manifest.bundleID).flatMap { engine.tenant.identity(named: $0).account }
+        // And an account signed in after launch is enrolled once the app enrolls it, not before:
+        // the session's enrollment is the one there is.
+        if let e = p.enrolled, s.enrolled == nil || appEnrolled.map({ $0 != e }) ?? false {
             return Party(app: p.app, identity: p.identity, enrolled: nil, policy: nil,
                          personalAccountSignedIn: p.personalAccountSignedIn, isMDMManaged: p.isMDMManaged, identityIsSet: p.identityIsSet)
         }
@@ -164,6 +167,8 @@ public struct BrokerCore: Sendable {
             out.append(persistEnrollments)
         case let .signIn(id, account, secret, sameLauncher):
             signIn(id, account: account, secret: secret, sameLauncher: sameLauncher, &out)
+        case let .credentialChecked(job, matches):
+            credentialChecked(job, matches: matches, &out)
         }
         return out
     }
@@ -213,7 +218,9 @@ public struct BrokerCore: Sendable {
                 || peer.account.map { engine.tenant.identity(named: $0).account.map { $0.userIndex == nil } ?? true } ?? false
         }
         let probe = engine.party(manifest, identity: identity)
-        s.enrolled = probe.enrolled
+        // The app's enrollment when an instance made one; else the tenant's for this launch.
+        let appEnrolled = manifest.integratesSDK ? service.enrolledAccount(in: manifest.bundleID).flatMap { engine.tenant.identity(named: $0).account } : nil
+        s.enrolled = appEnrolled ?? probe.enrolled
         // Signed in is the user's act, never the app's: the launcher's `--user` (which also signs
         // an account the user had signed out back in), else the account the tenant enrolls in the
         // app by default, unless the user signed it out of this app (an unenrollment, a wipe).
@@ -498,20 +505,51 @@ public struct BrokerCore: Sendable {
             return
         }
         // The launcher that started the app speaks for its user; anyone else proves the user
-        // with the account's credential. A secret given is checked either way.
+        // with the account's credential. A secret given is checked either way, on a worker: a
+        // slow hash on the loop would stall every app.
         if secret != nil || !sameLauncher {
             let stored = acct.userIndex.flatMap { engine.tenant.users[$0].credential }
-            guard let secret, let stored, credentials(stored, secret) else {
-                out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
-                                             size: nil, outcome: "badCredential", rule: "1.identity", tag: "chosen",
-                                             detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
-                out.append(.log(LogLine(level: .warning, message: "sign-in refused: wrong or missing credential",
-                                        metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
+            guard let secret, let stored else {
+                badCredential(id, acct, &out)
                 return
             }
+            let job = nextSignIn
+            nextSignIn += 1
+            signIns[job] = PendingSignIn(session: id, account: acct, pid: s.peer.pid)
+            out.append(.log(LogLine(level: .info, message: "sign-in: checking the password",
+                                    metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
+            out.append(.checkCredential(job: job, stored: stored, secret: secret))
+            return
         }
+        signedIn(id, acct, &out)
+    }
+
+    /// A worker checked a sign-in's password: the account is signed in, or the attempt audited.
+    /// An app that left (or a session id reused by another) meanwhile signs nobody in.
+    mutating func credentialChecked(_ job: Int, matches: Bool, _ out: inout [BrokerEffect]) {
+        guard let p = signIns.removeValue(forKey: job), let s = sessions[p.session], s.peer.pid == p.pid else { return }
+        if matches { signedIn(p.session, p.account, &out) } else { badCredential(p.session, p.account, &out) }
+    }
+
+    mutating func badCredential(_ id: SessionID, _ acct: Account, _ out: inout [BrokerEffect]) {
+        out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
+                                     size: nil, outcome: "badCredential", rule: "1.identity", tag: "chosen",
+                                     detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
+        out.append(.log(LogLine(level: .warning, message: "sign-in refused: wrong or missing credential",
+                                metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
+    }
+
+    /// The user signed `acct` in to this instance (the launcher said so, or the password matched).
+    mutating func signedIn(_ id: SessionID, _ acct: Account, _ out: inout [BrokerEffect]) {
+        let s = sessions[id]!
         if !s.signedIn.contains(acct) { sessions[id]!.signedIn.append(acct) }
         if acct.userIndex == nil { sessions[id]!.personalSignedIn = true }
+        // The account the app is enrolled with (by another instance meanwhile) is this
+        // instance's too once the user signs it in here.
+        if s.enrolled != acct, s.manifest.integratesSDK,
+           service.enrolledAccount(in: s.manifest.bundleID).flatMap({ engine.tenant.identity(named: $0).account }) == acct {
+            sessions[id]!.enrolled = acct
+        }
         parties[id] = nil
         if s.manifest.integratesSDK, service.signIn(app: s.manifest.bundleID, account: Self.canonicalName(acct)) { out.append(persistEnrollments) }
         out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil, size: nil,
@@ -609,6 +647,14 @@ public struct BrokerCore: Sendable {
 extension WireErrorCode {
     /// Protocol errors close the connection; refusals of a well-formed request do not.
     public var closesConnection: Bool { rawValue < WireErrorCode.notAllowed.rawValue }
+}
+
+/// A sign-in waiting for its password check.
+struct PendingSignIn: Sendable {
+    var session: SessionID
+    var account: Account
+    /// The app's pid then: the answer is for that app, not a later one under the same session id.
+    var pid: Int32
 }
 
 /// One connection's state.

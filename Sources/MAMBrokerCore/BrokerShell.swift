@@ -24,6 +24,8 @@ public protocol BrokerShell {
     mutating func store(job: Int, attachment: Int, file: StoredFile, budget: String) -> BrokerEvent?
     mutating func open(job: Int, key: StoredFileKey, budget: String) -> BrokerEvent?
     mutating func encrypt(job: Int, attachment: Int, keyID: String, budget: String, receiver: String) -> BrokerEvent?
+    /// Checks a password against a stored credential (slow: PBKDF2) off the event loop.
+    mutating func checkCredential(job: Int, stored: String, secret: String) -> BrokerEvent?
     /// The account key under `keyID` (made the first time); nil when it cannot be read (the
     /// shell says why in its own log).
     mutating func key(_ keyID: String) -> [UInt8]?
@@ -72,6 +74,8 @@ extension BrokerCore {
                 if let done = shell.open(job: job, key: key, budget: budget) { queue.append(contentsOf: handle(done)) }
             case let .encrypt(job, token, keyID, budget, receiver):
                 if let done = shell.encrypt(job: job, attachment: token, keyID: keyID, budget: budget, receiver: receiver) { queue.append(contentsOf: handle(done)) }
+            case let .checkCredential(job, stored, secret):
+                if let done = shell.checkCredential(job: job, stored: stored, secret: secret) { queue.append(contentsOf: handle(done)) }
             case let .sendKey(id, frameID, account, keyID):
                 let reply: Message = shell.key(keyID).map { .accountKey(account: account, key: $0) }
                     ?? .error(code: .internalError, detail: "the account key could not be read")

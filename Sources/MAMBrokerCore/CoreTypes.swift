@@ -59,6 +59,7 @@ public struct InstalledProgram: Sendable, Equatable {
 }
 
 /// Checks a password against a tenant user's stored credential (`TenantUser.credential`).
+/// Whether a password is the one a stored credential was made from (MAMCatalog's `Credential.matches`).
 public typealias CredentialCheck = @Sendable (_ stored: String, _ password: String) -> Bool
 
 /// A descriptor that came with a frame (or that the shell made), named by a token: the core
@@ -242,6 +243,9 @@ public indirect enum BrokerEffect: Sendable, Equatable {
     /// Encrypt an attachment under an account's key into a new sealed memfd; answer with `.encrypted`.
     /// `receiver`: the budget of the app the ciphertext is for, which it counts against while held.
     case encrypt(job: Int, attachment: Int, keyID: String, budget: String, receiver: String)
+    /// Check a sign-in's password against the account's stored credential, slow by design
+    /// (PBKDF2), so on a worker and never on the event loop; answer with `.credentialChecked`.
+    case checkCredential(job: Int, stored: String, secret: String)
     /// Send the account's key (made the first time, kept in the state database) as `accountKey`
     /// answering `frameID`, or `internalError` when it cannot be read.
     case sendKey(SessionID, frameID: UInt32, account: String, keyID: String)
@@ -278,6 +282,8 @@ public enum BrokerEvent: Sendable {
     /// The user signed an account in to this app instance after its launch: said by the launcher
     /// that handed it over (`sameLauncher`), or proven with the account's credential (`secret`).
     case signIn(SessionID, account: String, secret: String?, sameLauncher: Bool)
+    /// A sign-in's password was checked (`checkCredential`).
+    case credentialChecked(job: Int, matches: Bool)
 }
 
 public struct JobFailure: Error, Sendable, Equatable {

@@ -142,13 +142,18 @@ extension BrokerCore {
         for (id, s) in sessions where s.manifest.integratesSDK && s.bundleID.lowercased() == app.lowercased() {
             switch status {
             case .newPoliciesReceived?, .policiesHaveNotChanged?, .alreadyEnrolled?, .licensedNotTargeted?, .noPolicyReceived?:
-                // An enrollment signs nobody in: an instance the user did not sign the account
-                // in to (another instance of the app, run for someone else) stays as it was.
-                guard s.signedIn.contains(acct) else { break }
-                if let managed {
-                    sessions[id]!.enrolled = managed
-                    if status == .newPoliciesReceived, s.enrolled != managed { sessions[id]!.identity = .account(managed) }
+                guard let managed else { break }
+                // One managed account per app, and an enrollment signs nobody in: an instance
+                // the user did not sign the app's account in to (another instance, run for
+                // someone else) has no enrolled account of its own any more, and is not given
+                // that one either.
+                guard s.signedIn.contains(managed) else {
+                    if s.enrolled != nil { sessions[id]!.enrolled = nil }
+                    break
                 }
+                guard s.signedIn.contains(acct) else { break }
+                sessions[id]!.enrolled = managed
+                if status == .newPoliciesReceived, s.enrolled != managed { sessions[id]!.identity = .account(managed) }
             case .unenrollmentSuccess?, .wipeReceived?:
                 sessions[id]!.signedIn.removeAll { $0 == acct }
                 if s.enrolled == acct {

@@ -21,7 +21,8 @@ public struct EmbeddedBroker {
     public init(tenant: Tenant, apps: [AppManifest], limits: BrokerLimits = BrokerLimits(),
                 conditionalAccess: ConditionalAccessSettings? = nil, credentials: @escaping CredentialCheck) {
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: limits,
-                          conditionalAccess: conditionalAccess, credentials: credentials)
+                          conditionalAccess: conditionalAccess)
+        shell.credentials = credentials
     }
 
     public subscript<Value>(dynamicMember path: WritableKeyPath<EmbeddedShell, Value>) -> Value {

@@ -37,6 +37,8 @@ public struct EmbeddedShell: BrokerShell {
     public var nextToken = 1
     /// Jobs are held back (a test finishes them late with `flushJobs`, or never).
     public var deferJobs = false
+    /// How a sign-in's password is checked (the broker's is MAMCatalog's `Credential.matches`).
+    public var credentials: CredentialCheck?
     public var pendingJobs: [BrokerEffect] = []
 
     public init() {}
@@ -78,6 +80,10 @@ public struct EmbeddedShell: BrokerShell {
         hold(.encrypt(job: job, attachment: attachment, keyID: keyID, budget: budget, receiver: receiver))
     }
 
+    public mutating func checkCredential(job: Int, stored: String, secret: String) -> BrokerEvent? {
+        hold(.checkCredential(job: job, stored: stored, secret: secret))
+    }
+
     /// The key is a function of its id here (the broker's lives in its state database).
     public mutating func key(_ keyID: String) -> [UInt8]? {
         (0..<32).map { UInt8(truncatingIfNeeded: $0 &+ keyID.utf8.count) }
@@ -110,6 +116,8 @@ public struct EmbeddedShell: BrokerShell {
             a.sealed = true
             contents[a.token] = Content(text: contents[token]!.text, encrypted: true)
             return .encrypted(job: job, .success(a))
+        case let .checkCredential(job, stored, secret):
+            return .credentialChecked(job: job, matches: credentials?(stored, secret) ?? false)
         default: return nil
         }
     }

@@ -1,50 +1,43 @@
 import Crypto
+import MAMPolicy
+import _CryptoExtras
 
 /// A tenant user's credential at the emulated identity provider (`TenantUser.credential`):
-/// `sha256:<salt hex>:<digest hex>`, the digest being SHA-256(salt ‖ password). Pure: the salt
-/// comes in (`make`) or is read from the stored form (`matches`).
+/// `pbkdf2-sha256:<rounds>:<salt hex>:<derived key hex>` (MAMPolicy's `CredentialFormat`),
+/// deliberately slow so that a tenant file that leaks costs a guesser that much per guess, its
+/// parameters stored with it so that they can be raised without breaking the credentials
+/// already written. The first format, one salted SHA-256 (`sha256:…`), is refused. Pure: the
+/// salt comes in (`make`) or is read from the stored form (`matches`).
 public enum Credential {
+    /// OWASP's figure for PBKDF2-HMAC-SHA256 (2023).
+    public static let defaultRounds = 600_000
+
     /// The stored form for `password` under `salt` (mamlaunch credential draws the salt).
-    public static func make(password: String, salt: [UInt8]) -> String {
-        "sha256:" + hex(salt) + ":" + hex(digest(salt, password))
+    public static func make(password: String, salt: [UInt8], rounds: Int = defaultRounds) -> String {
+        "\(CredentialFormat.scheme):\(rounds):" + hex(salt) + ":" + hex(derive(password, salt, rounds))
     }
 
-    /// Whether `password` is the one `stored` was made from. The digests are compared in
+    /// Whether `password` is the one `stored` was made from. The derived keys are compared in
     /// constant time (every byte, whatever differs first), so the time taken says nothing of
-    /// how much of a guess was right.
+    /// how much of a guess was right. Slow by design: the broker runs it on a worker, never on
+    /// its loop.
     public static func matches(_ stored: String, password: String) -> Bool {
-        let parts = stored.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "sha256", let salt = bytes(parts[1]), let expected = bytes(parts[2]), expected.count == 32 else {
-            return false
-        }
-        let got = digest(salt, password)
+        guard case let .success((rounds, salt, expected)) = CredentialFormat.parse(stored) else { return false }
+        let got = derive(password, salt, rounds)
+        guard got.count == expected.count else { return false }
         var difference: UInt8 = 0
-        for i in 0..<32 { difference |= got[i] ^ expected[i] }
+        for i in got.indices { difference |= got[i] ^ expected[i] }
         return difference == 0
     }
 
-    static func digest(_ salt: [UInt8], _ password: String) -> [UInt8] {
-        var h = SHA256()
-        h.update(data: salt)
-        h.update(data: Array(password.utf8))
-        return Array(h.finalize())
+    static func derive(_ password: String, _ salt: [UInt8], _ rounds: Int) -> [UInt8] {
+        let key = try? KDF.Insecure.PBKDF2.deriveKey(from: Array(password.utf8), salt: salt, using: .sha256, outputByteCount: 32,
+                                                     unsafeUncheckedRounds: rounds)
+        return key.map { $0.withUnsafeBytes { Array($0) } } ?? []
     }
 
     static func hex(_ b: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         return String(b.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
-    }
-
-    static func bytes(_ text: Substring) -> [UInt8]? {
-        guard text.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        var i = text.startIndex
-        while i < text.endIndex {
-            let j = text.index(i, offsetBy: 2)
-            guard let b = UInt8(text[i..<j], radix: 16) else { return nil }
-            out.append(b)
-            i = j
-        }
-        return out
     }
 }

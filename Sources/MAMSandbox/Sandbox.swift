@@ -254,6 +254,8 @@ public enum Sandbox {
                   chmod("/proc/self/fd/\(containerFD)", 0o700) == 0 else {
                 throw LaunchError("cannot hand \(container) to uid \(user.uid): \(String(cString: strerror(errno)))")
             }
+            // What a kept container holds from an earlier run under another app uid.
+            ContainerOwner.hand(containerFD, to: user.uid)
         }
         var hidden: [String] = []
         if isolate {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMPolicy
 import MAMWire
 
 struct ClockCommand: ParsableCommand {
@@ -138,13 +139,28 @@ struct CredentialCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "credential",
         abstract: "Make a tenant user's credential from a password, for the tenant file's \"credential\".",
-        discussion: "Prints sha256:<salt>:<digest> (a random 16-byte salt); the password is not kept anywhere."
+        discussion: """
+            Prints pbkdf2-sha256:<rounds>:<salt>:<derived key>: PBKDF2 with HMAC-SHA-256 over the password \
+            and a random 16-byte salt, the rounds stored with it. The password is not kept anywhere. The \
+            broker checks a sign-in's password on a worker thread, so more rounds slow the sign-in, not \
+            the other apps.
+            """
     )
+
+    @Option(help: ArgumentHelp("PBKDF2 rounds, from \(CredentialFormat.rounds.lowerBound) to \(CredentialFormat.rounds.upperBound).",
+                               valueName: "N"))
+    var rounds = Credential.defaultRounds
+
+    func validate() throws {
+        guard CredentialFormat.rounds.contains(rounds) else {
+            throw ValidationError("--rounds \(rounds): must be from \(CredentialFormat.rounds.lowerBound) to \(CredentialFormat.rounds.upperBound)")
+        }
+    }
 
     func run() throws {
         var generator = SystemRandomNumberGenerator()
         let salt = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        print(Credential.make(password: try readPassword("password: "), salt: salt))
+        print(Credential.make(password: try readPassword("password: "), salt: salt, rounds: rounds))
     }
 }
 

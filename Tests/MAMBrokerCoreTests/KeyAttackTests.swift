@@ -276,6 +276,32 @@ struct CredentialSignInTests {
         #expect(Credential.matches(stored, password: "correct horse"))
         for wrong in ["correct hors", "correct horse ", "", "Correct horse"] { #expect(!Credential.matches(stored, password: wrong)) }
         #expect(!Credential.matches("sha256:00:zz", password: "x") && !Credential.matches("md5:00:" + String(repeating: "0", count: 64), password: "x"))
+        // PBKDF2-HMAC-SHA256 (RFC 8018) with its rounds stored beside it; the old one-SHA-256 form is no credential.
+        #expect(stored.hasPrefix("pbkdf2-sha256:\(Credential.defaultRounds):000102030405060708090a0b0c0d0e0f:"))
+        let old = "sha256:e4a107be1889b9b1a2621b91b58a5760:f278283be816566f65cf878555280af2b765ddc8bc963ae51a4e5e0dd723b514"
+        #expect(!Credential.matches(old, password: "contoso-adele"))
+    }
+
+    /// The password is checked by the shell's worker (`checkCredential`), not in the core's
+    /// turn: while it runs, other apps are answered and nobody is signed in; the answer signs
+    /// in only the app that is still there.
+    @Test func thePasswordIsCheckedOffTheLoopAndOnlyItsAppIsSignedIn() {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail"), docs = lab.launch("com.contoso.docs")
+        lab.deferJobs = true
+        lab.run(lab.core.handle(.signIn(mail, account: Self.ben, secret: "contoso-ben", sameLauncher: false)))
+        #expect(lab.pendingJobs.count == 1)
+        #expect(lab.send(docs, .policyRequest).isEmpty == false, "another app is answered meanwhile")
+        #expect(lab.send(mail, .enroll(account: Self.ben)).error == .notAllowed, "not signed in before the check ends")
+        lab.flushJobs()
+        #expect(lab.send(mail, .enroll(account: Self.ben)).error == nil)
+        // An app that quits while its sign-in is checked: the answer signs nobody in.
+        let dialer = lab.launch("com.contoso.dialer")
+        lab.run(lab.core.handle(.signIn(dialer, account: Self.ben, secret: "contoso-ben", sameLauncher: false)))
+        lab.send(dialer, .bye)
+        let audited = lab.audits.count
+        lab.flushJobs()
+        #expect(!lab.audits.dropFirst(audited).contains { $0.channel == "signIn" && $0.outcome == "signedIn" })
     }
 }
 

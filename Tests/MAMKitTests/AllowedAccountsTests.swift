@@ -56,4 +56,25 @@ struct RegisteredAccountsTests {
         #expect(try chat.send("registered")["accounts"]?.array?.isEmpty == true, "a late notice registers nobody")
         chat.finish()
     }
+
+    /// The SDK keeps the registered accounts on the device: a relaunched app (its container kept,
+    /// as an iOS app's is) still lists the account it registered, and the user's unenrollment
+    /// ends that across a relaunch too.
+    @Test func registeredAccountsSurviveARelaunch() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let chat = try b.launch("Chat", user: "adele@contoso.com", keepContainer: true)
+        #expect(try chat.send("enroll", "adele@contoso.com")["status"]?.number == 225)
+        #expect(try chat.send("registered")["accounts"]?.array?.compactMap(\.string) == ["adele@contoso.com"])
+        chat.finish()
+        let again = try b.launch("Chat", user: "adele@contoso.com", keepContainer: true)
+        let registered = try again.send("registered")
+        #expect(registered["accounts"]?.array?.compactMap(\.string) == ["adele@contoso.com"], "\(registered)")
+        _ = try again.send("unenroll", "adele@contoso.com", "keep")
+        again.finish()
+        let third = try b.launch("Chat", keepContainer: true)
+        let none = try third.send("registered")
+        #expect(none["accounts"]?.array?.isEmpty == true, "\(none)")
+        third.finish()
+    }
 }

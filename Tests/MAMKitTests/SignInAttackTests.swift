@@ -246,6 +246,51 @@ struct CredentialSignInProcessTests {
         #expect(b.auditRecords.contains { $0["channel"] as? String == "signIn" && $0["outcome"] as? String == "badCredential" })
     }
 
+    /// The password check is PBKDF2, slow by design: the broker runs it on a worker, so while
+    /// Ben's sign-in to Mail is checked (ten million rounds here, seconds) Docs is answered, and
+    /// only then is Ben signed in. With the check on the broker's loop, Docs waited for it.
+    @Test func otherAppsAreAnsweredWhileASignInIsChecked() throws {
+        let dir = "/tmp/mamkit-slowcredential-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let policies = TestBroker.root + "/Policies/contoso"
+        try FileManager.default.copyItem(atPath: policies + "/policies", toPath: dir + "/policies")
+        var json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: policies + "/tenant.json"))) as! [String: Any]
+        var users = json["users"] as! [[String: Any]]
+        // "contoso-ben" under the most rounds a tenant file may ask for.
+        users[1]["credential"] = "pbkdf2-sha256:10000000:5c1d0e8a7b6f4a3d2c1b0a9f8e7d6c5b:6e6d16fd0eeff10db53dda586f87749870e2f9a0b360b30dff20c55f62386f00"
+        json["users"] = users
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: dir + "/tenant.json"))
+        let b = try KitBroker(tenant: dir + "/tenant.json")
+        defer { b.stop() }
+        let mail = try b.launch("Mail"), docs = try b.launch("Docs")
+        let pid = try pid(of: "com.contoso.mail", in: b)
+        let signin = Process()
+        signin.executableURL = URL(fileURLWithPath: KitBroker.bin + "/mamlaunch")
+        signin.arguments = ["signin", "--user", "ben@contoso.com", "--pid", "\(pid)", "--broker", b.launcherSocket]
+        let input = Pipe()
+        signin.standardInput = input
+        signin.standardOutput = FileHandle.nullDevice
+        signin.standardError = FileHandle.nullDevice
+        try signin.run()
+        try input.fileHandleForWriting.write(contentsOf: Data("contoso-ben\n".utf8))
+        try input.fileHandleForWriting.close()
+        defer { if signin.isRunning { signin.terminate() } }
+        b.waitForLog("sign-in: checking the password")
+        let answered = try docs.send("policy")
+        #expect(answered["managed"] != nil, "\(answered)")
+        // Docs had its answer while the check still ran: nobody is signed in yet.
+        let signedIn = { b.auditRecords.contains { $0["channel"] as? String == "signIn" && $0["outcome"] as? String == "signedIn" } }
+        #expect(!signedIn(), "Docs was answered only after the password check")
+        #expect(try mail.send("wait", "signin", "60")["account"]?.string == "ben@contoso.com")
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while signin.isRunning && Date() < deadline { usleep(20_000) }
+        #expect(!signin.isRunning && signin.terminationStatus == 0)
+        #expect(signedIn())
+        mail.finish()
+        docs.finish()
+    }
+
     /// Seed fidelity (item 4): a single-identity app has one process identity, its enrolled
     /// account. Dialer run for dana, then Adele signed in by the user and enrolled by the app:
     /// its identity is Adele's and its policy managed, as the broker enforces.

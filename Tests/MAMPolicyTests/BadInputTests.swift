@@ -37,6 +37,23 @@ struct BadInputTests {
         #expect(tenantErrors("{\"a\": 01}").first?.contains("leading zeros") == true)
     }
 
+    /// Credentials are PBKDF2 with their parameters; the old one-SHA-256 form is refused by name,
+    /// and each bad one names its user's key path.
+    @Test func aCredentialInTheOldFormatOrWithTooFewRoundsIsRefusedAtItsKeyPath() {
+        let salt = String(repeating: "ab", count: 16), key = String(repeating: "cd", count: 32)
+        func errors(_ credential: String) -> [String] {
+            tenantErrors(#"{"users": [{"upn": "adele@contoso.com", "credential": ""# + credential + #""}]}"#)
+        }
+        #expect(errors("pbkdf2-sha256:600000:\(salt):\(key)") == [])
+        let old = errors("sha256:\(salt):\(key)")
+        #expect(old.count == 1 && old[0].contains("$.users[0].credential") && old[0].contains("old credential format")
+                && old[0].contains("mamlaunch credential"), "\(old)")
+        #expect(errors("pbkdf2-sha256:1000:\(salt):\(key)").first?.contains("rounds (1000) must be a number from 100000") == true)
+        #expect(errors("pbkdf2-sha256:600000:abcd:\(key)").first?.contains("salt must be at least 16 bytes") == true)
+        #expect(errors("pbkdf2-sha256:600000:\(salt):\(key)00").first?.contains("derived key must be 64 hex digits") == true)
+        #expect(errors("scrypt:1:2:3").first?.contains("a credential is \"pbkdf2-sha256:<rounds>") == true)
+    }
+
     @Test func wrongTypeNamesThePathAndTheExpectedType() {
         #expect(policyErrors(#"{"saveAsBlocked": "yes"}"#) == [#"p.json:1:19: error: $.saveAsBlocked: expected a boolean, found string "yes""#])
         #expect(policyErrors(#"{"allowedOutboundClipboardSharingExceptionLength": -1}"#).first?.contains("out of range") == true)

@@ -74,6 +74,9 @@ public final class Broker: @unchecked Sendable {
     /// Ciphertexts made for each receiver that it still holds (crypto lane only).
     let heldCiphertexts: HeldCiphertexts
     let starts = WorkerLane(name: "mambroker-starts", nice: 0)
+    /// Sign-ins' password checks (PBKDF2, a quarter of a second each by design): their own lane,
+    /// so a burst of them delays neither the loop nor encryption.
+    let credentials = WorkerLane(name: "mambroker-credentials")
     let persistence = DispatchQueue(label: "mambroker.state")
     /// Replies waiting for a state write (loop only), and the newest enrollments not yet
     /// written (coalesced, as the pasteboard is).
@@ -89,6 +92,8 @@ public final class Broker: @unchecked Sendable {
     var handles: [Int32: Handle] = [:]
     /// Which launcher connection adopted each app (to ask it for a restart).
     var launcherOf: [SessionID: Int32] = [:]
+    /// `mamlaunch signin` connections waiting for their password check, by the core's job.
+    var signInReplies: [Int: (socket: WireSocket, account: String, pid: Int32)] = [:]
     /// The pid each launcher gave its app, to tell it when the broker has let the app go.
     var adoptedPid: [SessionID: Int32] = [:]
     var sockets: [SessionID: WireSocket] = [:]
@@ -148,7 +153,7 @@ public final class Broker: @unchecked Sendable {
         core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
                           pasteboard: pasteboard, files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
-                          conditionalAccess: conditionalAccess, credentials: Credential.matches)
+                          conditionalAccess: conditionalAccess)
         core.appNames = configuration.appNames
         pasteFlip = configuration.testFlip == "paste" ? PasteFlip(text: pasteboard?.text) : nil
         loop = try EventLoop()
@@ -165,6 +170,14 @@ public final class Broker: @unchecked Sendable {
             let ns = Int(start.tv_nsec) + Int(atto / 1_000_000_000)
             return timespec(tv_sec: start.tv_sec + Int(seconds) + ns / 1_000_000_000, tv_nsec: ns % 1_000_000_000)
         }
+    }
+
+    /// Why the core refused a sign-in (its warning), for `mamlaunch signin` to say.
+    static func signInRefusal(_ effects: [BrokerEffect]) -> String? {
+        effects.lazy.compactMap { effect -> String? in
+            if case .log(let l) = effect, l.level == .warning { return l.message.replacingOccurrences(of: "sign-in refused: ", with: "") }
+            return nil
+        }.first
     }
 
     // MARK: Life
@@ -237,6 +250,15 @@ public final class Broker: @unchecked Sendable {
             loop.wait(timeoutMilliseconds: 250) { readable($0) }
             for mail in loop.takeMail() {
                 switch mail {
+                case let .event(.credentialChecked(job, matches)):
+                    let effects = core.handle(.credentialChecked(job: job, matches: matches))
+                    let signedIn = effects.contains { if case let .audit(a) = $0 { a.outcome == "signedIn" } else { false } }
+                    let refusal = Self.signInRefusal(effects) ?? "see the broker's log"
+                    apply(effects)
+                    if let waiting = signInReplies.removeValue(forKey: job) {
+                        try? LauncherMessage.controlReply(ok: signedIn, detail: signedIn ? "\(waiting.account) signed in to pid \(waiting.pid)"
+                                                              : "\(waiting.account) was not signed in: \(refusal)").send(on: waiting.socket)
+                    }
                 case let .event(e): apply(core.handle(e))
                 case let .opened(job, fd): apply(core.handle(.opened(job: job, .success(adopt(fd)))))
                 case let .encrypted(job, fd): apply(core.handle(.encrypted(job: job, .success(adopt(fd)))))
@@ -401,11 +423,12 @@ public final class Broker: @unchecked Sendable {
                     reply = .controlReply(ok: false, detail: "signin refused: \(typo)")
                 } else if let session {
                     let effects = core.handle(.signIn(session, account: account, secret: secret, sameLauncher: mine != nil))
-                    let refusal = effects.lazy.compactMap { effect -> String? in
-                        if case .log(let l) = effect, l.level == .warning { return l.message.replacingOccurrences(of: "sign-in refused: ", with: "") }
-                        return nil
-                    }.first
+                    // A password is checked on a worker: the answer waits for it, the loop does not.
+                    for case let .checkCredential(job, _, _) in effects { signInReplies[job] = (socket, account, pid) }
+                    let checking = effects.contains { if case .checkCredential = $0 { true } else { false } }
+                    let refusal = Self.signInRefusal(effects)
                     apply(effects)
+                    if checking { continue }
                     reply = .controlReply(ok: refusal == nil, detail: refusal.map { "\(account) was not signed in: \($0)" } ?? "\(account) signed in to pid \(pid)")
                 } else {
                     reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over by a launcher")
@@ -439,6 +462,8 @@ public final class Broker: @unchecked Sendable {
     private func closeLauncher(_ socket: WireSocket) {
         launcherOf = launcherOf.filter { $0.value != socket.fd }
         adoptedPid = adoptedPid.filter { launcherOf[$0.key] != nil }
+        // (A sign-in it waits for still completes; there is nobody left to answer.)
+        signInReplies = signInReplies.filter { $0.value.socket.fd != socket.fd }
         loop.remove(socket.fd)
         handles[socket.fd] = nil
         socket.close()
@@ -635,6 +660,14 @@ public final class Broker: @unchecked Sendable {
         }
         func encrypt(job: Int, attachment: Int, keyID: String, budget: String, receiver: String) -> BrokerEvent? {
             broker.encrypt(job, broker.descriptors[attachment] ?? -1, keyID, budget, receiver: receiver)
+            return nil
+        }
+
+        func checkCredential(job: Int, stored: String, secret: String) -> BrokerEvent? {
+            let loop = broker.loop
+            broker.credentials.async {
+                loop.post(Mail.event(.credentialChecked(job: job, matches: Credential.matches(stored, password: secret))))
+            }
             return nil
         }
 

@@ -97,12 +97,9 @@ public enum TenantFile {
         }
         user.groups = u.member("groups")?.strings(&log) ?? []
         if let c = u.member("credential"), let text = c.string(&log) {
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-            let hex = { (s: Substring) in !s.isEmpty && s.count % 2 == 0 && s.allSatisfy(\.isHexDigit) }
-            if parts.count == 3, parts[0] == "sha256", hex(parts[1]), parts[2].count == 64, hex(parts[2]) {
-                user.credential = text.lowercased()
-            } else {
-                log.append(c.problem("a credential is \"sha256:<salt hex>:<64 hex digits>\" (mamlaunch credential makes one)"))
+            switch CredentialFormat.parse(text) {
+            case .success: user.credential = text.lowercased()
+            case let .failure(p): log.append(c.problem(p.message))
             }
         }
         return user
