@@ -5,7 +5,8 @@
 // Targets come from the command line: --public-socket PATH --other-container DIR
 // --broker-dir DIR --outside PATH --other-pid PID --readable PATH --shm-key N --msg-key N
 // --posix-shm NAME --daemon NAME --world-writable PATH; sizes: --memory-mib N --tasks N --disk-mib N --cpu-ms N;
-// [--destructive] adds the attempts that would harm the machine if they worked.
+// [--destructive] adds the attempts that would harm the machine if they worked; --race-ms N runs
+// only the races against the supervisor's check.
 import CHostileProbes
 import Foundation
 
@@ -48,6 +49,22 @@ func line(_ attempt: String, outcome: String, _ result: probe_result, _ detail: 
 if let n = options["--refusal-flood"].flatMap(Int.init) {
     for _ in 0..<n { _ = probe_udp_socket() }
     print(#"{"flood": \#(n)}"#)
+}
+
+// --race-ms N: only the races against the supervisor's check (each for N ms), then stop. A
+// confined call named a file in the container when the supervisor looked and another when the
+// kernel ran it: the probe wins if the outside file was touched.
+if let ms = options["--race-ms"].flatMap(Int32.init) {
+    var tries: Int32 = 0
+    let inside = FileManager.default.currentDirectoryPath + "/race-lock"
+    line("flock_race_system_file", probe_flock_race("/etc/ld.so.cache", inside, ms, &tries), "/etc/ld.so.cache, \(tries) tries")
+    if let target = options["--world-writable"] {
+        tries = 0
+        let r = probe_setxattr_race(target, ms, &tries)
+        // The probe cannot read the attribute back unconfined; the test reads it.
+        line("setxattr_race_host_file", outcome: r == 0 ? "tried" : "failed", r, "\(target), \(tries) tries")
+    }
+    exit(0)
 }
 
 let container = FileManager.default.currentDirectoryPath

@@ -535,3 +535,86 @@ probe_result probe_cpu(int ms, int *permille) {
     *permille = (int)(cpu / wall * 1000);
     return 0;
 }
+
+// Races against the supervisor, which reads a confined call's arguments from the app's memory
+// and descriptor table, judges them, and then lets the kernel run the call, which looks again.
+// A second thread changes what the call names in between.
+#include <pthread.h>
+#include <time.h>
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+struct descriptor_flip { volatile int stop; int number, outside, inside; };
+
+static void *flip_descriptor(void *p) {
+    struct descriptor_flip *f = p;
+    while (!f->stop) { dup2(f->inside, f->number); dup2(f->outside, f->number); }
+    dup2(f->inside, f->number);
+    return NULL;
+}
+
+// flock on a descriptor number that points at a file in the container when the supervisor
+// looks and at `outside` (a read-only system file) when the kernel takes the lock. Whether a
+// lock went to the outside file is told without a confined call on it: then a fresh open of
+// the inside file can still be locked.
+probe_result probe_flock_race(const char *outside, const char *inside, int ms, int *tries) {
+    int out = open(outside, O_RDONLY | O_CLOEXEC);
+    int in = open(inside, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (out < 0 || in < 0) return fail();
+    struct descriptor_flip f = { 0, dup(in), out, in };
+    pthread_t t;
+    if (f.number < 0 || pthread_create(&t, NULL, flip_descriptor, &f) != 0) return fail();
+    probe_result result = EACCES;
+    double end = now_ms() + ms;
+    for (*tries = 0; now_ms() < end; ++*tries) {
+        if (flock(f.number, LOCK_EX | LOCK_NB) != 0) continue;
+        int check = open(inside, O_RDONLY | O_CLOEXEC);
+        int insideFree = check >= 0 && flock(check, LOCK_EX | LOCK_NB) == 0;
+        if (check >= 0) close(check);
+        flock(in, LOCK_UN);
+        if (insideFree) { result = 0; break; }
+    }
+    f.stop = 1;
+    pthread_join(t, NULL);
+    close(f.number);
+    close(in);
+    close(out);
+    unlink(inside);
+    return result;
+}
+
+struct byte_flip { volatile int stop; volatile char *at; char a, b; };
+
+static void *flip_byte(void *p) {
+    struct byte_flip *f = p;
+    while (!f->stop) { *f->at = f->a; *f->at = f->b; }
+    return NULL;
+}
+
+// setxattr on a path whose first byte flips between '/' (the absolute `outside`) and 'x' (a
+// relative name the probe makes in the container): one byte, so every read of the path sees
+// one of the two. Judged by the test, which reads the outside file's attribute afterwards.
+probe_result probe_setxattr_race(const char *outside, int ms, int *tries) {
+    static char path[4096];
+    size_t n = strlen(outside);
+    if (outside[0] != '/' || n + 1 > sizeof path) return EINVAL;
+    memcpy(path, outside, n + 1);
+    // The container's twin, "x<outside without its first slash>", with its folders.
+    path[0] = 'x';
+    for (char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) { *s = 0; mkdir(path, 0700); *s = '/'; }
+    int twin = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (twin < 0) return fail();
+    close(twin);
+    struct byte_flip f = { 0, path, 'x', '/' };
+    pthread_t t;
+    if (pthread_create(&t, NULL, flip_byte, &f) != 0) return fail();
+    double end = now_ms() + ms;
+    for (*tries = 0; now_ms() < end; ++*tries) setxattr(path, "user.mamlab.race", "x", 1, 0);
+    f.stop = 1;
+    pthread_join(t, NULL);
+    return 0;
+}

@@ -57,6 +57,8 @@ probe_result probe_utimes(const char *path);
 probe_result probe_stat(const char *path);
 probe_result probe_inotify(const char *path);
 probe_result probe_flock(const char *path);
+probe_result probe_flock_race(const char *outside, const char *inside, int ms, int *tries);
+probe_result probe_setxattr_race(const char *outside, int ms, int *tries);
 probe_result probe_fanotify(void);
 probe_result probe_fcntl_lock(const char *path);
 probe_result probe_openat2_write(const char *path);
