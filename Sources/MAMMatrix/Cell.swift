@@ -87,17 +87,20 @@ public enum Plan {
         }
         let apps = Dictionary(experiment.parties.map { ($0.name, bundleID($0.app)?.lowercased() ?? $0.app.lowercased()) },
                               uniquingKeysWith: { a, _ in a })
+        // Looked up once: a campaign's written cells are many, its parties and policies few.
+        let partyNamed = Dictionary(experiment.parties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         for policy in experiment.policies {
+            let label = policy.label
             for channel in experiment.channels {
                 if channel.channel.isAccountChannel { continue }
                 for source in experiment.parties where signedIn(source, channel) {
                     if !channel.channel.hasTarget {
-                        add(Cell(id: 0, policy: policy.label, channel: channel, source: source))
+                        add(Cell(id: 0, policy: label, channel: channel, source: source))
                         continue
                     }
                     for target in experiment.parties where apps[target.name] != apps[source.name] && signedIn(target, channel)
                         && opens(channel, target) {
-                        let cell = Cell(id: 0, policy: policy.label, channel: channel, source: source, target: target)
+                        let cell = Cell(id: 0, policy: label, channel: channel, source: source, target: target)
                         if channel.channel == .openURL && !lands(cell) { continue }
                         add(cell)
                     }
@@ -106,11 +109,11 @@ public enum Plan {
             // A written cell that repeats a generated one is that cell, with its label and
             // expectation: one square, one line in a diff.
             var generated: [String: Int] = [:]
-            for i in cells.indices where cells[i].policy == policy.label { generated[cells[i].key] = i }
-            for spec in experiment.cells where spec.policies.isEmpty || spec.policies.contains(policy.label) {
-                guard let source = experiment.party(named: spec.source) else { continue }
-                let cell = Cell(id: 0, policy: policy.label, channel: spec.channel, source: source,
-                                target: spec.target.flatMap { experiment.party(named: $0) },
+            for i in cells.indices where cells[i].policy == label { generated[cells[i].key] = i }
+            for spec in experiment.cells where spec.policies.isEmpty || spec.policies.contains(label) {
+                guard let source = partyNamed[spec.source] else { continue }
+                let cell = Cell(id: 0, policy: label, channel: spec.channel, source: source,
+                                target: spec.target.flatMap { partyNamed[$0] },
                                 account: spec.account, check: spec.check ?? spec.account, label: spec.label, expect: spec.expect)
                 if let i = generated[cell.key] {
                     cells[i].label = spec.label ?? cells[i].label

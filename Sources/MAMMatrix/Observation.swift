@@ -128,12 +128,23 @@ public enum MatrixPrediction {
     /// Every cell answered by its policy's predictor. A cell the engine cannot answer (a party
     /// refused at sign-in) is a failed cell with the reason.
     public static func run(_ cells: [Cell], predictors: [String: Predictor], payload: Payload) -> [CellResult] {
-        cells.map { cell in
+        // Parties repeat across a policy's cells: each is built once per policy.
+        var parties: [String: [PartySpec: Result<Party, Predictor.PartyProblem>]] = [:]
+        func party(_ spec: PartySpec, _ policy: String, _ p: Predictor) throws(Predictor.PartyProblem) -> Party {
+            if let known = parties[policy]?[spec] { return try known.get() }
+            let made = Result { () throws(Predictor.PartyProblem) -> Party in try p.party(spec) }
+            parties[policy, default: [:]][spec] = made
+            return try made.get()
+        }
+        return cells.map { cell in
             guard let p = predictors[cell.policy] else {
                 return CellResult(cell: cell, predicted: Verdict(outcome: .blocked, rule: "-", note: "no policy \(cell.policy)"))
             }
             do {
-                return CellResult(cell: cell, predicted: try p.predict(cell, payload: payload), orgData: p.sourceIsManaged(cell))
+                let source = try party(cell.source, cell.policy, p)
+                let target = try cell.target.map { spec throws(Predictor.PartyProblem) in try party(spec, cell.policy, p) }
+                return CellResult(cell: cell, predicted: try p.predict(cell, payload: payload, source: source, target: target),
+                                  orgData: source.isManaged)
             } catch {
                 return CellResult(cell: cell, predicted: Verdict(outcome: .blocked, rule: "-", note: "\(error)"),
                                   live: Verdict(outcome: .blocked, rule: "-", note: "\(error)"))

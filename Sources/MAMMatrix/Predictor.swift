@@ -86,8 +86,13 @@ public struct Predictor: Sendable {
 
     /// The engine's answer for a cell.
     public func predict(_ cell: Cell, payload: Payload) throws(PartyProblem) -> Verdict {
-        let source = try party(cell.source)
-        let target = try cell.target.map { spec throws(PartyProblem) in try party(spec) }
+        try predict(cell, payload: payload, source: try party(cell.source),
+                    target: try cell.target.map { spec throws(PartyProblem) in try party(spec) })
+    }
+
+    /// The engine's answer for a cell whose parties are already built (a campaign builds each
+    /// party once, not once per cell: building one is most of a cell's prediction).
+    public func predict(_ cell: Cell, payload: Payload, source: Party, target: Party?) throws(PartyProblem) -> Verdict {
         switch cell.channel.channel {
         case .send, .receive, .openIn:
             // The broker decides a share as an Open-in push of the document's type.

@@ -71,6 +71,9 @@ struct MatrixCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Policies run at once, each with its own broker and apps (live).", valueName: "N"))
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
+    @Option(help: ArgumentHelp("Cells run at once under each policy (live), each between apps no other running cell uses; a link (open-url) and a cell that starts an app run alone.", valueName: "N"))
+    var cellsInFlight: Int = 4
+
     @Option(help: ArgumentHelp("Instead of an experiment: N random cells.", valueName: "N"))
     var random: Int?
 
@@ -96,6 +99,7 @@ struct MatrixCommand: ParsableCommand {
     func validate() throws {
         guard diff.isEmpty || diff.count == 2 else { throw ValidationError("--diff takes two policies: --diff POLICY_A POLICY_B") }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be 1 to 64") }
+        guard (1...64).contains(cellsInFlight) else { throw ValidationError("--cells-in-flight must be 1 to 64") }
         if random != nil && parties == .policyApps { throw ValidationError("--random makes its own parties; --parties policy-apps is for experiments") }
         if let random, !(1...100_000).contains(random) { throw ValidationError("--random must be 1 to 100000") }
     }
@@ -121,7 +125,7 @@ struct MatrixCommand: ParsableCommand {
         if mode == .live {
             Interruption.install("mamlaunch matrix")
             let runner = LiveMatrix(setup: setup, jobs: jobs, progress: progress, brokerTestFlip: testFlip,
-                                    allowWeaker: sandbox.allowWeakerSandbox)
+                                    allowWeaker: sandbox.allowWeakerSandbox, cellsInFlight: cellsInFlight)
             results = try runner.run(results)
         } else {
             progress.advance(cells.count)

@@ -19,6 +19,8 @@ struct LiveMatrix {
     var brokerTestFlip: String?
     /// --allow-weaker-sandbox, for each app the run starts.
     var allowWeaker = false
+    /// --cells-in-flight: cells run at once under one policy (CellLanes).
+    var cellsInFlight = 1
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
@@ -54,6 +56,7 @@ struct LiveMatrix {
                     for indices in batches where Interruption.received == nil {
                         let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip, allowWeaker: allowWeaker)
                         defer { run.stop() }
+                        run.cellsInFlight = cellsInFlight
                         try run.perform(indices.map { predicted[$0] }) { offset, result in
                             results.update { $0[indices[offset]] = result }
                             progress.advance()
@@ -114,8 +117,10 @@ final class PolicyRun: @unchecked Sendable {
 
     /// Why an app of this run could not start: every later cell fails at once with it rather
     /// than trying again (an app that cannot start once will not start the next time).
-    var startFailure: String?
+    let startFailure = Locked<String?>(nil)
     let allowWeaker: Bool
+    /// Cells run at once (CellLanes), each between apps no other running cell uses.
+    var cellsInFlight = 1
 
     init(setup: MatrixSetup, policy: String, testFlip: String?, allowWeaker: Bool = false) throws {
         self.allowWeaker = allowWeaker
@@ -318,7 +323,7 @@ final class PolicyRun: @unchecked Sendable {
     // MARK: cells
 
     /// Runs the cells in order, grouping consecutive ones that need the same apps.
-    func perform(_ cells: [CellResult], done: (Int, CellResult) -> Void) throws {
+    func perform(_ cells: [CellResult], done: @escaping @Sendable (Int, CellResult) -> Void) throws {
         // Every app the cells need, started at once (in parallel) before the first cell: a URL
         // whose handler is a party then reaches the running party instead of making the broker
         // start a second copy. An app whose parties differ in accounts starts when its cell comes.
@@ -331,38 +336,66 @@ final class PolicyRun: @unchecked Sendable {
         }
         for b in mixed { upfront[b] = nil }
         if !upfront.isEmpty {
-            do { try ensure(upfront) } catch let error as ScriptedApp.StartFailure { startFailure = error.description } catch {}
+            do { try ensure(upfront) } catch let error as ScriptedApp.StartFailure { startFailure.update { $0 = error.description } } catch {}
         }
-        for (i, var r) in cells.enumerated() {
-            // Interrupted: the cells not done are left out of the report, not failed.
-            if Interruption.received != nil { return }
+        // Decided once per cell, not at each look while lanes wait.
+        let alone = cells.map { $0.cell.channel.channel.isAccountChannel || ($0.cell.channel.channel == .openURL && !routesOnlyToTarget($0.cell)) }
+        let lanes = CellLanes(Array(cells.indices)) { [self] i in claim(cells[i], alone: alone[i]) }
+        lanes.run(lanes: cellsInFlight, stop: { Interruption.received != nil }) { [self] i in
+            var r = cells[i]
             if r.live != nil {
                 // The engine could not even build the cell's parties; nothing to run.
                 done(i, r)
-                continue
+                return
             }
-            if let startFailure {
+            if let startFailure = startFailure.value {
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(startFailure)")
                 done(i, r)
-                continue
+                return
             }
             let before = auditSize()
             do {
-                r.live = try perform(r.cell)
+                r.live = try perform(r.cell, auditFrom: before)
             } catch let error as ScriptedApp.StartFailure {
-                startFailure = error.description
+                startFailure.update { $0 = $0 ?? error.description }
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(error)")
             } catch {
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "the run could not perform the cell: \(error)")
             }
             // A cell cut short by an interruption was not answered.
             if Interruption.received != nil { return }
-            if !r.passed || r.leaked { r.audit = auditLines(from: before) }
+            if !r.passed || r.leaked { r.audit = auditLines(from: before, naming: r.cell) }
             done(i, r)
         }
     }
 
-    func perform(_ cell: Cell) throws -> Verdict {
+    /// What a cell touches (CellLanes): its apps, the pasteboard for a paste; everything when
+    /// `alone` (a link another app may take: routesOnlyToTarget) and for a cell that must start
+    /// or restart an app.
+    func claim(_ r: CellResult, alone: Bool) -> CellLanes.Claim {
+        if r.live != nil || startFailure.value != nil { return .resources([]) }
+        let cell = r.cell
+        if alone { return .everything }
+        var apps = Set<String>()
+        for p in [cell.source] + (cell.target.map { [$0] } ?? []) {
+            guard let b = try? bundle(p) else { return .everything }
+            if self.apps[b] == nil || accounts[b] != p.accounts { return .everything }
+            apps.insert(b)
+        }
+        if cell.channel.channel == .paste { apps.insert(" pasteboard") }
+        return .resources(apps)
+    }
+
+    /// Whether a cell's link can reach no app but its target: a scheme only the target handles
+    /// (a web link may go to a browser; a scheme two apps take goes to the first one running).
+    func routesOnlyToTarget(_ cell: Cell) -> Bool {
+        guard let target = cell.target, let t = try? entry(target.app).manifest else { return false }
+        let url = cell.channel.url ?? Predictor.url(for: t, payload: payload)
+        guard let scheme = URLText.scheme(of: url).map({ String($0).lowercased() }), scheme != "http", scheme != "https" else { return false }
+        return setup.apps.allSatisfy { $0.manifest.bundleID.lowercased() == t.bundleID.lowercased() || !$0.manifest.handles(scheme: scheme) }
+    }
+
+    func perform(_ cell: Cell, auditFrom before: UInt64) throws -> Verdict {
         if cell.channel.channel.isAccountChannel { return try account(cell) }
         var wanted: [String: [String]] = [:]
         for p in [cell.source] + (cell.target.map { [$0] } ?? []) { wanted[try bundle(p)] = p.accounts }
@@ -379,6 +412,7 @@ final class PolicyRun: @unchecked Sendable {
         let docSHA = Self.sha256(payload.documentContent)
         var o = Observation(targetIdentity: target.flatMap { t in cell.target.map { t.identity ?? ($0.identity ?? $0.accounts.first ?? "personal") } },
                             payloadSHA256: docSHA)
+        var routedTo: String?
         func step(_ app: ScriptedApp, _ command: ScriptCommand) throws -> JSONValue {
             let r = try app.call(command)
             if let e = r["error"]?.string { o.error = "\(app.bundleID) \(command.name): \(e)" }
@@ -414,6 +448,14 @@ final class PolicyRun: @unchecked Sendable {
                !(try entry(cell.target!.app).manifest).handles(scheme: scheme) {
                 towardsTarget = nil
             }
+            // Nor for a link the broker routed to another app that takes its scheme (its audit
+            // record, committed before the answer, names the receiver): the cell then fails at
+            // once ("nothing arrived") instead of after the arrival's timeout.
+            if towardsTarget != nil, !routesOnlyToTarget(cell), let receiver = urlReceiver(since: before),
+               receiver != (try bundle(cell.target!)) {
+                towardsTarget = nil
+                routedTo = receiver
+            }
             o.arrival = try arrival(target!, "url", delivered: towardsTarget)
         case .saveTo:
             let (location, account) = cell.channel.locationParts!
@@ -435,6 +477,7 @@ final class PolicyRun: @unchecked Sendable {
             break
         }
         var v = o.verdict(cell.channel.channel)
+        if let routedTo { v.note = (v.note.map { $0 + "; " } ?? "") + "the broker routed the link to \(routedTo)" }
         // An arrival may switch the target's identity (the kit shows a document under its
         // owner's identity, a URL under its sender's): the next cell sets it again from what the app says.
         if let t = target, o.arrival != nil {
@@ -446,6 +489,16 @@ final class PolicyRun: @unchecked Sendable {
             if stray["readable"]?.bool == true { v.arrival = v.arrival ?? Arrival(readable: true) }
         }
         return v
+    }
+
+    /// The app the broker's last open-url record since `offset` names as the receiver. (A link
+    /// that may reach another app runs alone, so the records since are its cell's.)
+    func urlReceiver(since offset: UInt64) -> String? {
+        for line in auditLines(from: offset).reversed() {
+            guard let record = try? JSONValue.parse(Array(line.utf8)), record["channel"]?.string == "open-url" else { continue }
+            return record["target"]?["app"]?.string?.lowercased()
+        }
+        return nil
     }
 
     /// The target's arrival: waited for when the broker said the data goes through, else looked
@@ -495,6 +548,13 @@ final class PolicyRun: @unchecked Sendable {
     func auditSize() -> UInt64 { UInt64(AuditFile.end(atPath: auditPath)) }
 
     func auditLines(from offset: UInt64) -> [String] { AuditFile.records(atPath: auditPath, from: Int(offset)) }
+
+    /// The records since `offset` that name the cell's apps: the cells running beside it claim
+    /// other apps (CellLanes), so their records are left out.
+    func auditLines(from offset: UInt64, naming cell: Cell) -> [String] {
+        let names = ([cell.source] + (cell.target.map { [$0] } ?? [])).compactMap { try? bundle($0) }.map { "\"app\":\"\($0)\"" }
+        return auditLines(from: offset).filter { line in names.contains { line.lowercased().contains($0) } }
+    }
 
     static func sha256(_ text: String) -> String {
         SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()

@@ -374,7 +374,7 @@ enum Handoff {
     /// its name could point elsewhere by the time of the exec, so it never claims an app.
     static func digest(of program: OpenProgram?, ran config: LaunchConfiguration) -> String? {
         guard let program, config.executableDescriptor == program.descriptor else { return nil }
-        return program.sha256()
+        return LaunchedPrograms.shared.sha256(program)
     }
 
     /// Sends a message to the broker; a failure is the caller's to handle (an app the broker did
@@ -391,5 +391,30 @@ enum Handoff {
         do { try send(socket, .violation(violation)) } catch {
             FileHandle.standardError.write(Data("mamlaunch: the broker did not take the violation report: \(error)\n".utf8))
         }
+    }
+}
+
+/// The digests of the programs this launcher has run, by file: a matrix starts the same few
+/// sample programs (18 MB each in a release build) dozens of times, and hashed them at every
+/// launch. A file is the same bytes while its device, inode, size, modification and change
+/// times are: a write changes both times, and no one can set the change time back. Taken from the
+/// descriptor run, before and after hashing, so a file changed meanwhile is not remembered.
+final class LaunchedPrograms: @unchecked Sendable {
+    static let shared = LaunchedPrograms()
+    private let lock = NSLock()
+    private var digests: [String: String] = [:]
+
+    func sha256(_ program: OpenProgram) -> String? {
+        guard let before = Self.stamp(program.descriptor) else { return program.sha256() }
+        if let known = lock.withLock({ digests[before] }) { return known }
+        let digest = program.sha256()
+        if let digest, Self.stamp(program.descriptor) == before { lock.withLock { digests[before] = digest } }
+        return digest
+    }
+
+    static func stamp(_ fd: Int32) -> String? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        return "\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec):\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
     }
 }

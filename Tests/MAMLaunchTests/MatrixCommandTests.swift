@@ -141,4 +141,22 @@ struct MatrixCommandTests {
         #expect(cells.allSatisfy { $0["live"] is [String: Any] })
         #expect(!r.stderr.contains("LEAKED"))
     }
+
+    @Test("cells in flight: the same random cells answered live one at a time and eight at a time agree cell by cell")
+    func cellsInFlightChangeNothingButSpeed() throws {
+        func live(_ inFlight: String) throws -> [Int: String] {
+            let r = try CommandRunner.run(["matrix", "--random", "150", "--seed", "23", "--jobs", "1", "--cells-in-flight", inFlight, "--format", "json"])
+            #expect(r.status == 0, "\(r.stdout.suffix(2000)) \(r.stderr.suffix(2000))")
+            var answers: [Int: String] = [:]
+            for line in r.stdout.split(separator: "\n") {
+                guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let id = o["id"] as? Int,
+                      let l = o["live"] as? [String: Any] else { continue }
+                answers[id] = "\(l["outcome"] ?? "-") \(l["rule"] ?? "-") \(o["agree"] ?? "-")"
+            }
+            return answers
+        }
+        let one = try live("1"), eight = try live("8")
+        #expect(one.count == 150 && eight.count == 150)
+        for (id, answer) in one { #expect(eight[id] == answer, "cell \(id)") }
+    }
 }

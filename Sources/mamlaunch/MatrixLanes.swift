@@ -1,0 +1,96 @@
+import Foundation
+
+/// Hands a policy run's cells to several lanes at once, so that a cell waiting on one pair of
+/// apps (a round trip through the broker, an arrival) does not hold up a cell between two others.
+///
+/// Each cell claims what it touches: its source and target app (an app runs one cell at a time:
+/// its identity, its events and its command stream are the cell's), and the device's pasteboard
+/// for a paste. A cell whose outcome can depend on apps it does not name claims everything and
+/// runs alone: an open-url (the broker routes a link among all running apps, by their current
+/// identities, and may start one), and any cell that must start or restart an app. Such a cell is
+/// a barrier: the cells after it wait until it is done, so the run keeps the plan's order around
+/// it. Cells are otherwise taken in order, the first whose claims are free.
+final class CellLanes: @unchecked Sendable {
+    /// What a cell claims: named resources, or everything.
+    enum Claim: Equatable {
+        case resources(Set<String>)
+        case everything
+    }
+
+    private let condition = NSCondition()
+    private var pending: [Int]
+    private var busy: Set<String> = []
+    private var running = 0
+    private var alone = false
+    private let claim: (Int) -> Claim
+    /// How far past the first waiting cell a lane looks for one it can run: bounded, so that a
+    /// campaign's thousands of cells are not rescanned for every pick.
+    static let lookahead = 64
+
+    init(_ cells: [Int], claim: @escaping (Int) -> Claim) {
+        pending = cells
+        self.claim = claim
+    }
+
+    /// Runs `body` for every cell on `lanes` threads; returns when all are done or `stop` says so.
+    func run(lanes: Int, stop: @escaping @Sendable () -> Bool, _ body: @escaping @Sendable (Int) -> Void) {
+        let finished = DispatchGroup()
+        for i in 0..<max(1, lanes) {
+            finished.enter()
+            let t = Thread { [self] in
+                defer { finished.leave() }
+                while !stop(), let (cell, claimed) = next() {
+                    body(cell)
+                    release(claimed)
+                }
+            }
+            t.name = "matrix-lane-\(i)"
+            t.stackSize = 1 << 20
+            t.start()
+        }
+        finished.wait()
+    }
+
+    /// The next cell a lane may run, with what it claimed; nil when none is left.
+    private func next() -> (Int, Claim)? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if pending.isEmpty { return nil }
+            if !alone {
+                for (offset, cell) in pending.prefix(Self.lookahead).enumerated() {
+                    let c = claim(cell)
+                    switch c {
+                    case .everything:
+                        // A barrier: runs when nothing else does, and nothing passes it.
+                        if running == 0 {
+                            pending.remove(at: offset)
+                            alone = true
+                            running += 1
+                            return (cell, c)
+                        }
+                    case let .resources(wanted):
+                        guard busy.isDisjoint(with: wanted) else { continue }
+                        pending.remove(at: offset)
+                        busy.formUnion(wanted)
+                        running += 1
+                        return (cell, c)
+                    }
+                    if c == .everything { break }
+                }
+            }
+            condition.wait()
+        }
+    }
+
+    private func release(_ claimed: Claim) {
+        condition.lock()
+        running -= 1
+        switch claimed {
+        case .everything: alone = false
+        case let .resources(r): busy.subtract(r)
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+}
