@@ -31,6 +31,11 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// A write to a child that has exited (its stdin pipe) fails with EPIPE instead of killing
+    /// the whole test process with SIGPIPE: under load a child may end before a test's last
+    /// command reaches it, and the run died with signal 13, leaving its brokers behind.
+    static let brokenPipesAreErrors: Void = { signal(SIGPIPE, SIG_IGN) }()
+
     /// Starts `executable`. `stderrTo`: a file that takes standard error instead of the drained
     /// pipe (a broker's log, read by its tests as a file).
     /// `standardInput`: a descriptor the child reads instead of a pipe the test writes (then
@@ -38,6 +43,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// terminal the test reads itself).
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
                 input: Bool = true, standardInput: FileHandle? = nil, standardOutput: FileHandle? = nil, stderrTo file: String? = nil) throws {
+        _ = Self.brokenPipesAreErrors
         name = (executable as NSString).lastPathComponent
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
