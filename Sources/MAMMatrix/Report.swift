@@ -136,7 +136,8 @@ extension MatrixReport {
         var widths = Array(repeating: 0, count: width)
         for row in rows { for (i, c) in row.enumerated() where c.count <= columnCap { widths[i] = max(widths[i], c.count) } }
         return rows.map { row in
-            row.enumerated().map { i, c in i == width - 1 ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
+            // A value longer than the cap overflows its column whole (padding(toLength:) would cut it).
+            row.enumerated().map { i, c in i == width - 1 || c.count >= widths[i] ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }
                 .joined(separator: "  ").trimmingTrailingSpaces()
         }.joined(separator: "\n")
     }

@@ -54,7 +54,17 @@ final class RestartWatch: @unchecked Sendable {
             if exited && (sessionEnded || Date().timeIntervalSince(since) > Self.drainLimit) { return }
             var p = pollfd(fd: control, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, exited ? 20 : 100) > 0 else { continue }
-            guard let raw = socket.receiveRaw(dontWait: true, buffer: buffer) else { return }
+            guard let raw = socket.receiveRaw(dontWait: true, buffer: buffer) else {
+                // The broker hung up while the app runs and before it let the app go: nobody
+                // serves the app's connection, so the app goes and the launch says why.
+                let orphaned = lock.withLock { () -> Bool in
+                    guard !appExited && !sessionEnded else { return false }
+                    refused = "the broker did not take its connection, or stopped serving it (it closed the launcher connection); the app was stopped"
+                    return true
+                }
+                if orphaned { kill(pid, SIGKILL) }
+                return
+            }
             if raw.wouldBlock { continue }
             raw.descriptor.map { _ = close($0) }
             // This connection sends no control messages, so a refusal answers the hand-off: the app
