@@ -124,7 +124,8 @@ final class RawClient: @unchecked Sendable {
         let outcomes = ["allowed", "blocked", "encrypted", "filtered", "switched", "rewritten"]
         let tags = ["doc", "observed", "chosen"]
         return ["outcome": .string(outcomes[Int(d.outcome)]), "allowed": .bool(d.allowed), "rule": .string(d.rule),
-                "message": .string(d.message), "detail": .string(d.detail), "tag": .string(tags[Int(d.tag)])]
+                "message": .string(d.message), "detail": .string(d.detail), "tag": .string(tags[Int(d.tag)]),
+                "ruleName": .string(d.ruleName), "decidedAt": .string(d.decidedAt)]
     }
 
     /// The oldest event of `kind` not yet returned, waiting up to `seconds`.

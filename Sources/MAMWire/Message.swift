@@ -97,14 +97,21 @@ public struct DecisionRecord: Sendable, Equatable {
     public var message: String
     /// What the outcome changed: the rewritten URL, the receiving identity, the delivered type.
     public var detail: String
+    /// The deciding rule itself (`sendOpenInEncrypted`), where `rule` is a section several share.
+    public var ruleName: String
+    /// The engine's file and line that chose the rule (`MAMPolicy/Transfer.swift:56`).
+    public var decidedAt: String
 
-    public init(allowed: Bool, outcome: UInt8, rule: String, tag: UInt8, message: String, detail: String = "") {
+    public init(allowed: Bool, outcome: UInt8, rule: String, tag: UInt8, message: String, detail: String = "",
+                ruleName: String = "", decidedAt: String = "") {
         self.allowed = allowed
         self.outcome = outcome
         self.rule = rule
         self.tag = tag
         self.message = message
         self.detail = detail
+        self.ruleName = ruleName
+        self.decidedAt = decidedAt
     }
 
     public static let outcomes: ClosedRange<UInt8> = 0...5

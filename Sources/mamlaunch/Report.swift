@@ -48,8 +48,9 @@ struct Report {
 
     func text() -> String {
         let d = decision
-        // The first line names the deciding rule itself: its section below is shared by several.
-        var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))  by \(d.rule.rawValue)"]
+        // The first line names the deciding rule itself (its section below is shared by several)
+        // and the engine's line that chose it: one step from the answer to the code.
+        var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))  by \(d.rule.rawValue) at \(d.site)"]
         lines.append("  rule      \(d.rule.id) \(d.source.label) \(d.rule.summary)")
         if !d.message.isEmpty { lines.append("  message   \(d.message)") }
         if let id = d.receivingIdentity { lines.append("  identity  received as \(id)") }
@@ -86,6 +87,7 @@ struct Report {
             "source": d.source.description,
             "message": d.message,
             "ruleName": d.rule.rawValue,
+            "decidedAt": d.site.description,
             "summary": d.rule.summary,
             "channel": channel,
             "fields": Dictionary(fields(of: d.rule), uniquingKeysWith: { a, _ in a }),
