@@ -7,21 +7,8 @@ public struct MatrixDiff: Sendable {
     public static func settingValues(_ policy: Policy) -> [String: String] {
         guard case let .object(pairs) = GraphPolicy.write(policy).value else { return [:] }
         var out: [String: String] = [:]
-        for (key, node) in pairs where key != "apps" && key != "assignments" { out[key] = text(node) }
+        for (key, node) in pairs where key != "apps" && key != "assignments" { out[key] = node.settingText }
         return out
-    }
-
-    static func text(_ node: Node) -> String {
-        switch node.value {
-        case .null: return "null"
-        case let .bool(b): return String(b)
-        case let .integer(i): return String(i)
-        case let .real(r): return String(r)
-        case let .string(s): return s
-        case let .array(items): return "[" + items.map(text).joined(separator: ", ") + "]"
-        case let .object(pairs): return "{" + pairs.map { "\($0.key): \(text($0.value))" }.joined(separator: ", ") + "}"
-        case .data, .date: return "…"
-        }
     }
 
     public struct Change: Sendable {

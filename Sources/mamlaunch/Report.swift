@@ -27,17 +27,10 @@ struct Report {
         return rule.fields.map { ($0, graph[$0].map(render) ?? "-") }
     }
 
+    /// A list of named entries (Graph's `{"name": …}` objects) by their names alone.
     private func render(_ node: Node) -> String {
-        switch node.value {
-        case .null: return "null"
-        case let .bool(b): return String(b)
-        case let .integer(i): return String(i)
-        case let .real(r): return String(r)
-        case let .string(s): return s
-        case let .array(items):
-            return "[" + items.map { n in n["name"].map(render) ?? render(n) }.joined(separator: ", ") + "]"
-        default: return "…"
-        }
+        guard case let .array(items) = node.value else { return node.settingText }
+        return "[" + items.map { n in (n["name"] ?? n).settingText }.joined(separator: ", ") + "]"
     }
 
     private func describe(_ p: Party?) -> String {
