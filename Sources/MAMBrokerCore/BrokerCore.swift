@@ -460,10 +460,15 @@ public struct BrokerCore: Sendable {
         return out + "…"
     }
 
+    /// An outcome as it travels: the wire's table spells the engine's outcomes in their order.
+    public static func wireOutcome(_ o: Outcome) -> WireOutcome {
+        WireOutcome(rawValue: UInt8(Outcome.allCases.firstIndex(of: o)!))!
+    }
+
     /// A decision as it travels.
     static func record(_ d: Decision) -> DecisionRecord {
         let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
-        return DecisionRecord(allowed: d.allowed, outcome: UInt8(Outcome.allCases.firstIndex(of: d.outcome)!), rule: d.rule.id,
+        return DecisionRecord(allowed: d.allowed, outcome: Self.wireOutcome(d.outcome).rawValue, rule: d.rule.id,
                               tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail,
                               ruleName: d.rule.rawValue, decidedAt: d.site.description)
     }
