@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // The engine: pure decisions over value types. Foundation only, no I/O beyond the
@@ -37,10 +38,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The broker protocol: frames, strict decoding, descriptors and sealed documents.
+        // The broker protocol: frames, strict decoding, descriptors and sealed documents; the
+        // owned descriptor and the one system-call helper (SystemPackage: its Errno).
         .target(name: "CMAMWire"),
-        .target(name: "MAMWire", dependencies: ["CMAMWire"]),
-        .testTarget(name: "MAMWireTests", dependencies: ["MAMWire"]),
+        .target(name: "MAMWire", dependencies: ["CMAMWire", .product(name: "SystemPackage", package: "swift-system")]),
+        .testTarget(name: "MAMWireTests", dependencies: ["MAMWire", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", "MAMTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         // The tenant's emulated MAM service (enrollment, check-in, wipe, app config, conditional
         // access): pure, with an injected clock; the broker carries it out.

@@ -30,8 +30,8 @@ func emit(_ object: [String: Any]) {
 }
 
 func describe(_ d: DecisionRecord) -> [String: Any] {
-    let outcomes = ["allowed", "blocked", "encrypted", "filtered", "switched", "rewritten"]
-    return ["allowed": d.allowed, "outcome": outcomes[Int(d.outcome)], "rule": d.rule, "message": d.message, "detail": d.detail]
+    return ["allowed": d.allowed, "outcome": WireOutcome.name(of: d.outcome), "rule": d.rule, "message": d.message, "detail": d.detail,
+            "ruleName": d.ruleName, "decidedAt": d.decidedAt]
 }
 
 func next() -> (Frame, Int32?)? {

@@ -121,10 +121,10 @@ final class RawClient: @unchecked Sendable {
     static func sha256(_ bytes: [UInt8]) -> String { SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined() }
 
     static func decision(_ d: DecisionRecord) -> JSONValue {
-        let outcomes = ["allowed", "blocked", "encrypted", "filtered", "switched", "rewritten"]
         let tags = ["doc", "observed", "chosen"]
-        return ["outcome": .string(outcomes[Int(d.outcome)]), "allowed": .bool(d.allowed), "rule": .string(d.rule),
-                "message": .string(d.message), "detail": .string(d.detail), "tag": .string(tags[Int(d.tag)])]
+        return ["outcome": .string(WireOutcome.name(of: d.outcome)), "allowed": .bool(d.allowed), "rule": .string(d.rule),
+                "message": .string(d.message), "detail": .string(d.detail), "tag": .string(tags[Int(d.tag)]),
+                "ruleName": .string(d.ruleName), "decidedAt": .string(d.decidedAt)]
     }
 
     /// The oldest event of `kind` not yet returned, waiting up to `seconds`.
@@ -195,8 +195,7 @@ final class RawClient: @unchecked Sendable {
         case ("targets", 1):
             answer(request(.listTargets(contentType: a[0]))) { r in
                 guard case let .targets(list) = r.frame.message else { return nil }
-                let outcomes = ["allowed", "blocked", "encrypted", "filtered", "switched", "rewritten"]
-                return ["targets": .array(list.map { ["app": .string($0.bundleID), "outcome": .string(outcomes[Int($0.outcome)])] })]
+                return ["targets": .array(list.map { ["app": .string($0.bundleID), "outcome": .string(WireOutcome.name(of: $0.outcome))] })]
             }
         case ("share", 4):
             answer(retrying {

@@ -465,7 +465,7 @@ public struct BrokerCore: Sendable {
         let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
         return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
                           outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision,
-                          ruleName: d.rule.rawValue)
+                          ruleName: d.rule.rawValue, decidedAt: d.site.description)
     }
 
     public static func isPowerOfTen(_ n: Int) -> Bool {
@@ -484,12 +484,17 @@ public struct BrokerCore: Sendable {
 
     /// The outcomes in their wire order, made once: `allCases` builds a new array at each call.
     static let outcomes = Outcome.allCases
+    /// An outcome as it travels: the wire's table spells the engine's outcomes in their order.
+    public static func wireOutcome(_ o: Outcome) -> WireOutcome {
+        WireOutcome(rawValue: UInt8(outcomes.firstIndex(of: o)!))!
+    }
 
     /// A decision as it travels.
     static func record(_ d: Decision) -> DecisionRecord {
         let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
-        return DecisionRecord(allowed: d.allowed, outcome: UInt8(outcomes.firstIndex(of: d.outcome)!), rule: d.rule.id,
-                              tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail)
+        return DecisionRecord(allowed: d.allowed, outcome: Self.wireOutcome(d.outcome).rawValue, rule: d.rule.id,
+                              tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail,
+                              ruleName: d.rule.rawValue, decidedAt: d.site.description)
     }
 
     /// The pid the launcher handed a session over with (the shell matches sign-ins to it).
@@ -619,7 +624,8 @@ public struct BrokerCore: Sendable {
     mutating func notSignedIn(_ id: SessionID, _ frameID: UInt32, channel: String, account: String, _ out: inout [BrokerEffect]) -> WireError {
         out.append(.audit(AuditEntry(session: id, request: frameID, channel: channel, source: auditParty(id), target: nil, dataType: nil,
                                      size: nil, outcome: "notSignedIn", rule: "1.identity", tag: "chosen", detail: Self.fitting(account),
-                                     revision: revision, ruleName: Rule.identityNotSignedIn.rawValue)))
+                                     revision: revision, ruleName: Rule.identityNotSignedIn.rawValue,
+                                     decidedAt: DecisionSite(filePath: #filePath, line: #line).description)))
         return WireError(.notAllowed, "\(account) is not signed in to this instance of \(sessions[id]!.bundleID); "
                          + "only the user signs an account in (mamlaunch run --user)")
     }

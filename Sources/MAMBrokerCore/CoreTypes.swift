@@ -150,10 +150,13 @@ public struct AuditEntry: Sendable, Equatable {
     /// The deciding rule's own name (`Rule`'s case, as `explain` names it): one rule, where
     /// `rule` is a section several share. Nil for a line no engine rule decided.
     public var ruleName: String? = nil
+    /// Where the rule was chosen, file and line (`MAMPolicy/Transfer.swift:25`, `DecisionSite`).
+    /// Nil for a line no rule decided.
+    public var decidedAt: String? = nil
 
     public init(session: SessionID, request: UInt32, channel: String, source: Party, target: Party?,
                 dataType: String?, size: Int?, outcome: String, rule: String, tag: String,
-                detail: String?, revision: Int, ruleName: String? = nil) {
+                detail: String?, revision: Int, ruleName: String? = nil, decidedAt: String? = nil) {
         self.session = session
         self.request = request
         self.channel = channel
@@ -167,6 +170,7 @@ public struct AuditEntry: Sendable, Equatable {
         self.detail = detail
         self.revision = revision
         self.ruleName = ruleName
+        self.decidedAt = decidedAt
     }
 }
 

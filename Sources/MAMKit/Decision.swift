@@ -12,6 +12,10 @@ public struct SharingDecision: Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// What the outcome changed: the URL as delivered, the receiving identity, the delivered type.
     public var detail: String
+    /// The deciding rule itself (`sendOpenInEncrypted`); `rule` is its section, which several share.
+    public var ruleName: String = ""
+    /// The engine's file and line that chose the rule (`MAMPolicy/Transfer.swift:56`).
+    public var decidedAt: String = ""
 
     public var allowed: Bool { outcome.delivers }
 
@@ -31,6 +35,8 @@ public struct SharingDecision: Sendable, Hashable, CustomStringConvertible {
         tag = record.tag == 0 ? .doc : record.tag == 1 ? .observed : .chosen
         message = record.message
         detail = record.detail
+        ruleName = record.ruleName
+        decidedAt = record.decidedAt
     }
 
     /// As the engine in this process gave it.
@@ -40,6 +46,8 @@ public struct SharingDecision: Sendable, Hashable, CustomStringConvertible {
         tag = d.tag
         message = d.message
         detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
+        ruleName = d.rule.rawValue
+        decidedAt = d.site.description
     }
 
     public var description: String { "\(outcome.rawValue) (\(rule))" }

@@ -50,12 +50,15 @@ public final class MAMApp: Sendable {
         try await start(connection: BrokerConnection.fromEnvironment(), integratesSDK: integratesSDK, policyDelegate: policyDelegate)
     }
 
-    /// The same over a descriptor the caller holds (tests, the benchmark). `requestTimeout`:
-    /// seconds a request waits for the broker's answer before it throws `timedOut`.
-    public static func start(descriptor: Int32, integratesSDK: Bool = true, policyDelegate: (any PolicyDelegate)? = nil,
+    /// The same over a connection the caller hands over (tests, the benchmark): the app owns
+    /// it from here on. `requestTimeout`: seconds a request waits for the broker's answer
+    /// before it throws `timedOut`.
+    public static func start(connection: consuming Descriptor, integratesSDK: Bool = true, policyDelegate: (any PolicyDelegate)? = nil,
                              requestTimeout: Double = 60) async throws -> MAMApp {
-        try await start(connection: BrokerConnection(fd: descriptor, requestTimeout: requestTimeout), integratesSDK: integratesSDK,
-                        policyDelegate: policyDelegate)
+        // The connection lives as long as the app's process: its reader holds the number.
+        let fd = connection.release()
+        return try await start(connection: BrokerConnection(fd: fd, requestTimeout: requestTimeout), integratesSDK: integratesSDK,
+                               policyDelegate: policyDelegate)
     }
 
     static func start(connection: BrokerConnection, integratesSDK: Bool, policyDelegate: (any PolicyDelegate)?) async throws -> MAMApp {

@@ -533,7 +533,7 @@ struct Executor: Sendable {
 
     static func decision(_ d: SharingDecision) -> JSONValue {
         ["outcome": .string(d.outcome.rawValue), "allowed": .bool(d.allowed), "rule": .string(d.rule), "message": .string(d.message),
-         "detail": .string(d.detail), "tag": .string(d.tag.rawValue)]
+         "detail": .string(d.detail), "tag": .string(d.tag.rawValue), "ruleName": .string(d.ruleName), "decidedAt": .string(d.decidedAt)]
     }
 
     static func notice(_ n: EnrollmentNotice) -> [String: JSONValue] {

@@ -7,7 +7,7 @@ public struct MatrixDiff: Sendable {
     public static func settingValues(_ policy: Policy) -> [String: String] {
         guard case let .object(pairs) = GraphPolicy.write(policy).value else { return [:] }
         var out: [String: String] = [:]
-        for (key, node) in pairs where key != "apps" && key != "assignments" { out[key] = text(node) }
+        for (key, node) in pairs where key != "apps" && key != "assignments" { out[key] = node.settingText }
         return out
     }
 
@@ -15,19 +15,6 @@ public struct MatrixDiff: Sendable {
     static func linkKey(_ cell: Cell) -> String? {
         guard cell.channel.channel == .openURL, cell.channel.url != nil else { return nil }
         return "\(cell.source.name)|\(cell.channel)|\(cell.account ?? "")"
-    }
-
-    static func text(_ node: Node) -> String {
-        switch node.value {
-        case .null: return "null"
-        case let .bool(b): return String(b)
-        case let .integer(i): return String(i)
-        case let .real(r): return String(r)
-        case let .string(s): return s
-        case let .array(items): return "[" + items.map(text).joined(separator: ", ") + "]"
-        case let .object(pairs): return "{" + pairs.map { "\($0.key): \(text($0.value))" }.joined(separator: ", ") + "}"
-        case .data, .date: return "…"
-        }
     }
 
     public struct Change: Sendable {

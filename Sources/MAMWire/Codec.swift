@@ -116,6 +116,7 @@ public enum Wire {
         }
         mutating func decision(_ d: DecisionRecord) {
             bool(d.allowed); u8(d.outcome); text(d.rule); u8(d.tag); text(d.message); text(d.detail)
+            text(d.ruleName); text(d.decidedAt)
         }
     }
 
@@ -269,7 +270,8 @@ public enum Wire {
         }
         mutating func decision() throws(WireError) -> DecisionRecord {
             DecisionRecord(allowed: try bool("allowed"), outcome: try range("outcome", DecisionRecord.outcomes), rule: try text("rule"),
-                           tag: try range("tag", DecisionRecord.tags), message: try text("message"), detail: try text("detail"))
+                           tag: try range("tag", DecisionRecord.tags), message: try text("message"), detail: try text("detail"),
+                           ruleName: try text("ruleName"), decidedAt: try text("decidedAt"))
         }
     }
 

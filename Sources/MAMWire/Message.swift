@@ -86,10 +86,22 @@ public enum Message: Sendable, Equatable {
     }
 }
 
+/// An outcome as it travels, a byte: the one table every client reads it with (MAMPolicy's
+/// `Outcome` in the same order; the broker's core tests hold the two together).
+public enum WireOutcome: UInt8, Sendable, CaseIterable {
+    case allowed, blocked, encrypted, filtered, switched, rewritten
+
+    /// The outcome's name, as docs/SCRIPTING.md and the audit spell it.
+    public var name: String { "\(self)" }
+
+    /// The name of the outcome `byte` stands for; the decoder lets no other byte through.
+    public static func name(of byte: UInt8) -> String { WireOutcome(rawValue: byte)?.name ?? "outcome \(byte)" }
+}
+
 /// A decision as it travels: SEMANTICS §4's answer in a form any language can read.
 public struct DecisionRecord: Sendable, Equatable {
     public var allowed: Bool
-    /// 0 allowed, 1 blocked, 2 encrypted, 3 filtered, 4 switched, 5 rewritten.
+    /// A `WireOutcome`: 0 allowed, 1 blocked, 2 encrypted, 3 filtered, 4 switched, 5 rewritten.
     public var outcome: UInt8
     public var rule: String
     /// 0 doc, 1 observed, 2 chosen.
@@ -97,17 +109,24 @@ public struct DecisionRecord: Sendable, Equatable {
     public var message: String
     /// What the outcome changed: the rewritten URL, the receiving identity, the delivered type.
     public var detail: String
+    /// The deciding rule itself (`sendOpenInEncrypted`), where `rule` is a section several share.
+    public var ruleName: String
+    /// The engine's file and line that chose the rule (`MAMPolicy/Transfer.swift:56`).
+    public var decidedAt: String
 
-    public init(allowed: Bool, outcome: UInt8, rule: String, tag: UInt8, message: String, detail: String = "") {
+    public init(allowed: Bool, outcome: UInt8, rule: String, tag: UInt8, message: String, detail: String = "",
+                ruleName: String = "", decidedAt: String = "") {
         self.allowed = allowed
         self.outcome = outcome
         self.rule = rule
         self.tag = tag
         self.message = message
         self.detail = detail
+        self.ruleName = ruleName
+        self.decidedAt = decidedAt
     }
 
-    public static let outcomes: ClosedRange<UInt8> = 0...5
+    public static let outcomes: ClosedRange<UInt8> = 0...UInt8(WireOutcome.allCases.count - 1)
     public static let tags: ClosedRange<UInt8> = 0...2
 }
 

@@ -8,16 +8,20 @@ public enum SealedDocument {
 
     /// A sealed memfd holding `bytes`.
     public static func create(_ bytes: [UInt8], name: String = "mamlab-document") throws(WireError) -> Int32 {
-        let fd = mam_memfd_sealable(name)
-        guard fd >= 0 else { throw WireError(.internalError, "memfd_create: \(String(cString: strerror(errno)))") }
+        let document: Descriptor
+        do { document = try unsealed(bytes, name: name) } catch { throw WireError(.internalError, error.description) }
+        guard seal(document.rawValue) else { throw WireError(.internalError, "sealing the document failed") }
+        return document.release()
+    }
+
+    /// A memfd holding `bytes`, still open to seals; closed again if a write fails.
+    private static func unsealed(_ bytes: [UInt8], name: String) throws(SystemCallError) -> Descriptor {
+        let document = Descriptor(adopting: try systemCall("memfd_create") { mam_memfd_sealable(name) })
         var written = 0
         while written < bytes.count {
-            let n = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; let e = errno; Glibc.close(fd); throw WireError(.internalError, "write: \(String(cString: strerror(e)))") }
-            written += n
+            written += try systemCall("write") { bytes[written...].withUnsafeBytes { write(document.rawValue, $0.baseAddress, $0.count) } }
         }
-        guard seal(fd) else { Glibc.close(fd); throw WireError(.internalError, "sealing the document failed") }
-        return fd
+        return document
     }
 
     /// Seals a memfd; false when it cannot be sealed (not a memfd, or sealing not allowed).

@@ -121,36 +121,37 @@ public struct WireSocket: Sendable {
 
     /// Connects to a broker socket (public or launcher) by path.
     public static func connect(_ path: String) throws(WireError) -> WireSocket {
-        let fd = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw WireError(.internalError, "socket: \(String(cString: strerror(errno)))") }
+        let owned: Descriptor
+        do { owned = Descriptor(adopting: try systemCall("socket") { socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }) }
+        catch { throw WireError(.internalError, error.description) }
+        let fd = owned.rawValue
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else {
-            Glibc.close(fd)
             throw WireError(.internalError, "\(path): socket path too long")
         }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             for (i, b) in bytes.enumerated() { raw[i] = b }
             raw[bytes.count] = 0
         }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        do throws(SystemCallError) {
+            _ = try systemCall("cannot connect to \(path)") {
+                withUnsafePointer(to: &addr) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
+            }
+        } catch {
+            throw WireError(.internalError, error.description)
         }
-        guard rc == 0 else {
-            let e = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw WireError(.internalError, "cannot connect to \(path): \(e)")
-        }
-        return WireSocket(fd: fd)
+        return WireSocket(fd: owned.release())
     }
 
     /// A connected pair (close-on-exec), for the launcher and for tests.
     public static func pair() throws(WireError) -> (WireSocket, WireSocket) {
         var fds: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw WireError(.internalError, "socketpair: \(String(cString: strerror(errno)))")
-        }
+        do { _ = try systemCall("socketpair") { socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) } }
+        catch { throw WireError(.internalError, error.description) }
         return (WireSocket(fd: fds[0]), WireSocket(fd: fds[1]))
     }
 }

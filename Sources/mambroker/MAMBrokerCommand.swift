@@ -74,14 +74,19 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Requests one app may make in a second, its connections together; past it a request is refused (limitReached) unread, and the refusals are counted in the audit once a second (channel rate).", valueName: "N"))
     var requestsPerSecond: Int = 2000
 
+    /// Which clock the broker's core reads.
+    enum ClockKind: String, ExpressibleByArgument, CaseIterable {
+        case real, virtual
+    }
+
     @Option(help: ArgumentHelp("real: the machine's clock; virtual: a clock that moves only when `mamlaunch clock advance` says (experiments and tests skip time).", valueName: "real|virtual"))
-    var clock: String = "real"
+    var clock: ClockKind = .real
 
     @Flag(help: "Apps this broker starts run even when an attack class has no cover on this kernel (mamlaunch run's flag of the same name).")
     var allowWeakerSandbox = false
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: String = "info"
+    @Option(help: "How much the broker says on standard error.")
+    var logLevel: Logger.Level = .info
 
     /// Test-only, hidden: invert every decision on one channel (only `paste`), so that a test
     /// can show `mamlaunch matrix` catches a broker that disagrees with the engine. Only the
@@ -91,8 +96,6 @@ struct MAMBrokerCommand: ParsableCommand {
 
     func validate() throws {
         if let testFlip, testFlip != "paste" { throw ValidationError("--test-flip: only paste") }
-        guard clock == "real" || clock == "virtual" else { throw ValidationError("--clock \(clock): use real or virtual") }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel): use trace, debug, info, notice, warning, error or critical") }
         guard maxFileSize > 0, quotaPerApp > 0, auditMaxBytes >= 4096, auditMaxBytes <= AuditFile.largest, requestsPerSecond > 0 else {
             throw ValidationError("--max-file-size, --quota-per-app and --requests-per-second must be positive, --audit-max-bytes from 4096 to \(AuditFile.largest)")
         }
@@ -119,7 +122,7 @@ struct MAMBrokerCommand: ParsableCommand {
         for s in [SIGHUP, SIGTERM, SIGINT] { sigaddset(&signals, s) }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
 
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let level = logLevel
         LoggingSystem.bootstrap { label in
             var h = StreamLogHandler.standardError(label: label)
             h.logLevel = level
@@ -153,7 +156,7 @@ struct MAMBrokerCommand: ParsableCommand {
             configuration.appNames = Dictionary(installed.map { ($0.name.lowercased(), $0.manifest.bundleID) }, uniquingKeysWith: { a, _ in a })
             let starter = LauncherStarter(launcherSocket: configuration.launcherSocket, deviceDirectory: device,
                                           appsDirectory: appsDir, allowWeaker: allowWeakerSandbox, logLimit: appLogMaxBytes)
-            let brokerClock: any BrokerClock = clock == "virtual" ? ManualClock() : MonotonicClock()
+            let brokerClock: any BrokerClock = clock == .virtual ? ManualClock() : MonotonicClock()
             broker = try Broker(configuration, tenant: tenant, apps: manifests, starter: starter, conditionalAccess: access,
                                 clock: brokerClock, logger: logger)
             try broker.start()
@@ -318,3 +321,6 @@ final class InstalledDigests: @unchecked Sendable {
         return digest
     }
 }
+
+/// `--log-level` takes swift-log's level names, and ArgumentParser lists them on a wrong one.
+extension Logger.Level: @retroactive ExpressibleByArgument {}

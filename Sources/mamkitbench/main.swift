@@ -60,7 +60,7 @@ let broker = Thread {
     }
 }
 broker.start()
-let app = try await MAMApp.start(descriptor: appEnd.fd)
+let app = try await MAMApp.start(connection: Descriptor(adopting: appEnd.fd))
 let pm = app.policyManager
 
 // Both sides must agree, or the comparison means nothing.

@@ -15,6 +15,10 @@ struct Explain: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Answer one sharing decision and say why.",
         discussion: """
+            The first line ends with the deciding rule and the engine's file and line that \
+            chose it (by sendToUnmanagedBlocked at Sources/MAMPolicy/Decisions/Transfer.swift:LINE); \
+            the broker's answers and audit lines carry the same two (ruleName, decidedAt).
+
             --from is where the data comes from and --to where it goes, for every channel:
               send      --from pushes data to --to (seed 002's "send")
               receive   the same push, seen from --to (seed 002's "passive receive")
@@ -77,7 +81,7 @@ struct Explain: ParsableCommand {
     @Flag(help: "With open-url and no --to: the twin scheme is a known managed-app scheme (isKnownManagedAppScheme).")
     var knownManagedScheme = false
 
-    @Flag(help: "Print one JSON object: allowed, outcome, rule, tag, source, message and the details.")
+    @Flag(help: "Print one JSON object: allowed, outcome, rule, ruleName, decidedAt (the engine's file and line), tag, source, message and the details.")
     var json = false
 
     func validate() throws {

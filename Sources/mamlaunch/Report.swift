@@ -27,17 +27,10 @@ struct Report {
         return rule.fields.map { ($0, graph[$0].map(render) ?? "-") }
     }
 
+    /// A list of named entries (Graph's `{"name": …}` objects) by their names alone.
     private func render(_ node: Node) -> String {
-        switch node.value {
-        case .null: return "null"
-        case let .bool(b): return String(b)
-        case let .integer(i): return String(i)
-        case let .real(r): return String(r)
-        case let .string(s): return s
-        case let .array(items):
-            return "[" + items.map { n in n["name"].map(render) ?? render(n) }.joined(separator: ", ") + "]"
-        default: return "…"
-        }
+        guard case let .array(items) = node.value else { return node.settingText }
+        return "[" + items.map { n in (n["name"] ?? n).settingText }.joined(separator: ", ") + "]"
     }
 
     private func describe(_ p: Party?) -> String {
@@ -48,8 +41,9 @@ struct Report {
 
     func text() -> String {
         let d = decision
-        // The first line names the deciding rule itself: its section below is shared by several.
-        var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))  by \(d.rule.rawValue)"]
+        // The first line names the deciding rule itself (its section below is shared by several)
+        // and the engine's line that chose it: one step from the answer to the code.
+        var lines = ["\(d.outcome.rawValue.uppercased())  \(channel)  \(describe(from)) → \(describe(to))  by \(d.rule.rawValue) at \(d.site)"]
         lines.append("  rule      \(d.rule.id) \(d.source.label) \(d.rule.summary)")
         if !d.message.isEmpty { lines.append("  message   \(d.message)") }
         if let id = d.receivingIdentity { lines.append("  identity  received as \(id)") }
@@ -70,40 +64,70 @@ struct Report {
         return lines.joined(separator: "\n")
     }
 
-    /// A party in --json: `identity` is an account, `personal` or `none` (no identity set yet).
-    private func side(_ p: Party) -> [String: Any] {
-        ["app": p.app.bundleID, "identity": p.identityIsSet ? p.identity.description : "none",
-         "identitySet": p.identityIsSet, "managed": p.isManaged, "enrolled": p.enrolled?.name ?? NSNull()]
+    /// `explain --json`'s object: its keys as a type, so a key cannot be misspelled or carry a
+    /// value of another kind. Absent values are left out, but `from`/`to`'s `enrolled` is `null`.
+    struct JSON: Encodable {
+        struct Side: Encodable {
+            var app: String
+            /// An account, `personal`, or `none` (no identity set yet).
+            var identity: String
+            var identitySet: Bool
+            var managed: Bool
+            var enrolled: String?
+
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: CodingKeys.self)
+                try c.encode(app, forKey: .app)
+                try c.encode(identity, forKey: .identity)
+                try c.encode(identitySet, forKey: .identitySet)
+                try c.encode(managed, forKey: .managed)
+                try c.encode(enrolled, forKey: .enrolled)  // null when there is none, as before
+            }
+
+            private enum CodingKeys: String, CodingKey { case app, identity, identitySet, managed, enrolled }
+        }
+
+        var allowed: Bool
+        var outcome: String
+        var rule: String
+        var tag: String
+        var source: String
+        var message: String
+        var ruleName: String
+        var decidedAt: String
+        var summary: String
+        var channel: String
+        var fields: [String: String]
+        var from: Side?
+        var to: Side?
+        var receivingIdentity: String?
+        var url: String?
+        var deliveredType: String?
+        var replacementText: String?
+        var senderRule: String?
+        var senderRuleName: String?
+        var senderTag: String?
+        var senderSource: String?
+        var notes: [String]?
+    }
+
+    private func side(_ p: Party) -> JSON.Side {
+        JSON.Side(app: p.app.bundleID, identity: p.identityIsSet ? p.identity.description : "none",
+                  identitySet: p.identityIsSet, managed: p.isManaged, enrolled: p.enrolled?.name)
     }
 
     func json() -> String {
         let d = decision
-        var object: [String: Any] = [
-            "allowed": d.allowed,
-            "outcome": d.outcome.rawValue,
-            "rule": d.rule.id,
-            "tag": d.tag.rawValue,
-            "source": d.source.description,
-            "message": d.message,
-            "ruleName": d.rule.rawValue,
-            "summary": d.rule.summary,
-            "channel": channel,
-            "fields": Dictionary(fields(of: d.rule), uniquingKeysWith: { a, _ in a }),
-        ]
-        if let from { object["from"] = side(from) }
-        if let to { object["to"] = side(to) }
-        if let id = d.receivingIdentity { object["receivingIdentity"] = id.description }
-        if let url = d.url { object["url"] = url }
-        if let t = d.deliveredType { object["deliveredType"] = t }
-        if let r = d.replacementText { object["replacementText"] = r }
-        if let s = d.senderRule {
-            object["senderRule"] = s.id
-            object["senderRuleName"] = s.rawValue
-            object["senderTag"] = s.tag.rawValue
-            object["senderSource"] = s.source.description
-        }
-        if !notes.isEmpty { object["notes"] = notes }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        let object = JSON(
+            allowed: d.allowed, outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, source: d.source.description,
+            message: d.message, ruleName: d.rule.rawValue, decidedAt: d.site.description, summary: d.rule.summary, channel: channel,
+            fields: Dictionary(fields(of: d.rule), uniquingKeysWith: { a, _ in a }), from: from.map(side), to: to.map(side),
+            receivingIdentity: d.receivingIdentity?.description, url: d.url, deliveredType: d.deliveredType,
+            replacementText: d.replacementText, senderRule: d.senderRule?.id, senderRuleName: d.senderRule?.rawValue,
+            senderTag: d.senderRule?.tag.rawValue, senderSource: d.senderRule?.source.description, notes: notes.isEmpty ? nil : notes)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings, booleans and their lists only: encoding cannot fail.
+        return String(decoding: (try? encoder.encode(object)) ?? Data(), as: UTF8.self)
     }
 }

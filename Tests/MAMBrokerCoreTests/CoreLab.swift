@@ -28,5 +28,5 @@ extension EmbeddedBroker {
 }
 
 extension Array where Element == EmbeddedShell.Delivered {
-    var outcome: String? { decision.map { ["allowed", "blocked", "encrypted", "filtered", "switched", "rewritten"][Int($0.outcome)] } }
+    var outcome: String? { decision.map { WireOutcome.name(of: $0.outcome) } }
 }

@@ -130,12 +130,11 @@ struct PropertyTests {
             }
             // Invariant 2.
             #expect(lab.heldDescriptors == 0, "round \(round)")
-            let outcomes = ["allowed", "blocked", "encrypted", "filtered", "switched", "rewritten"]
             var replies: [String] = []
             for (id, got) in lab.inbox {
                 for d in got {
                     switch d.frame.message {
-                    case let .decision(r), let .pasteResult(r, _): replies.append("\(id)/\(d.frame.id)/\(outcomes[Int(r.outcome)])/\(r.rule)")
+                    case let .decision(r), let .pasteResult(r, _): replies.append("\(id)/\(d.frame.id)/\(WireOutcome.name(of: r.outcome))/\(r.rule)")
                     default: break
                     }
                 }

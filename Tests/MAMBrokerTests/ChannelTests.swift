@@ -64,10 +64,11 @@ struct ChannelTests {
         #expect(got["owner"] as? String == "adele@contoso.com" && got["content"] as? String == "report")
         // An account the app has not signed in is refused, as an engine decision.
         let other = try b.run("Mail", ["hello", "identity", "ben@contoso.com"]).step("identity")
-        #expect(other.outcome == "blocked" && other.rule == "1.identity")
-        // Four rules share section 1.identity: the audit names the one that decided.
+        #expect(other.outcome == "blocked" && other.ruleName == "identityNotSignedIn", "\(other)")
+        // Four rules share section 1.identity: the answer and the audit name the one that decided, and where.
         let audited = b.auditRecord { $0["channel"] as? String == "identity" && $0["outcome"] as? String == "blocked" }
         #expect(audited?["ruleName"] as? String == "identityNotSignedIn", "\(audited ?? [:])")
+        #expect(audited?["decidedAt"] as? String == other.decidedAt && other.decidedAt != nil, "\(other) vs \(audited ?? [:])")
     }
 
     @Test func theShareSheetListsRunningTargetsWithTheirOutcome() throws {

@@ -120,6 +120,8 @@ extension Array where Element == [String: Any] {
 extension Dictionary where Key == String, Value == Any {
     var outcome: String? { (self["decision"] as? [String: Any])?["outcome"] as? String }
     var rule: String? { (self["decision"] as? [String: Any])?["rule"] as? String }
+    var ruleName: String? { (self["decision"] as? [String: Any])?["ruleName"] as? String }
+    var decidedAt: String? { (self["decision"] as? [String: Any])?["decidedAt"] as? String }
 }
 
 extension WireSocket {

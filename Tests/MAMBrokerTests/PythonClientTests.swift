@@ -18,7 +18,8 @@ import Testing
     static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     static let decision = DecisionRecord(allowed: false, outcome: 1, rule: "4.1.4", tag: 2,
-                                         message: "Your organization's data cannot go there. ✋", detail: "détail")
+                                         message: "Your organization's data cannot go there. ✋", detail: "détail",
+                                         ruleName: "sendToUnmanagedBlocked", decidedAt: "MAMPolicy/Transfer.swift:58")
 
     /// The messages an app speaks, with edge values; `pythonSide` builds the same list in Python.
     static let messages: [Frame] = [
@@ -53,7 +54,8 @@ import Testing
     static let pythonSide = #"""
     import sys
     from mamwire import Message as M, Decision, encode
-    d = Decision(False, 1, "4.1.4", 2, "Your organization's data cannot go there. ✋", "détail")
+    d = Decision(False, 1, "4.1.4", 2, "Your organization's data cannot go there. ✋", "détail",
+                 "sendToUnmanagedBlocked", "MAMPolicy/Transfer.swift:58")
     frames = [
         (1, M("hello", minVersion=1, maxVersion=1, integratesSDK=False)),
         (0x80000001, M("welcome", version=1, bundleID="com.example.pyhello", managedAccount=None)),
@@ -193,8 +195,8 @@ import Testing
         // Every decision is the broker's: the audit log holds the same outcome and rule.
         let audit = b.auditRecords.filter { ($0["source"] as? [String: Any])?["app"] as? String == "com.example.pyhello" }
         let auditURL = audit.first { $0["channel"] as? String == "open-url" }
-        #expect(open.outcome != nil && open.outcome == auditURL?["outcome"] as? String && open.rule == auditURL?["rule"] as? String,
-                "\(open) vs \(auditURL ?? [:])")
+        #expect(open.outcome != nil && open.outcome == auditURL?["outcome"] as? String && open.ruleName == auditURL?["ruleName"] as? String
+                && open.decidedAt == auditURL?["decidedAt"] as? String && open.decidedAt?.isEmpty == false, "\(open) vs \(auditURL ?? [:])")
         let auditPastes = b.auditRecords.filter { $0["channel"] as? String == "paste" && ($0["target"] as? [String: Any])?["app"] as? String == "com.example.pyhello" }
         #expect(auditPastes.map { $0["rule"] as? String } == pastes.map(\.rule), "\(auditPastes)")
         #expect(!r.err.contains("sandbox violation"), "\(r.err)")

@@ -82,11 +82,12 @@ struct SeedFidelityTests {
         let targets = (mail.step("targets")["targets"] as? [[String: Any]]) ?? []
         #expect(!targets.isEmpty && targets.allSatisfy { $0["outcome"] as? Int == 3 }, "every target filtered: \(targets)")
         let share = mail.step("share")
-        #expect(share.outcome == "filtered" && share.rule == "4.1.3", "\(mail)")
+        #expect(share.outcome == "filtered" && share.ruleName == "sendNoneOpenInFiltered", "\(mail)")
         let got = docs.finish()
         #expect(!got.contains { $0["type"] != nil || $0["content"] != nil }, "Docs received nothing: \(got)")
         let line = b.auditRecords.first { $0["channel"] as? String == "open-in" }
-        #expect(line?["outcome"] as? String == "filtered" && line?["rule"] as? String == "4.1.3")
+        #expect(line?["outcome"] as? String == "filtered" && line?["ruleName"] as? String == "sendNoneOpenInFiltered")
+        #expect(line?["decidedAt"] as? String == share.decidedAt && share.decidedAt != nil, "\(share) vs \(line ?? [:])")
     }
 
     // seed 000 FAQ, "How often does the SDK retry enrollments?": a failed enrollment is retried

@@ -34,6 +34,7 @@ struct ChannelProcessTests {
         // What the kit said is what the broker decided and audited.
         let audited = b.auditRecords.filter { $0["channel"] as? String == "paste" }
         #expect(audited.map { $0["outcome"] as? String } == ["allowed", "blocked"])
-        #expect(audited.first?["rule"] as? String == allowed.rule)
+        #expect(audited.first?["ruleName"] as? String == allowed.ruleName && allowed.ruleName == "pasteOrgManagedTarget", "\(allowed)")
+        #expect(audited.first?["decidedAt"] as? String == allowed.decidedAt && allowed.decidedAt != nil, "\(audited)")
     }
 }

@@ -63,4 +63,6 @@ extension ScriptedProcess {
 extension JSONValue {
     var outcome: String? { self["decision"]?["outcome"]?.string }
     var rule: String? { self["decision"]?["rule"]?.string }
+    var ruleName: String? { self["decision"]?["ruleName"]?.string }
+    var decidedAt: String? { self["decision"]?["decidedAt"]?.string }
 }

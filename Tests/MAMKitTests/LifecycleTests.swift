@@ -109,10 +109,12 @@ struct IdentitySwitchTests {
         let mail = try b.launch("Mail")
         // The broker refuses an account Mail has not signed in: notAllowed, with its decision.
         let refused = try mail.send("identity", "ben@contoso.com")
-        #expect(refused["result"]?.string == "notAllowed" && refused.outcome == "blocked" && refused.rule == "1.identity", "\(refused)")
-        // Four rules share section 1.identity: the audit names the one that decided.
+        #expect(refused["result"]?.string == "notAllowed" && refused.outcome == "blocked" && refused.ruleName == "identityNotSignedIn", "\(refused)")
+        // Four rules share section 1.identity: the answer and the audit name the one that decided, and where.
         let audited = b.auditRecord { $0["channel"] as? String == "identity" && $0["outcome"] as? String == "blocked" }
         #expect(audited?["ruleName"] as? String == "identityNotSignedIn", "\(audited ?? [:])")
+        #expect(audited?["decidedAt"] as? String == refused.decidedAt
+                && refused.decidedAt?.hasPrefix("Sources/MAMPolicy/Decisions/Identities.swift:") == true, "\(refused) vs \(audited ?? [:])")
         // The user cancels conditional launch (adele's policy asks for an access check):
         // cancelled, and the identity stays as it was.
         #expect(try mail.send("identity", "personal")["result"]?.string == "success")

@@ -40,7 +40,13 @@ struct ExplainCommandTests {
     @Test func textOutputNamesRuleTagMessageAndFields() throws {
         let r = try CommandRunner.run(["explain", "--from", "Mail", "--to", "Notes", "--channel", "send"])
         #expect(r.status == 0)
-        #expect(r.stdout.hasPrefix("BLOCKED  send  com.contoso.mail as adele@contoso.com (managed) → com.example.notes as personal (unmanaged)  by sendToUnmanagedBlocked\n"))
+        #expect(r.stdout.hasPrefix("BLOCKED  send  com.contoso.mail as adele@contoso.com (managed) → com.example.notes as personal (unmanaged)  by sendToUnmanagedBlocked at Sources/MAMPolicy/Decisions/Transfer.swift:"), "\(r.stdout)")
+        // The first line's site is the engine's line that chose the rule: one step from answer to code.
+        let first = r.stdout.prefix { $0 != "\n" }
+        let site = try #require(first.split(separator: " ").last?.split(separator: ":"), "\(first)")
+        let source = try String(contentsOf: CommandRunner.root.appendingPathComponent(String(site[0])), encoding: .utf8)
+        let line = try #require(Int(site[1]).flatMap { n in source.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(n - 1).first })
+        #expect(line.contains(".sendToUnmanagedBlocked"), "\(site): \(line)")
         #expect(r.stdout.contains("rule      4.1.4 [doc: seed 002 §Exit criteria]"))
         #expect(r.stdout.contains("see       docs/SEMANTICS.md §4.1.4"))
         #expect(r.stdout.contains("message   Your organization only allows you to transfer its data to other managed apps."))

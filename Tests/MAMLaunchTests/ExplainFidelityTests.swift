@@ -58,7 +58,7 @@ struct ExplainFidelityTests {
         let ben = try json(["--tenant", tenant, "--from", "Mail:ben@contoso.com", "--to", "Notes", "--channel", "send"])
         let from = try #require(ben["from"] as? [String: Any])
         #expect(from["managed"] as? Bool == false && from["enrolled"] as? String == "adele@contoso.com", "\(ben)")
-        #expect(ben["outcome"] as? String == "allowed" && ben["rule"] as? String == "4.1.1")
+        #expect(ben["outcome"] as? String == "allowed" && ben["ruleName"] as? String == "senderUnmanaged")
         #expect((ben["notes"] as? [String])?.contains { $0.contains("adele@contoso.com is its enrolled account") } == true)
         // Adele is still managed there.
         let adele = try json(["--tenant", tenant, "--from", "Mail:adele@contoso.com", "--to", "Notes", "--channel", "send"])
@@ -75,7 +75,7 @@ struct ExplainFidelityTests {
         let launch = try json(["--from", "Mail:none", "--to", "Notes", "--channel", "send"])
         let from = try #require(launch["from"] as? [String: Any])
         #expect(from["identity"] as? String == "none" && from["identitySet"] as? Bool == false && from["managed"] as? Bool == false)
-        #expect(launch["outcome"] as? String == "allowed" && launch["rule"] as? String == "4.1.1")
+        #expect(launch["outcome"] as? String == "allowed" && launch["ruleName"] as? String == "senderUnmanaged")
         let personal = try json(["--from", "Mail:personal", "--to", "Notes", "--channel", "send"])
         let p = try #require(personal["from"] as? [String: Any])
         #expect(p["identity"] as? String == "personal" && p["identitySet"] as? Bool == true)
@@ -92,6 +92,6 @@ struct ExplainFidelityTests {
         let document = try json(["--from", "Mail", "--to", "Notes", "--channel", "import", "--type", "com.adobe.pdf"])
         let data = try json(["--from", "Mail", "--to", "Notes", "--channel", "import"])
         #expect(document["outcome"] as? String == "blocked" && data["outcome"] as? String == "blocked")
-        #expect(document["rule"] as? String == data["rule"] as? String)
+        #expect(document["ruleName"] as? String == data["ruleName"] as? String && data["ruleName"] != nil, "\(document) vs \(data)")
     }
 }

@@ -3,7 +3,8 @@ import MAMWire
 import Testing
 
 let sample = DecisionRecord(allowed: false, outcome: 1, rule: "4.1.4", tag: 0,
-                            message: "Your organization only allows you to transfer its data to other managed apps.", detail: "")
+                            message: "Your organization only allows you to transfer its data to other managed apps.", detail: "",
+                            ruleName: "sendToUnmanagedBlocked", decidedAt: "Sources/MAMPolicy/Decisions/Transfer.swift:58")
 
 /// One of every message, with values at the edges (empty, non-ASCII, nil and present).
 let everyMessage: [Message] = [

@@ -26,7 +26,7 @@ MAX_LINE = 65_536
 
 def show(decision):
     said = f": {decision.message}" if decision.message else ""
-    return f"{mamwire.OUTCOMES[decision.outcome]} (rule {decision.rule}){said}"
+    return f"{mamwire.OUTCOMES[decision.outcome]} (rule {decision.rule} {decision.rule_name}){said}"
 
 
 def demo(broker, url):

@@ -102,11 +102,14 @@ class Refused(Exception):
 class Decision:
     """A decision of the broker's policy engine, exactly as it travelled."""
 
-    __slots__ = ("allowed", "outcome", "rule", "tag", "message", "detail")
+    __slots__ = ("allowed", "outcome", "rule", "tag", "message", "detail", "rule_name", "decided_at")
 
-    def __init__(self, allowed, outcome, rule, tag, message, detail=""):
+    def __init__(self, allowed, outcome, rule, tag, message, detail="", rule_name="", decided_at=""):
         self.allowed, self.outcome, self.rule, self.tag = allowed, outcome, rule, tag
         self.message, self.detail = message, detail
+        # The deciding rule itself (rule is its section, which several share), and the engine's
+        # file and line that chose it.
+        self.rule_name, self.decided_at = rule_name, decided_at
 
     def __eq__(self, other):
         return isinstance(other, Decision) and all(getattr(self, f) == getattr(other, f) for f in self.__slots__)
@@ -117,7 +120,7 @@ class Decision:
     def as_json(self):
         """The object docs/SCRIPTING.md prints for a decision."""
         return {"outcome": OUTCOMES[self.outcome], "allowed": self.allowed, "rule": self.rule,
-                "message": self.message, "detail": self.detail}
+                "message": self.message, "detail": self.detail, "ruleName": self.rule_name, "decidedAt": self.decided_at}
 
 
 class Message:
@@ -213,6 +216,8 @@ def _put(out, field, kind, value):
         out.append(value.tag)
         _put_text(out, "message", value.message)
         _put_text(out, "detail", value.detail)
+        _put_text(out, "ruleName", value.rule_name)
+        _put_text(out, "decidedAt", value.decided_at)
     else:
         raise AssertionError(kind)
 
@@ -296,7 +301,8 @@ class _Reader:
                     for i in range(self.count(field))]
         if kind == "decision":
             return Decision(self.bool("allowed"), self.range("outcome", len(OUTCOMES) - 1), self.text("rule"),
-                            self.range("tag", len(TAGS) - 1), self.text("message"), self.text("detail"))
+                            self.range("tag", len(TAGS) - 1), self.text("message"), self.text("detail"),
+                            self.text("ruleName"), self.text("decidedAt"))
         if kind == "save":
             return self.location(field, MAX_SAVE_LOCATION)
         if kind == "open":

@@ -153,6 +153,7 @@ public final class AuditLog: @unchecked Sendable {
         b.removeAll(keepingCapacity: true)
         b.reserveCapacity(384)
         b += Self.literal("{\"channel\":"); string(r.channel, &b)
+        if let s = r.decidedAt { b += Self.literal(",\"decidedAt\":"); string(s, &b) }
         if let d = r.detail { b += Self.literal(",\"detail\":"); string(d, &b) }
         b += Self.literal(",\"id\":"); number(id, &b)
         b += Self.literal(",\"outcome\":"); string(r.outcome, &b)

@@ -23,7 +23,7 @@ struct PasteFlip {
         guard let text, case let .pasteResult(decision, _) = frame.message else { return frame }
         var d = decision
         d.allowed.toggle()
-        d.outcome = UInt8(Outcome.allCases.firstIndex(of: d.allowed ? .allowed : .blocked)!)
+        d.outcome = (d.allowed ? WireOutcome.allowed : .blocked).rawValue
         d.message = d.allowed ? "" : UserMessage.paste
         return Frame(id: frame.id, .pasteResult(decision: d, text: d.allowed ? text : UserMessage.paste))
     }

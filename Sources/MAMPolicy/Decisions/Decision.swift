@@ -43,12 +43,50 @@ public enum PolicySide: String, Sendable, Hashable {
     case none, sender, receiver, owner
 }
 
+/// Where in the engine a decision was made: the source line that chose its rule, as the
+/// compiler saw it (`#filePath`, `#line`). The compiler fills it in, so the engine stays pure (no
+/// stack walk, no I/O), and a decision pays no allocation for it.
+public struct DecisionSite: Sendable, Hashable, CustomStringConvertible {
+    public let filePath: StaticString
+    public let line: UInt
+
+    public init(filePath: StaticString, line: UInt) {
+        self.filePath = filePath
+        self.line = line
+    }
+
+    /// The file from the repository's root (`Sources/MAMPolicy/Decisions/Transfer.swift`): the
+    /// build machine's folders say nothing to a reader and stay out of every audit line.
+    public var file: String {
+        filePath.withUTF8Buffer { path in
+            let marker = Array("/Sources/".utf8)
+            var start = path.count - marker.count
+            while start >= 0 && !path[start..<start + marker.count].elementsEqual(marker) { start -= 1 }
+            return String(decoding: path[(start >= 0 ? start + 1 : 0)...], as: UTF8.self)
+        }
+    }
+
+    /// `Sources/MAMPolicy/Decisions/Transfer.swift:58`: what `explain`, the wire and the audit show.
+    public var description: String { "\(file):\(line)" }
+
+    public static func == (a: DecisionSite, b: DecisionSite) -> Bool {
+        a.line == b.line && a.filePath.withUTF8Buffer { x in b.filePath.withUTF8Buffer { y in x.elementsEqual(y) } }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(line)
+        filePath.withUTF8Buffer { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}
+
 /// One decision: an outcome and the rule that produced it, with what the rule changed.
 ///
 /// A value, never a bare `Bool`: it keeps why.
 public struct Decision: Sendable, Hashable, CustomStringConvertible {
     public var outcome: Outcome
     public var rule: Rule
+    /// Where the engine chose `rule`: the line a reader opens to see why.
+    public var site: DecisionSite
     /// For `switched`: the identity that took the data. For an inbound item tagged with the
     /// MDM user (§4.2.2): its new owner.
     public var receivingIdentity: Identity?
@@ -61,9 +99,10 @@ public struct Decision: Sendable, Hashable, CustomStringConvertible {
     /// For a two-step transfer: the sender's decision that let it through.
     public var senderRule: Rule?
 
-    public init(_ outcome: Outcome, _ rule: Rule) {
+    public init(_ outcome: Outcome, _ rule: Rule, filePath: StaticString = #filePath, line: UInt = #line) {
         self.outcome = outcome
         self.rule = rule
+        self.site = DecisionSite(filePath: filePath, line: line)
     }
 
     public var allowed: Bool { outcome.delivers }

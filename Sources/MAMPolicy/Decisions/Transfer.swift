@@ -91,14 +91,15 @@ extension PolicyEngine {
     }
 
     /// §4.2.5: what a refusal turns into.
-    private func refused(_ receiver: Party, mode: TransferMode, rule: Rule) -> Decision {
+    /// The refusal's site is the caller's, where `rule` was chosen.
+    private func refused(_ receiver: Party, mode: TransferMode, rule: Rule, filePath: StaticString = #filePath, line: UInt = #line) -> Decision {
         if mode == .import { return Decision(.blocked, .receiveImportBlocked) }
         if receiver.isMultiIdentity && receiver.personalAccountSignedIn {
             var d = Decision(.switched, .receivePassiveSwitchToPersonal)
             d.receivingIdentity = .personal
             return d
         }
-        return Decision(.blocked, rule)
+        return Decision(.blocked, rule, filePath: filePath, line: line)
     }
 
     /// A whole transfer: the sender's check, then the receiver's (seed 002's send, import and

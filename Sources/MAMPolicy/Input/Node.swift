@@ -81,6 +81,21 @@ public struct Node: Sendable, Hashable {
         guard case let .object(pairs) = value else { return nil }
         return pairs.first(where: { $0.key == key })?.value
     }
+
+    /// The value on one line, as a setting is shown to an admin (`managedApps`, `[box, sharePoint]`,
+    /// `{name: skype}`); data and dates, which no setting holds, as `…`.
+    public var settingText: String {
+        switch value {
+        case .null: return "null"
+        case let .bool(b): return String(b)
+        case let .integer(i): return String(i)
+        case let .real(r): return String(r)
+        case let .string(s): return s
+        case let .array(items): return "[" + items.map(\.settingText).joined(separator: ", ") + "]"
+        case let .object(pairs): return "{" + pairs.map { "\($0.key): \($0.value.settingText)" }.joined(separator: ", ") + "}"
+        case .data, .date: return "…"
+        }
+    }
 }
 
 /// A place in a text document.

@@ -1,9 +1,34 @@
 // Storage locations. The SDK's API, Graph and the debug/log form each number them differently
 // (SEMANTICS §2); the internal model uses the SDK API's bits and converts at the edges.
 
+/// What a save location and an open location share: the SDK API's bit as the raw value (0 for
+/// `other`), the name the SDK spells it with, and whether it belongs to an account.
+public protocol StorageLocation: RawRepresentable<Int>, CaseIterable, Hashable, Sendable {
+    /// The location no API names: an unknown service.
+    static var other: Self { get }
+    /// These locations belong to an account; the others take none [doc].
+    var takesAccount: Bool { get }
+}
+
+extension StorageLocation {
+    public var name: String { "\(self)" }
+
+    /// The location of that name, in any case (`onedriveforbusiness`).
+    public init?(name: String) {
+        guard let l = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
+        self = l
+    }
+
+    /// Whether a caller may name an account with the location: the account-bound ones, and
+    /// `other`, which seed 000 §Unknown or unlisted locations gives an unknown service reached
+    /// through some account, perhaps one sharing the managed account's user name. It never
+    /// is the managed account, so it decides nothing and files nothing under it.
+    public var acceptsAccount: Bool { takesAccount || self == .other }
+}
+
 /// A place org data may be saved to (`isSaveToAllowedForLocation`).
 /// Raw values are the SDK API's bits [doc: the SDK headers].
-public enum SaveLocation: Int, Sendable, Codable, CaseIterable, Hashable {
+public enum SaveLocation: Int, StorageLocation, Codable {
     case other = 0
     case oneDriveForBusiness = 1
     case sharePoint = 2
@@ -14,23 +39,12 @@ public enum SaveLocation: Int, Sendable, Codable, CaseIterable, Hashable {
     case cameraRoll = 64
     case accountDocument = 128
 
-    public var name: String { "\(self)" }
-    public init?(name: String) {
-        guard let l = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
-        self = l
-    }
-    /// These locations belong to an account; the others take none [doc].
     public var takesAccount: Bool { self == .oneDriveForBusiness || self == .sharePoint || self == .accountDocument }
-    /// Whether a caller may name an account with the location: the account-bound ones, and
-    /// `other`, which seed 000 §Unknown or unlisted locations gives an unknown service reached
-    /// through some account, perhaps one sharing the managed account's user name. It never
-    /// is the managed account, so it decides nothing and files nothing under it.
-    public var acceptsAccount: Bool { takesAccount || self == .other }
 }
 
 /// A place data may be opened from into the app (`isOpenFromAllowedForLocation`).
 /// Raw values are the SDK API's bits [doc: the SDK headers].
-public enum OpenLocation: Int, Sendable, Codable, CaseIterable, Hashable {
+public enum OpenLocation: Int, StorageLocation, Codable {
     case other = 0
     case oneDriveForBusiness = 1
     case sharePoint = 2
@@ -39,32 +53,32 @@ public enum OpenLocation: Int, Sendable, Codable, CaseIterable, Hashable {
     case photos = 16
     case accountDocument = 32
 
-    public var name: String { "\(self)" }
-    public init?(name: String) {
-        guard let l = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
-        self = l
-    }
     public var takesAccount: Bool { self == .oneDriveForBusiness || self == .sharePoint || self == .accountDocument }
-    /// As `SaveLocation.acceptsAccount`: `other` may name the unknown service's account.
-    public var acceptsAccount: Bool { takesAccount || self == .other }
 }
 
-/// A set of save locations, stored as the SDK API's bitmask.
-public struct SaveLocations: OptionSet, Sendable, Codable, Hashable {
-    public let rawValue: Int
-    public init(rawValue: Int) { self.rawValue = rawValue }
-    public init(_ locations: [SaveLocation]) { self.init(rawValue: locations.reduce(0) { $0 | $1.rawValue }) }
-    public func contains(_ l: SaveLocation) -> Bool { l.rawValue != 0 && rawValue & l.rawValue != 0 }
-    public var locations: [SaveLocation] { SaveLocation.allCases.filter { contains($0) } }
+/// A set of locations of one kind, stored as the SDK API's bitmask.
+public protocol StorageLocationSet: OptionSet, Sendable, Codable, Hashable where RawValue == Int {
+    associatedtype Location: StorageLocation
 }
 
-/// A set of open-from (ingestion) locations, stored as the SDK API's bitmask.
-public struct OpenLocations: OptionSet, Sendable, Codable, Hashable {
+extension StorageLocationSet {
+    public init(_ locations: [Location]) { self.init(rawValue: locations.reduce(0) { $0 | $1.rawValue }) }
+    public func contains(_ l: Location) -> Bool { l.rawValue != 0 && rawValue & l.rawValue != 0 }
+    public var locations: [Location] { Location.allCases.filter { contains($0) } }
+}
+
+/// A set of save locations.
+public struct SaveLocations: StorageLocationSet {
+    public typealias Location = SaveLocation
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
-    public init(_ locations: [OpenLocation]) { self.init(rawValue: locations.reduce(0) { $0 | $1.rawValue }) }
-    public func contains(_ l: OpenLocation) -> Bool { l.rawValue != 0 && rawValue & l.rawValue != 0 }
-    public var locations: [OpenLocation] { OpenLocation.allCases.filter { contains($0) } }
+}
+
+/// A set of open-from (ingestion) locations.
+public struct OpenLocations: StorageLocationSet {
+    public typealias Location = OpenLocation
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
 }
 
 /// Graph's `managedAppDataStorageLocation` names and what they mean to the SDK's save check.
