@@ -195,7 +195,7 @@ struct IsolationTests {
         // 1: the child failed at its exec, said why, and was reaped.
         #expect(rc == 1)
         #expect(result.notify_fd >= 0)
-        #expect(String(cString: error) == "exec: ENOSYS")
+        #expect(errorText(error) == "exec: ENOSYS")
     }
 
     @Test func twoAppsRunningAtOnceHaveUidsOfTheirOwn() throws {
@@ -298,4 +298,9 @@ func withArrayOfCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<U
     var pointers = strings.map { strdup($0) } + [nil]
     defer { pointers.forEach { free($0) } }
     return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+}
+
+/// The NUL-terminated text mam_spawn wrote into `buffer`.
+func errorText(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
