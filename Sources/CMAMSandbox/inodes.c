@@ -29,12 +29,17 @@ int mam_landlock_rules_hold(const char *folder, const char *file, long *fs_type)
         struct mam_ll_probe_attr attr = { MAM_LL_PROBE_READ_FILE | MAM_LL_PROBE_READ_DIR };
         int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
         if (ruleset < 0) _exit(3);
-        int dir = open(folder, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dir < 0) _exit(4);
-        struct mam_ll_probe_beneath rule = { MAM_LL_PROBE_READ_FILE | MAM_LL_PROBE_READ_DIR, dir };
+        // As the launcher grants an app its program: a rule on the file itself, whose descriptor
+        // is closed before the file is looked up again. A rule on the folder would match through
+        // the folder's cached entry (pinned while any file beneath it is in use, the launcher's
+        // own program included) and say "hold" where every app's exec fails.
+        int fd = open(file, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) _exit(4);
+        struct mam_ll_probe_beneath rule = { MAM_LL_PROBE_READ_FILE, fd };
         if (syscall(SYS_landlock_add_rule, ruleset, 1, &rule, 0) != 0) _exit(5);
+        close(fd);
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(SYS_landlock_restrict_self, ruleset, 0) != 0) _exit(6);
-        int fd = open(file, O_RDONLY | O_CLOEXEC);
+        fd = open(file, O_RDONLY | O_CLOEXEC);
         _exit(fd >= 0 ? 0 : (errno == EACCES ? 1 : 7));
     }
     int status = 0;

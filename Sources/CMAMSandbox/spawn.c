@@ -7,6 +7,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,61 +324,132 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     child_fail(status_fd, "exec");
 }
 
+struct child_start { const mam_spawn_config *c; int status_fd; int notify_sock; };
+
+static int child_main(void *arg) {
+    const struct child_start *start = arg;
+    run_child(start->c, start->status_fd, start->notify_sock);
+    return 127;
+}
+
+// The child runs on a stack of its own in the launcher's memory until its exec.
+enum { child_stack_size = 256 * 1024, guard_size = 4096 };
+
+// Reads what the child writes to the status pipe until the pipe closes (its exec, or its end),
+// or until the child is gone: a write end held elsewhere must not keep the launcher waiting on
+// an app that has already exited (bench-launch hung so now and then).
+static size_t read_status(int status_fd, int pidfd, char *message, size_t size) {
+    size_t n = 0;
+    int gone = 0;
+    for (;;) {
+        if (!gone) {
+            struct pollfd fds[2] = { { status_fd, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
+            if (poll(fds, pidfd >= 0 ? 2 : 1, -1) < 0) {
+                if (errno == EINTR) continue;
+                return n;
+            }
+            if (pidfd >= 0 && (fds[1].revents & POLLIN)) {
+                // What the child wrote is in the pipe by now; read it without waiting for an EOF.
+                gone = 1;
+                fcntl(status_fd, F_SETFL, fcntl(status_fd, F_GETFL) | O_NONBLOCK);
+            } else if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+                continue;
+            }
+        }
+        char buffer[256];
+        ssize_t got = read(status_fd, buffer, sizeof buffer);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return n;
+        for (ssize_t i = 0; i < got && n + 1 < size; i++) message[n++] = buffer[i];
+        message[n] = 0;
+    }
+}
+
 int mam_spawn(const mam_spawn_config *c, mam_spawn_result *r, char *error, size_t error_size) {
     int status[2], sock[2];
     if (error_size) error[0] = 0;
     r->pid = -1;
     r->notify_fd = -1;
-    r->status_fd = -1;
     if (pipe2(status, O_CLOEXEC) != 0) { snprintf(error, error_size, "pipe: %s", strerror(errno)); return -1; }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0) {
         snprintf(error, error_size, "socketpair: %s", strerror(errno));
         close(status[0]); close(status[1]);
         return -1;
     }
-    // A raw clone, like fork, but straight into the app's new namespaces: in its own PID namespace
-    // the app is process 1, and when it ends the kernel kills everything it started.
-    pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(c->clone_flags | SIGCHLD), NULL, NULL, NULL, 0UL);
-    if (pid < 0) {
-        snprintf(error, error_size, "clone: %s", strerror(errno));
+    char *stack = mmap(NULL, child_stack_size + guard_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED) {
+        snprintf(error, error_size, "child stack: %s", strerror(errno));
         close(status[0]); close(status[1]); close(sock[0]); close(sock[1]);
         return -1;
     }
-    if (pid == 0) {
-        close(status[0]);
-        close(sock[0]);
-        run_child(c, status[1], sock[1]);
-    }
+    (void)mprotect(stack, guard_size, PROT_NONE);
+    // Like posix_spawn, the child shares the launcher's memory (CLONE_VM) rather than copying
+    // it: a fork copied and then tore down the launcher's page tables at every launch, most of
+    // the launch's own cost (perf: clone and the page faults after it). Unlike posix_spawn it
+    // does not suspend the launcher (no CLONE_VFORK): the launcher must answer the child's exec
+    // and, on cgroup v2, place it meanwhile. The child only makes system calls and writes to its
+    // own stack; it reads `c`, which stays valid because this waits for the exec before it
+    // returns. (It shares this thread's errno too: a failure message's error name may, in a rare
+    // race, be the launcher's.) Every signal is blocked across the clone so that no handler of
+    // the launcher runs on the child's stack; the child resets them and unblocks (run_child).
+    // Straight into the app's new namespaces: in its own PID namespace the app is process 1,
+    // and when it ends the kernel kills everything it started.
+    struct child_start start = { c, status[1], sock[1] };
+    sigset_t all, saved;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved);
+    int pidfd = -1;
+    pid_t pid = clone(child_main, stack + child_stack_size + guard_size,
+                      c->clone_flags | CLONE_VM | CLONE_PIDFD | SIGCHLD, &start, &pidfd);
+    int cloneErrno = errno;
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
     close(status[1]);
     close(sock[1]);
+    if (pid < 0) {
+        snprintf(error, error_size, "clone: %s", strerror(cloneErrno));
+        close(status[0]); close(sock[0]);
+        munmap(stack, child_stack_size + guard_size);
+        return -1;
+    }
     r->pid = pid;
-    r->status_fd = status[0];
+    int result = 0;
     if (c->place) {
         char go = 1;
         if (c->place(c->place_context, pid, error, error_size) != 0 || send(sock[0], &go, 1, MSG_NOSIGNAL) != 1) {
             if (!error[0]) snprintf(error, error_size, "cgroup: %s", strerror(errno));
             kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-            close(sock[0]);
-            close(status[0]);
-            r->pid = -1;
-            r->status_fd = -1;
-            return -1;
+            result = -1;
         }
     }
-    if (c->seccomp_program) {
+    if (result == 0 && c->seccomp_program) {
         // Wait for the listener, or for the child to report why it could not get that far.
-        struct pollfd fds[2] = { { sock[0], POLLIN, 0 }, { status[0], POLLIN, 0 } };
-        if (poll(fds, 2, 10000) <= 0 || !(fds[0].revents & POLLIN)) {
-            close(sock[0]);
-            return 0;  // the status pipe says what happened
-        }
+        struct pollfd fds[3] = { { sock[0], POLLIN, 0 }, { status[0], POLLIN, 0 }, { pidfd, POLLIN, 0 } };
+        int ready;
+        while ((ready = poll(fds, 3, -1)) < 0 && errno == EINTR) {}
         char byte;
         int listener = -1;
-        if (mam_receive_with_fd(sock[0], &byte, 1, &listener) == 1) r->notify_fd = listener;
+        if (ready > 0 && (fds[0].revents & POLLIN) && mam_receive_with_fd(sock[0], &byte, 1, &listener) == 1 && listener >= 0) {
+            r->notify_fd = listener;
+            if (c->serve_first) c->serve_first(c->serve_context, pid, listener, pidfd);
+        }
     }
     close(sock[0]);
-    return 0;
+    // The status pipe closes at the exec; anything written to it is why there was none.
+    char message[256] = { 0 };
+    size_t said = read_status(status[0], pidfd, message, sizeof message);
+    close(status[0]);
+    if (result == 0 && said > 0) {
+        snprintf(error, error_size, "%s", message);
+        result = 1;
+    }
+    // The child has exec'd or ended: its stack is free.
+    munmap(stack, child_stack_size + guard_size);
+    if (result != 0) {
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+        r->pid = -1;
+    }
+    if (pidfd >= 0) close(pidfd);
+    return result;
 }
 
 int mam_open_beneath(int root_fd, const char *name, int create) {
@@ -417,12 +489,16 @@ int mam_remove_contents(int fd) {
     return result;
 }
 
-int mam_notify_receive(int fd, mam_notification *out) {
+int mam_notify_receive(int fd, mam_notification *out) { return mam_notify_receive_or_exit(fd, -1, out); }
+
+int mam_notify_receive_or_exit(int fd, int pidfd, mam_notification *out) {
     // Once every process under the filter has gone the listener hangs up; report that as ESRCH
-    // instead of letting the caller spin on ENOENT.
-    struct pollfd p = { fd, POLLIN, 0 };
-    while (poll(&p, 1, -1) < 0) { if (errno != EINTR) return -1; }
-    if ((p.revents & (POLLHUP | POLLERR | POLLNVAL)) && !(p.revents & POLLIN)) { errno = ESRCH; return -1; }
+    // instead of letting the caller spin on ENOENT. A process that has ended but not been
+    // reaped still counts: `pidfd` says when it has ended.
+    struct pollfd p[2] = { { fd, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
+    while (poll(p, pidfd >= 0 ? 2 : 1, -1) < 0) { if (errno != EINTR) return -1; }
+    if ((p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(p[0].revents & POLLIN)) { errno = ESRCH; return -1; }
+    if (!(p[0].revents & POLLIN)) { errno = ESRCH; return -1; }
     struct seccomp_notif req;
     memset(&req, 0, sizeof req);
     if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return -1;

@@ -27,7 +27,10 @@ public struct Containment: Sendable, Equatable {
         public var coveredBy: [String] { layers.filter(\.present).map(\.name) }
         public var covered: Bool { layers.contains(where: \.present) }
         /// What the kernel lacks, for a class with no layer left.
-        public var lacking: String { layers.filter { !$0.present }.map(\.lack).joined(separator: "; ") }
+        public var lacking: String {
+            var seen: Set<String> = []
+            return layers.filter { !$0.present }.map(\.lack).filter { seen.insert($0).inserted }.joined(separator: "; ")
+        }
         public var status: String { covered ? "covered" : "UNCOVERED: \(lacking)" }
     }
 
@@ -60,7 +63,7 @@ public struct Containment: Sendable, Equatable {
     public init(_ s: SandboxSupport) {
         let root = s.privileged
         func ns(_ name: String) -> Bool { root && s.namespaces.contains(name) }
-        let rootLack = "root (run mamlaunch as root)"
+        let rootLack = s.isolationProblem.map(Self.privilegeLack) ?? "root (run mamlaunch as root)"
         let landlock = Layer("Landlock filesystem", s.landlockABI != nil,
                              lack: "Landlock (kernel built without it or not in lsm=; add landlock to lsm= on the kernel command line)")
         let landlockNet = Layer("Landlock TCP (ABI 4)", (s.landlockABI ?? 0) >= 4, lack: "Landlock ABI 4 (kernel 6.7)")
@@ -105,6 +108,11 @@ public struct Containment: Sendable, Equatable {
             Row(attack: "attributes and times of host files", layers: [notify]),
             Row(attack: "the host's boot id, command line and cgroup names", layers: [mnt]),
         ]
+    }
+
+    /// What root lacks where it cannot isolate apps (`SandboxSupport.isolationProblem`), and the remedy.
+    public static func privilegeLack(_ problem: String) -> String {
+        "root's privileges (here: \(problem); in a container, give it CAP_SYS_ADMIN and CAP_SYS_PTRACE, docs/SANDBOX.md \"In a container\")"
     }
 
     /// The table as doctor prints it and docs/SANDBOX.md carries it.

@@ -91,14 +91,19 @@ public struct SandboxSupport: Sendable {
     public var seccompFilter: Bool
     public var seccompNotify: Bool
     public var libseccompVersion: String
-    /// Root: namespaces, uids of the launcher's range, cgroups and mounts need it.
+    /// Root able to use its privileges: namespaces, uids of the launcher's range, cgroups and
+    /// mounts need it.
     public var privileged: Bool
+    /// Why a launcher running as root still cannot isolate an app (a container without
+    /// CAP_SYS_ADMIN, a /proc it may not mount): `privileged` is then false.
+    public var isolationProblem: String?
     /// The namespaces of `/proc/self/ns` this kernel has, of those the sandbox uses.
     public var namespaces: [String]
     public var cgroups: Result<CgroupLayout, LaunchError>
 
     public init(landlockABI: Int?, seccompFilter: Bool, seccompNotify: Bool, libseccompVersion: String, privileged: Bool,
-                namespaces: [String], cgroups: Result<CgroupLayout, LaunchError>) {
+                namespaces: [String], cgroups: Result<CgroupLayout, LaunchError>, isolationProblem: String? = nil) {
+        self.isolationProblem = isolationProblem
         self.landlockABI = landlockABI
         self.seccompFilter = seccompFilter
         self.seccompNotify = seccompNotify
@@ -121,9 +126,24 @@ public struct SandboxSupport: Sendable {
         let api = mam_seccomp_api_level()
         let filter = mam_seccomp_filters_supported() != 0
         let namespaces = usedNamespaces.filter { access("/proc/self/ns/\($0)", F_OK) == 0 }
+        let problem = geteuid() == 0 ? isolationTrial(namespaces: namespaces) : nil
         return SandboxSupport(landlockABI: LandlockPolicy.kernelABI(), seccompFilter: filter, seccompNotify: api >= 6,
-                              libseccompVersion: version, privileged: geteuid() == 0, namespaces: namespaces,
-                              cgroups: CgroupLayout.probe())
+                              libseccompVersion: version, privileged: geteuid() == 0 && problem == nil, namespaces: namespaces,
+                              cgroups: CgroupLayout.probe(), isolationProblem: problem)
+    }
+
+    /// Root is not enough (root in a container usually lacks CAP_SYS_ADMIN): the capabilities
+    /// a launch uses, and its namespaces, mounts and change of uid tried in a child. Nil when
+    /// all of it works; else what failed, with the remedy.
+    static func isolationTrial(namespaces: [String]) -> String? {
+        var flags: Int32 = 0
+        for (name, flag) in [("pid", Int32(0x2000_0000)), ("mnt", 0x0002_0000), ("ipc", 0x0800_0000)] where namespaces.contains(name) {
+            flags |= flag
+        }
+        if namespaces.contains("uts") { flags |= 0x0400_0000 }
+        var why = [CChar](repeating: 0, count: 256)
+        guard mam_probe_isolation(flags, AppUser.first, &why, why.count) != 0 else { return nil }
+        return cText(why)
     }
 
     /// What is missing for the full sandbox, in words.
@@ -134,7 +154,7 @@ public struct SandboxSupport: Sendable {
         if !seccompFilter { out.append("seccomp filters") }
         if !seccompNotify { out.append("seccomp user notification (libseccomp API level 6 or a newer kernel)") }
         if !privileged {
-            out.append("root (each app's own uid, PID, mount, IPC and network namespaces and cgroup limits need it; run mamlaunch as root)")
+            out.append(isolationProblem.map(Containment.privilegeLack) ?? "root (each app's own uid, PID, mount, IPC and network namespaces and cgroup limits need it; run mamlaunch as root)")
         } else {
             let absent = Self.usedNamespaces.filter { !namespaces.contains($0) }
             if !absent.isEmpty { out.append("namespaces: \(absent.joined(separator: ", "))") }
@@ -332,6 +352,15 @@ public enum Sandbox {
 
         var result = mam_spawn_result()
         var error = [CChar](repeating: 0, count: 256)
+        // The supervisor answers the app's exec from inside mam_spawn, which returns only once
+        // the exec has happened (the child shares the launcher's memory until then).
+        let firstExec = program.map { program in
+            FirstExec { listener, pid in
+                Supervisor(fd: listener, appPID: pid, bundleID: config.bundleID, executable: config.executable,
+                           byDescriptor: config.executableDescriptor != nil, container: container, names: program.numbers,
+                           ownPIDNamespace: isolate, report: report)
+            }
+        }
         // Cloned from the one long-lived spawn thread: the parent-death signal follows the thread.
         let rc: Int32 = SpawnThread.shared.run { withCStrings(argv) { cArgv in
             withCStrings(envp) { cEnv in
@@ -396,6 +425,10 @@ public enum Sandbox {
                                             c.seccomp_program = bpf.baseAddress
                                             c.seccomp_length = UInt16(bpf.count / 8)
                                         }
+                                        if let firstExec {
+                                            c.serve_first = FirstExec.callback
+                                            c.serve_context = Unmanaged.passUnretained(firstExec).toOpaque()
+                                        }
                                         return mam_spawn(&c, &result, &error, error.count)
                                     }
                                     }
@@ -411,32 +444,13 @@ public enum Sandbox {
             }
         } }
         if placement?.layout.isV1 == true { placement?.cgroup?.closeDescriptors() }
+        // Started even when the exec failed: the loop ends, and closes the listener, at its hang-up.
+        let supervisor = firstExec?.supervisor
+        supervisor?.start()
+        if supervisor == nil && result.notify_fd >= 0 { close(result.notify_fd) }
+        if rc == 1 { throw LaunchError("cannot sandbox \(config.bundleID): \(cText(error))") }
         guard rc == 0 else { throw LaunchError("cannot launch \(config.bundleID): \(cText(error))") }
         let cgroup = placement?.cgroup
-
-        var supervisor: Supervisor?
-        if result.notify_fd >= 0, let program {
-            supervisor = Supervisor(fd: result.notify_fd, appPID: result.pid, bundleID: config.bundleID,
-                                    executable: config.executable, byDescriptor: config.executableDescriptor != nil,
-                                    container: container, names: program.numbers, ownPIDNamespace: isolate, report: report)
-            supervisor?.serveFirst()
-            supervisor?.start()
-        }
-        // The status pipe closes when exec succeeds; anything written to it is why it did not.
-        var message = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while true {
-            let n = read(result.status_fd, &buffer, buffer.count)
-            if n > 0 { message += buffer[0..<n]; continue }
-            if n < 0 && errno == EINTR { continue }
-            break
-        }
-        close(result.status_fd)
-        if !message.isEmpty {
-            var status: Int32 = 0
-            waitpid(result.pid, &status, 0)
-            throw LaunchError("cannot sandbox \(config.bundleID): \(String(decoding: message, as: UTF8.self))")
-        }
         handedOver = true
         return SandboxedApp(pid: result.pid, bundleID: config.bundleID, weakened: weakened, uid: uid, supervisor: supervisor,
                             user: user, cgroup: cgroup)
@@ -457,6 +471,22 @@ public enum Sandbox {
         guard mam_remove_contents(fd) == 0, unlinkat(rootFD, bundleID, AT_REMOVEDIR) == 0 else {
             throw LaunchError("cannot remove \(root)/\(bundleID): \(String(cString: strerror(errno)))")
         }
+    }
+}
+
+/// Makes the supervisor when the child's listener arrives and has it answer the child's exec,
+/// called from C (mam_spawn's `serve_first`) on the launching thread.
+final class FirstExec {
+    private let make: (Int32, Int32) -> Supervisor
+    private(set) var supervisor: Supervisor?
+
+    init(_ make: @escaping (_ listener: Int32, _ pid: Int32) -> Supervisor) { self.make = make }
+
+    static let callback: @convention(c) (UnsafeMutableRawPointer?, pid_t, Int32, Int32) -> Void = { context, pid, listener, pidfd in
+        let first = Unmanaged<FirstExec>.fromOpaque(context!).takeUnretainedValue()
+        let supervisor = first.make(listener, pid)
+        first.supervisor = supervisor
+        supervisor.serveFirst(pidfd: pidfd)
     }
 }
 

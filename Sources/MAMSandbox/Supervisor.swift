@@ -52,9 +52,11 @@ final class Supervisor: @unchecked Sendable {
     /// Answers the first notification on the caller's thread: the app's own exec, the only
     /// call between the filter and the app. Answering it here, rather than after waking a new
     /// thread, takes a scheduler round trip off every launch.
-    func serveFirst() {
+    /// `pidfd`: the app's process, whose end ends the wait (a dead child keeps the listener open
+    /// until it is reaped, and the launcher reaps it only after this).
+    func serveFirst(pidfd: Int32) {
         var n = mam_notification()
-        while mam_notify_receive(fd, &n) != 0 {
+        while mam_notify_receive_or_exit(fd, pidfd, &n) != 0 {
             if errno == EINTR { continue }
             return  // the child died before its exec: the status pipe says why
         }

@@ -29,7 +29,14 @@ struct Doctor: ParsableCommand {
         var inodesBroken = false
         if s.landlockABI != nil, let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             let folder = (exe as NSString).deletingLastPathComponent
-            switch LandlockInodes.probe(folder: folder, file: exe) {
+            // A file beside the launcher that nothing runs (an app's program, as a launch finds
+            // it): the launcher's own stays cached while it runs, whatever the file system.
+            let siblings = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            let probe = (["Hostile"] + siblings).lazy.map { (folder as NSString).appendingPathComponent($0) }.first { path in
+                var st = stat()
+                return path != exe && stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
+            } ?? exe
+            switch LandlockInodes.probe(folder: folder, file: probe) {
             case let .hold(fs): row("landlock rules", "hold on the tool folder \(folder) (\(fs))")
             case let .doNotHold(fs):
                 inodesBroken = true
@@ -44,15 +51,18 @@ struct Doctor: ParsableCommand {
         row("libseccomp", s.libseccompVersion)
         row("terminal", "own session; pipes pass through, a terminal becomes a launcher pseudo-terminal with sanitised output")
         let root = s.privileged
+        // Root that cannot use its privileges (a container without CAP_SYS_ADMIN) says why.
+        let needsRoot = s.isolationProblem == nil ? "needs root" : "root here lacks the privileges, above"
+        if let problem = s.isolationProblem { row("privileges", "root, but apps cannot be isolated here: \(problem); in a container, give it CAP_SYS_ADMIN and CAP_SYS_PTRACE") }
         func namespace(_ ns: String, _ what: String) -> String {
-            guard root else { return "unavailable (needs root)" }
+            guard root else { return "unavailable (\(needsRoot))" }
             return s.namespaces.contains(ns) ? what : "unavailable (kernel without it)"
         }
         row("pid namespace", namespace("pid", "own, the app is process 1: all it starts ends with it"))
         row("mount namespace", namespace("mnt", "own /proc; other containers, the broker folder and /dev/shm hidden"))
         row("ipc namespace", namespace("ipc", "own (SysV and POSIX IPC)"))
         row("network namespace", namespace("net", "the launcher's empty one (/run/mamlab/netns), shared; sockets refused"))
-        row("app uids", root ? "one per running app, from \(AppUser.first) (\(AppUser.count) uids)" : "unavailable (needs root; apps would run as you)")
+        row("app uids", root ? "one per running app, from \(AppUser.first) (\(AppUser.count) uids)" : "unavailable (\(needsRoot); apps would run as you)")
         switch s.cgroups {
         case let .success(layout): row("cgroups", root ? layout.description : "\(layout.description), unusable without root")
         case let .failure(why): row("cgroups", "unavailable: \(why.description)")

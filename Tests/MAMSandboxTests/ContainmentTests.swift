@@ -52,6 +52,27 @@ struct ContainmentTests {
         #expect(unprivileged.refusal?.contains("run mamlaunch as root") == true, "\(unprivileged.table)")
     }
 
+    /// Root without CAP_SYS_ADMIN (root in a container with the engine's default capabilities)
+    /// cannot give apps namespaces or uids of their own: doctor said "full" there and every
+    /// launch failed later. It now tries what a launch does, says what is missing, exits 1, and
+    /// a launch is refused with the same reason.
+    @Test func rootWithoutCapSysAdminIsNotTakenForPrivileged() throws {
+        #expect(geteuid() == 0, "the sandbox suites run as root")
+        let setpriv = "/usr/bin/setpriv"
+        try #require(FileManager.default.isExecutableFile(atPath: setpriv), "setpriv (util-linux) is missing")
+        let mamlaunch = Built.directory.appendingPathComponent("mamlaunch").path
+        let doctor = try ChildProcess.run(setpriv, ["--bounding-set", "-sys_admin", mamlaunch, "doctor"], timeout: 120)
+        #expect(doctor.status == 1, "\(doctor.out)\(doctor.err)")
+        #expect(doctor.out.contains("root, but apps cannot be isolated here: missing capabilities: CAP_SYS_ADMIN"), "\(doctor.out)")
+        // (Without Landlock, classes that Landlock would still cover are named first.)
+        #expect(doctor.out.contains("strength: weaker") && doctor.out.contains("refused: ")
+                && doctor.out.contains("other apps' processes has no cover"), "\(doctor.out)")
+        let run = try ChildProcess.run(setpriv, ["--bounding-set", "-sys_admin", mamlaunch, "run", "Hostile", "--no-broker", "--", "--exit"], timeout: 120)
+        #expect(run.status != 0 && run.err.contains("missing capabilities: CAP_SYS_ADMIN"), "\(run.err)")
+        // With its capabilities, the same root passes the trial.
+        #expect(SandboxSupport.probe().isolationProblem == nil)
+    }
+
     /// docs/SANDBOX.md carries doctor's table for each configuration of the kernel lab, between
     /// `<!-- doctor table: NAME -->` and its strength line; the lab compares each guest's doctor
     /// with it, and this compares it with the table computed for that kernel's features.

@@ -70,16 +70,28 @@ typedef struct {
     // the very file the launcher hashed; a name swapped since cannot change what runs.
     int exec_by_fd;
     int executable_fd;
+    // Called in the launcher once the child's seccomp listener has arrived: the child's exec is
+    // (or is about to be) its first notification, and waits for an answer on `listener`, which
+    // this must give (or close the listener: the exec then fails). `pidfd` becomes readable when
+    // the child is gone, so a wait for a notification can end if none comes. The listener stays
+    // the caller's (result.notify_fd). NULL with a filter: nobody answers, and the exec fails.
+    void (*serve_first)(void *context, pid_t pid, int listener, int pidfd);
+    void *serve_context;
 } mam_spawn_config;
 
 typedef struct {
     pid_t pid;
     int notify_fd;   // seccomp user-notification listener, or -1
-    int status_fd;   // reads EOF once the app's exec succeeded, or a failure message
 } mam_spawn_result;
 
-/// Forks and confines a child, which then execs the app. Returns 0, or -1 with `error` filled.
+/// Clones and confines a child, which then execs the app, and returns once the exec has
+/// happened or failed. The child shares the launcher's memory until its exec (no copy of the
+/// launcher's address space, the largest cost of a fork from a big process), so everything
+/// `config` points to must stay valid until this returns, which it does.
+/// Returns 0 (the app runs: wait for it with `result.pid`), 1 (the child failed before or at its
+/// exec: `error` says why, and the child has been reaped), or -1 (nothing started: `error`).
 int mam_spawn(const mam_spawn_config *config, mam_spawn_result *result, char *error, size_t error_size);
+
 
 /// One seccomp notification: which thread asked for which system call with which arguments.
 typedef struct {
@@ -91,6 +103,9 @@ typedef struct {
 
 /// Blocks for the next notification. 0, or -1 with errno (ENOENT: the asker died; EBADF: closed).
 int mam_notify_receive(int fd, mam_notification *out);
+/// Like mam_notify_receive, but gives up (-1, errno ESRCH) once `pidfd`'s process has ended:
+/// a dead process that has not been reaped keeps its filter's listener open.
+int mam_notify_receive_or_exit(int fd, int pidfd, mam_notification *out);
 /// Lets the call run as if no filter stood in the way (Landlock and permissions still apply).
 int mam_notify_continue(int fd, uint64_t id);
 /// Fails the call with `error` (a positive errno).
@@ -107,11 +122,18 @@ ssize_t mam_resolve_in_root(pid_t pid, const char *path, int follow, char *out, 
 
 /// The Landlock ABI the kernel offers, or a negative errno.
 int mam_landlock_abi(void);
-/// Whether a Landlock rule granted on `folder` still lets a child read `file` beneath it (it does
-/// not where the file system makes a new inode at each lookup: 9p without a cache, some FUSE):
+/// Whether a Landlock rule granted on `file` (in `folder`) still lets a child read it once the
+/// descriptor the rule was made from is closed (it does not where the file system makes a new
+/// inode at each lookup: 9p without a cache, some FUSE; `file` must not be in use, or its cached
+/// entry keeps the inode):
 /// 1 it holds, 0 it does not (EACCES), or a negative errno (-EOPNOTSUPP: no Landlock). Forks;
 /// the child only makes system calls. `fs_type`: the folder's statfs f_type, or 0.
 int mam_landlock_rules_hold(const char *folder, const char *file, long *fs_type);
+
+/// Whether the caller can give an app its namespaces (`clone_flags`), mounts and uid `uid`: it
+/// checks the capabilities a launch uses and tries the calls in a child that exits at once.
+/// 0, or -1 with the reason in `why` (a missing capability, or the call that was refused).
+int mam_probe_isolation(int clone_flags, unsigned int uid, char *why, size_t size);
 
 /// Creates (if need be) and opens directory `name` directly beneath `root_fd`, never following a
 /// symbolic link or `..` out of it (openat2 RESOLVE_BENEATH). The O_PATH descriptor, or -1 with errno.
