@@ -105,8 +105,11 @@ struct InterruptionTests {
                                      environment: Self.environment, directory: CommandRunner.root.path)
         defer { child.killTree() }
         // Its launches are short: wait until one is under way, so the signal finds it running.
+        // (The sandbox's own check starts a throwaway child before the folder is made.)
+        let folder = NSTemporaryDirectory() + "mamlab-bench-\(child.pid)"
         let deadline = Date(timeIntervalSinceNow: 60)
-        while ProcessTree.descendants(of: child.pid).isEmpty && Date() < deadline && child.process.isRunning { usleep(1_000) }
+        while (ProcessTree.descendants(of: child.pid).isEmpty || !FileManager.default.fileExists(atPath: folder))
+            && Date() < deadline && child.process.isRunning { usleep(1_000) }
         #expect(child.process.isRunning && Date() < deadline, "no launch seen: \(child.standardError)")
         #expect(FileManager.default.fileExists(atPath: NSTemporaryDirectory() + "mamlab-bench-\(child.pid)"), "\(child.standardError)")
         // (A launch lasts milliseconds: the one seen may have ended by the signal.)
