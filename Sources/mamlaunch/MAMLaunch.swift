@@ -25,6 +25,10 @@ struct MAMLaunch: ParsableCommand {
     /// and exit 1, with no usage, which is for arguments that are wrong. A file's diagnostic says
     /// "error:" itself, so the line does not say it twice.
     static func main() {
+        // Output whose reader has gone (`mamlaunch matrix | head`) must not end the command
+        // before it has stopped what it started: a write to it fails (EPIPE) instead. Apps do
+        // not inherit this: the sandbox starts them with every signal at its default.
+        signal(SIGPIPE, SIG_IGN)
         var command: any ParsableCommand
         // What the parser refuses is a usage error: the usage and 64.
         do { command = try parseAsRoot() } catch { exit(withError: error) }

@@ -116,6 +116,27 @@ struct InterruptionTests {
         try Self.interrupt(child, sig, folders: ["mamlab-bench-\(child.pid)"], running: false)
     }
 
+    /// `mamlaunch matrix | head`: output whose reader has gone. SIGPIPE ended mamlaunch at its
+    /// first write with no word (status 141; a `run` mid-session, with its broker and apps still
+    /// up); now the writes fail quietly and the command ends as it would have. The command is
+    /// started with SIGPIPE at its default, as a shell starts it (this test process ignores it).
+    @Test func aClosedOutputPipeEndsNothingEarly() throws {
+        let pipe = Pipe()
+        try pipe.fileHandleForReading.close()
+        let child = try ChildProcess("/usr/bin/env", ["--default-signal=PIPE", CommandRunner.executable.path, "matrix", "exit-criteria"],
+                                     environment: Self.environment, directory: CommandRunner.root.path,
+                                     standardOutput: pipe.fileHandleForWriting)
+        try pipe.fileHandleForWriting.close()
+        defer { child.killTree() }
+        let status = try child.waitForExit("the matrix with nobody reading its output", timeout: 120)
+        #expect(child.process.terminationReason == .exit, "killed by signal \(status)")
+        #expect(status == 0, "\(child.standardError.suffix(2000))")
+        #expect(child.standardError.contains("19 cells"), "\(child.standardError.suffix(2000))")
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+            .filter { $0.hasPrefix("mamlab-matrix-\(child.pid)-") }
+        #expect(left.isEmpty, "left: \(left)")
+    }
+
     // MARK: helpers
 
     static func name(_ sig: Int32) -> String { [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][sig] ?? "\(sig)" }
