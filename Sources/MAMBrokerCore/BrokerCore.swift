@@ -109,6 +109,13 @@ public struct BrokerCore: Sendable {
     /// The party a connection is now, as every decision about it sees it (for tests and status).
     public func party(of id: SessionID) -> Party? {
         guard let s = sessions[id] else { return nil }
+        // A view of several accounts: the lock-down policy when one of them is managed here.
+        let p = partyShowingOne(s)
+        return s.view.map(p.showing) ?? p
+    }
+
+    /// The party a session is when it shows its one identity.
+    func partyShowingOne(_ s: SessionState) -> Party {
         // A personal account is signed in only when the user signed one in (a consumer account
         // as --user, `personal` in the hand-off, or after launch): a multi-identity app has none
         // by itself, so refused org data has no personal identity to land in (4.2.5).
@@ -311,6 +318,7 @@ public struct BrokerCore: Sendable {
         switch frame.message {
         case let .hello(_, _, sdk): greet(id, frame.id, sdk: sdk, &out)
         case let .setIdentity(account): return setIdentity(id, frame.id, account, &out)
+        case let .setViewIdentities(accounts): return setViewIdentities(id, frame.id, accounts, &out)
         case let .canOpenURL(url):
             let handlers = catalog + sessions.values.map(\.manifest)
             out.append(.send(id, Frame(id: frame.id, .canOpenURLResult(engine.canOpenURL(url, from: party(id), handledBy: handlers)))))
@@ -573,6 +581,12 @@ public struct BrokerCore: Sendable {
     /// Why an admin's wipe names nothing that exists, or nil when it may be issued. A wipe of a
     /// misspelled account or app would otherwise be "issued", kept pending for ever and wipe
     /// nothing, while the admin believes the data is gone.
+    /// The apps an admin's wipe of `account` (in `app`, nil: every app) reaches: those holding an
+    /// enrollment of it now.
+    public func wipeTargets(account: String, app: String?) -> [String] {
+        service.wipeTargets(account: Self.canonicalName(account, in: engine.tenant), app: app)
+    }
+
     public func wipeRefusal(account: String, app: String?) -> String? {
         let name = Self.canonicalName(account, in: engine.tenant)
         let enrolled = service.enrollments.values
@@ -584,6 +598,11 @@ public struct BrokerCore: Sendable {
            !enrolled.contains(where: { $0.app.lowercased() == app.lowercased() }) {
             let installed = engine.apps.values.map(\.bundleID).sorted().joined(separator: ", ")
             return "no app \(app) installed on this device nor enrolled; installed: \(installed)"
+        }
+        // A wipe targets enrollments that exist now; kept for later, it would wipe the next
+        // enrollment of the account, one the admin never saw (seed 000 FAQ).
+        if wipeTargets(account: account, app: app).isEmpty {
+            return "nothing to wipe: \(account) is not enrolled in \(app ?? "any app") on this device (a wipe applies to the enrollments that exist when it is issued, never to a later one)"
         }
         return nil
     }
@@ -682,6 +701,9 @@ struct SessionState: Sendable {
     var developer = false
     /// The user signed a personal (consumer) account in to this instance.
     var personalSignedIn = false
+    /// The identities the app's key view shows together (`setViewIdentities`), when more than
+    /// one; nil when it shows one, `identity`.
+    var view: [Identity]?
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id

@@ -153,9 +153,14 @@ extension BrokerCore {
                 }
                 guard s.signedIn.contains(acct) else { break }
                 sessions[id]!.enrolled = managed
-                if status == .newPoliciesReceived, s.enrolled != managed { sessions[id]!.identity = .account(managed) }
+                if status == .newPoliciesReceived, s.enrolled != managed {
+                    sessions[id]!.identity = .account(managed)
+                    sessions[id]!.view = nil
+                }
             case .unenrollmentSuccess?, .wipeReceived?:
                 sessions[id]!.signedIn.removeAll { $0 == acct }
+                // A view that showed the account shows it no more: the app sets its view again.
+                if s.view?.contains(.account(acct)) == true { sessions[id]!.view = nil }
                 if s.enrolled == acct {
                     sessions[id]!.enrolled = nil
                     sessions[id]!.identity = .personal

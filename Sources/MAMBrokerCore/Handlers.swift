@@ -77,10 +77,32 @@ extension BrokerCore {
         let d = engine.setIdentity(wanted, for: party(id), signedIn: sessions[id]!.signedIn)
         if d.allowed {
             sessions[id]!.identity = wanted
+            sessions[id]!.view = nil
             parties[id] = nil
         }
         out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "identity", source: before,
                                 target: d.allowed ? auditParty(id) : nil)))
+        out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
+        return .success(())
+    }
+
+    /// A view of several accounts (SEMANTICS §1, "Views of several accounts"): decided by the
+    /// engine against the app as it is without a view; allowed, every later decision sees the
+    /// view's party (the lock-down policy when one account is managed here).
+    mutating func setViewIdentities(_ id: SessionID, _ frameID: UInt32, _ accounts: [String], _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
+        let before = auditParty(id)
+        let wanted = Party.distinct(accounts.map { engine.tenant.identity(named: $0) })
+        let d = engine.setViewIdentities(wanted, for: partyShowingOne(sessions[id]!), signedIn: sessions[id]!.signedIn)
+        if d.allowed {
+            sessions[id]!.identity = wanted.first ?? .personal
+            sessions[id]!.view = wanted.count > 1 ? wanted : nil
+            parties[id] = nil
+        }
+        var e = Self.entry(d, revision: revision, session: id, request: frameID, channel: "identity", source: before,
+                           target: d.allowed ? auditParty(id) : nil)
+        // The audit names every account the view shows, not only the one it acts under.
+        if wanted.count > 1 { e.detail = Self.fitting("view: " + wanted.map(\.description).joined(separator: ", ")) }
+        out.append(.audit(e))
         out.append(.send(id, Frame(id: frameID, .decision(Self.record(d)))))
         return .success(())
     }

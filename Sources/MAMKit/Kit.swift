@@ -18,8 +18,14 @@ final class Kit: Sendable {
         /// window, whose identity is `ui` (`PolicyManager.setUIIdentity(_:for:)`).
         var windows: [UIWindowID: Identity?] = [:]
         var keyWindow: UIWindowID?
-        /// The identity the broker has the app acting under, as last set or reported.
+        /// Windows that show several accounts at once (`setUIIdentities(_:for:)`), and the key
+        /// window's, which UI work then acts under instead of `ui`.
+        var views: [UIWindowID: [Identity]] = [:]
+        var uiView: [Identity]?
+        /// The identity the broker has the app acting under, as last set or reported, and the
+        /// view it shows when it shows several accounts.
         var broker: Identity?
+        var brokerView: [Identity]?
         /// What this app hands out when another app imports from it, by lower-cased type.
         var served: [String: (name: String, bytes: [UInt8])] = [:]
         var keys: [String: [UInt8]] = [:]
@@ -136,23 +142,82 @@ final class Kit: Sendable {
         let replies = try await connection.request(.setIdentity(account: Self.wire(identity)))
         guard case let .decision(record)? = replies.first?.frame.message else { throw MAMKitError(.unexpectedReply, "setIdentity: \(replies)") }
         let d = SharingDecision(record)
-        if d.allowed { state.withLock { $0.broker = identity } }
+        if d.allowed {
+            state.withLock { s in
+                s.broker = identity
+                s.brokerView = nil
+            }
+        }
         return d
+    }
+
+    /// Has the broker act for a view of several accounts (`setViewIdentities`); the engine's
+    /// decision comes back.
+    func setBrokerView(_ identities: [Identity]) async throws -> SharingDecision {
+        let replies = try await connection.request(.setViewIdentities(accounts: identities.map(Self.wire)))
+        guard case let .decision(record)? = replies.first?.frame.message else { throw MAMKitError(.unexpectedReply, "setViewIdentities: \(replies)") }
+        let d = SharingDecision(record)
+        if d.allowed {
+            state.withLock { s in
+                s.broker = identities.first ?? .personal
+                s.brokerView = identities.count > 1 ? identities : nil
+            }
+        }
+        return d
+    }
+
+    /// What the broker should show for UI work now: the key window's view, else one identity.
+    enum Shown: Equatable {
+        case one(Identity)
+        case view([Identity])
+    }
+
+    /// Puts the broker back to what the UI shows (after a scoped action, a cancelled switch).
+    func restoreBroker(_ shown: Shown?) async {
+        switch shown {
+        case let .one(identity)?: _ = try? await setBrokerIdentity(identity)
+        case let .view(identities)?: _ = try? await setBrokerView(identities)
+        case nil: break
+        }
+    }
+
+    /// What the broker shows now, as the kit last set it.
+    var brokerShown: Shown? {
+        state.withLock { s in s.brokerView.map(Shown.view) ?? s.broker.map(Shown.one) }
+    }
+
+    /// The policy of a view of several accounts (the lock-down one when one is managed).
+    func policy(showing identities: [Identity]) -> AppPolicy {
+        let p = policy(for: nil)
+        return AppPolicy(engine: engine, snapshot: p.snapshot, party: p.snapshot.party(showing: identities))
     }
 
     /// Carries out an action under the effective identity: the broker is told that identity
     /// first when it differs, and the UI identity again afterwards, with nothing in between.
     func acting<T: Sendable>(forUIWork: Bool = true, _ body: () async throws -> T) async throws -> T {
         let wanted = effectiveIdentity(forUIWork: forUIWork)
+        // UI work in a window that shows several accounts acts for the whole view; a scoped
+        // (thread) identity overrides it, as it overrides a window's one identity.
+        let view = IdentityScope.account == nil && forUIWork ? state.current.uiView : nil
         await lane.acquire()
         do {
-            if let wanted, wanted != state.current.broker {
+            if let view {
+                if view != state.current.brokerView {
+                    let d = try await setBrokerView(view)
+                    guard d.allowed else { throw MAMKitError(.refused(.notAllowed), "the view of \(view) may not act here: \(d.message) (\(d.rule))") }
+                }
+            } else if let wanted, wanted != state.current.broker || state.current.brokerView != nil {
                 let d = try await setBrokerIdentity(wanted)
                 guard d.allowed else { throw MAMKitError(.refused(.notAllowed), "the identity \(wanted) may not act here: \(d.message) (\(d.rule))") }
             }
             let result = try await body()
-            if IdentityScope.account != nil, let ui = state.current.ui, ui != wanted {
-                _ = try? await setBrokerIdentity(ui)
+            if IdentityScope.account != nil {
+                let s = state.current
+                if let shown = s.uiView, shown != s.brokerView {
+                    _ = try? await setBrokerView(shown)
+                } else if s.uiView == nil, let ui = s.ui, ui != wanted {
+                    _ = try? await setBrokerIdentity(ui)
+                }
             }
             await lane.release()
             return result

@@ -26,7 +26,11 @@ public struct PolicyManager: Sendable {
             // The key window's identity, when the app names windows (SDK-API §3).
             kit.state.withLock { s in
                 s.ui = nil
-                if let key = s.keyWindow { s.windows[key] = .some(nil) }
+                s.uiView = nil
+                if let key = s.keyWindow {
+                    s.windows[key] = .some(nil)
+                    s.views[key] = nil
+                }
             }
             kit.screen.save(nil)
             kit.logger.info("UI identity cleared")
@@ -43,8 +47,8 @@ public struct PolicyManager: Sendable {
     /// `show`: the identity goes on screen (the key window); otherwise the broker's identity is
     /// put back once the checks are done, and the caller keeps the identity for its window.
     private func switchUI(to wanted: Identity, named account: String, show: Bool = true) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
-        // What the broker had before: restored when the user cancels.
-        let previous = kit.state.current.broker
+        // What the broker had before (one identity or a view): restored when the user cancels.
+        let previous = kit.brokerShown
         let decision: SharingDecision
         do {
             decision = try await kit.setBrokerIdentity(wanted)
@@ -61,17 +65,21 @@ public struct PolicyManager: Sendable {
                 pin: policy.isPINRequired, recheckMinutes: policy.accessRecheckMinutes)) ?? true
             if !passed {
                 // Back to what was on screen; the broker with it.
-                if let previous { _ = try? await kit.setBrokerIdentity(previous) }
+                await kit.restoreBroker(previous)
                 return (.cancelled, decision)
             }
         }
         guard show else {
-            if let previous, previous != wanted { _ = try? await kit.setBrokerIdentity(previous) }
+            if let previous, previous != .one(wanted) { await kit.restoreBroker(previous) }
             return (.success, decision)
         }
         kit.state.withLock { s in
             s.ui = wanted
-            if let key = s.keyWindow { s.windows[key] = .some(wanted) }
+            s.uiView = nil
+            if let key = s.keyWindow {
+                s.windows[key] = .some(wanted)
+                s.views[key] = nil
+            }
         }
         kit.screen.save(account)
         kit.logger.info("UI identity switched", metadata: ["identity": "\(wanted)", "managed": "\(policy.isManaged)"])
@@ -93,26 +101,130 @@ public struct PolicyManager: Sendable {
         if isKey { return await setUIIdentity(account) }
         if let scoped = IdentityScope.account, let account, kit.resolve(scoped) != kit.resolve(account) { return (.notAllowed, nil) }
         guard let account else {
-            kit.state.withLock { $0.windows[window] = .some(nil) }
+            kit.state.withLock { s in
+                s.windows[window] = .some(nil)
+                s.views[window] = nil
+            }
             return (.success, nil)
         }
         let wanted = kit.resolve(account)
         await kit.lane.acquire()
         let outcome = await switchUI(to: wanted, named: account, show: false)
         await kit.lane.release()
-        if outcome.result == .success { kit.state.withLock { $0.windows[window] = .some(wanted) } }
+        if outcome.result == .success {
+            kit.state.withLock { s in
+                s.windows[window] = .some(wanted)
+                s.views[window] = nil
+            }
+        }
         return outcome
+    }
+
+    // MARK: Views of several accounts
+
+    /// `setUIPolicyAccountIds(_:forWindow:completionHandler:)`: the window shows several
+    /// accounts' data at once (a unified inbox). The broker decides (only a multi-identity app,
+    /// only accounts it has signed in); then conditional launch runs for each managed account
+    /// [doc: headers], and a user who cancels one leaves the window as it was (`.cancelled`).
+    /// With one of the accounts managed, the window is under the lock-down policy, not a merge
+    /// (`policy(for:)`), and UI work in it acts for the whole view: org data leaves it for no
+    /// app (docs/SEMANTICS.md §1, "Views of several accounts"). nil, an empty list or one
+    /// account is the one-identity form (`""` for nil and empty: no user).
+    public func setUIIdentities(_ accounts: [String]?, for window: UIWindowID) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+        let names = accounts ?? []
+        let wanted = Party.distinct(names.map { kit.resolve($0) })
+        guard wanted.count > 1 else {
+            return await setUIIdentity(wanted.first.map(Kit.wire) ?? "", for: window)
+        }
+        // A scoped identity is one account; the view is several, so it always differs [doc].
+        if IdentityScope.account != nil { return (.notAllowed, nil) }
+        let isKey = kit.state.withLock { s -> Bool in
+            if s.keyWindow == nil { s.keyWindow = window }
+            return s.keyWindow == window
+        }
+        await kit.lane.acquire()
+        let outcome = await switchView(to: wanted, for: window, isKey: isKey)
+        await kit.lane.release()
+        return outcome
+    }
+
+    /// The view switch itself, on the kit's lane: the broker's decision, then conditional launch.
+    private func switchView(to wanted: [Identity], for window: UIWindowID, isKey: Bool) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+        let previous = kit.brokerShown
+        let decision: SharingDecision
+        do {
+            decision = try await kit.setBrokerView(wanted)
+        } catch {
+            kit.logger.warning("view switch failed", metadata: ["error": "\(error)"])
+            return (.failed, nil)
+        }
+        guard decision.allowed else { return (.notAllowed, decision) }
+        // Conditional launch for each managed account the view shows.
+        let delegate = kit.state.current.policyDelegate
+        for identity in wanted {
+            let policy = kit.policy(for: identity)
+            guard policy.isManaged, policy.isPINRequired || policy.accessRecheckMinutes > 0 else { continue }
+            let passed = await delegate?.conditionalLaunch(for: Kit.wire(identity), requirements: ConditionalLaunchRequirements(
+                pin: policy.isPINRequired, recheckMinutes: policy.accessRecheckMinutes)) ?? true
+            if !passed {
+                await kit.restoreBroker(previous)
+                return (.cancelled, decision)
+            }
+        }
+        if !isKey, previous != .view(wanted) { await kit.restoreBroker(previous) }
+        kit.state.withLock { s in
+            s.views[window] = wanted
+            s.windows[window] = .some(nil)
+            if isKey {
+                s.uiView = wanted
+                s.ui = nil
+            }
+        }
+        kit.logger.info("UI view switched", metadata: ["window": "\(window)", "identities": "\(wanted)",
+                                                        "managed": "\(kit.policy(showing: wanted).isManaged)"])
+        return (.success, decision)
+    }
+
+    /// `setUIPolicyAccountIds(_:completionHandler:)`: the key window's accounts.
+    public func setUIIdentities(_ accounts: [String]?) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+        let key = kit.state.withLock { s -> UIWindowID in
+            if s.keyWindow == nil { s.keyWindow = UIWindowID("main") }
+            return s.keyWindow!
+        }
+        return await setUIIdentities(accounts, for: key)
+    }
+
+    /// `getUIPolicyAccountIdsForWindow(_:)`: the accounts the window shows (one for a window
+    /// of one identity); nil when none is set.
+    public func uiIdentities(for window: UIWindowID) -> [String]? {
+        let (view, one) = kit.state.withLock { ($0.views[window], $0.windows[window] ?? nil) }
+        if let view { return view.map(Kit.wire) }
+        return one.map { [Kit.wire($0)] }
     }
 
     /// The window comes to the front: its identity becomes the UI identity (the broker's with
     /// it). A window never named has no identity.
     public func makeKey(_ window: UIWindowID) async -> SwitchIdentityResult {
-        let identity = kit.state.withLock { s -> Identity? in
+        let (identity, view) = kit.state.withLock { s -> (Identity?, [Identity]?) in
             s.keyWindow = window
-            return s.windows[window] ?? nil
+            return (s.windows[window] ?? nil, s.views[window])
+        }
+        if let view {
+            await kit.lane.acquire()
+            let allowed = (try? await kit.setBrokerView(view))?.allowed == true
+            await kit.lane.release()
+            guard allowed else { return .failed }
+            kit.state.withLock { s in
+                s.uiView = view
+                s.ui = nil
+            }
+            return .success
         }
         guard let identity else {
-            kit.state.withLock { $0.ui = nil }
+            kit.state.withLock { s in
+                s.ui = nil
+                s.uiView = nil
+            }
             kit.screen.save(nil)
             return .success
         }
@@ -120,19 +232,26 @@ public struct PolicyManager: Sendable {
         let allowed = (try? await kit.setBrokerIdentity(identity))?.allowed == true
         await kit.lane.release()
         guard allowed else { return .failed }
-        kit.state.withLock { $0.ui = identity }
+        kit.state.withLock { s in
+            s.ui = identity
+            s.uiView = nil
+        }
         kit.screen.save(Kit.wire(identity))
         return .success
     }
 
-    /// `getUIPolicyAccountIdForWindow(_:)`: nil when none is set.
+    /// `getUIPolicyAccountIdForWindow(_:)`: nil when none is set, or when the window shows
+    /// several accounts (`uiIdentities(for:)`).
     public func uiIdentity(for window: UIWindowID) -> String? {
         kit.state.withLock { $0.windows[window] ?? nil }.map(Kit.wire)
     }
 
-    /// `policyForWindow(_:)`: the policy of the window's identity.
+    /// `policyForWindow(_:)`: the policy of the window's identity, or of the accounts it shows
+    /// together (the lock-down policy when one of them is managed).
     public func policy(for window: UIWindowID) -> AppPolicy {
-        kit.policy(for: kit.state.withLock { $0.windows[window] ?? nil })
+        let (view, one) = kit.state.withLock { ($0.views[window], $0.windows[window] ?? nil) }
+        if let view { return kit.policy(showing: view) }
+        return kit.policy(for: one)
     }
 
     /// The key window (nil before the app names one).
@@ -226,8 +345,12 @@ public struct PolicyManager: Sendable {
 
     // MARK: Policy
 
-    /// `policy`: for the effective identity (the scoped one inside a scope).
-    public var policy: AppPolicy { kit.policy(for: kit.effectiveIdentity(forUIWork: true)) }
+    /// `policy`: for the effective identity (the scoped one inside a scope), or the key
+    /// window's view of several accounts.
+    public var policy: AppPolicy {
+        if IdentityScope.account == nil, let view = kit.state.current.uiView { return kit.policy(showing: view) }
+        return kit.policy(for: kit.effectiveIdentity(forUIWork: true))
+    }
 
     /// `policy(forAccountId:)`.
     public func policy(for account: String?) -> AppPolicy {
@@ -238,9 +361,7 @@ public struct PolicyManager: Sendable {
     /// `policy(forAccountIds:)`: several accounts with at least one managed give the
     /// lock-down policy.
     public func policy(forAccounts accounts: [String]) -> AppPolicy {
-        let p = kit.policy(for: nil)
-        let resolved = accounts.compactMap { kit.resolve($0).account }
-        return AppPolicy(engine: kit.engine, snapshot: p.snapshot, party: p.snapshot.party(forAccounts: resolved))
+        kit.policy(showing: accounts.map { kit.resolve($0) })
     }
 
     /// `primaryAccountId`: the enrolled account of a single-identity app.

@@ -233,8 +233,9 @@ struct Executor: Sendable {
             if let decision { fields["decision"] = Self.decision(decision) }
             return fields
         case "window":
-            // `window NAME identity ACCOUNT|personal|none`, `window NAME key`, `window NAME`.
-            let a = try arguments(c, 1...3, "NAME [identity ACCOUNT|personal|none | key]")
+            // `window NAME identity ACCOUNT|personal|none`, `window NAME identities A,B,…`
+            // (a view of several accounts), `window NAME key`, `window NAME`.
+            let a = try arguments(c, 1...3, "NAME [identity ACCOUNT|personal|none | identities ACCOUNT,ACCOUNT,… | key]")
             let window = UIWindowID(a[0])
             var fields: [String: JSONValue] = [:]
             switch (a.count, a.count > 1 ? a[1] : "") {
@@ -243,14 +244,22 @@ struct Executor: Sendable {
                 let (result, decision) = await pm.setUIIdentity(name, for: window)
                 fields["result"] = .string(result.name)
                 if let decision { fields["decision"] = Self.decision(decision) }
+            case (3, "identities"):
+                let names = a[2].split(separator: ",", omittingEmptySubsequences: false).map {
+                    $0.lowercased() == "personal" ? "" : String($0)
+                }
+                let (result, decision) = await pm.setUIIdentities(names, for: window)
+                fields["result"] = .string(result.name)
+                if let decision { fields["decision"] = Self.decision(decision) }
             case (2, "key"):
                 fields["result"] = .string(await pm.makeKey(window).name)
             case (1, _):
                 break
             default:
-                throw UsageError(message: "usage: window NAME [identity ACCOUNT|personal|none | key]")
+                throw UsageError(message: "usage: window NAME [identity ACCOUNT|personal|none | identities ACCOUNT,ACCOUNT,… | key]")
             }
             fields["window"] = JSONValue(pm.uiIdentity(for: window))
+            fields["windowAccounts"] = pm.uiIdentities(for: window).map { .array($0.map { .string($0) }) } ?? .null
             fields["windowManaged"] = .bool(pm.policy(for: window).isManaged)
             fields["key"] = JSONValue(pm.keyWindow?.name)
             fields["identity"] = Self.identity(pm.effectiveIdentity)

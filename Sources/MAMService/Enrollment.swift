@@ -54,8 +54,10 @@ public enum EnrollmentNotice: Sendable, Equatable {
 /// microsecond; state is what the broker persists.
 public struct EnrollmentService: Sendable {
     public private(set) var enrollments: [String: Enrollment] = [:]
-    /// Wipes the admin issued that an app has not received yet, as "app|account" keys (an empty
-    /// app means every app the account is enrolled in).
+    /// Wipes the admin issued that an app has not received yet, as the "app|account" keys of the
+    /// enrollments they were issued against. A wipe targets enrollments that exist when it is
+    /// issued (seed 000 FAQ: the admin's wipe deregisters and unenrolls the user from the app),
+    /// never one made later: a key leaves this set when its enrollment ends, however it ends.
     public private(set) var pendingWipes: Set<String> = []
     /// "app|account" pairs whose account was signed out of the app (an unenrollment or a wipe):
     /// the app may not enroll it, nor have its key, until the user signs it in again (a launch
@@ -67,7 +69,15 @@ public struct EnrollmentService: Sendable {
 
     public init(enrollments: [Enrollment] = [], pendingWipes: Set<String> = [], signedOut: Set<String> = []) {
         for e in enrollments { self.enrollments[Self.key(e.app, e.account)] = e }
-        self.pendingWipes = pendingWipes
+        // A state file written before wipes named their enrollment may hold "|account" (every
+        // app): it meant the enrollments that existed then, which are these.
+        for k in pendingWipes {
+            if k.hasPrefix("|") {
+                self.pendingWipes.formUnion(self.enrollments.keys.filter { $0.hasSuffix(k) })
+            } else if self.enrollments[k] != nil {
+                self.pendingWipes.insert(k)
+            }
+        }
         self.signedOut = signedOut
     }
 
@@ -146,22 +156,41 @@ public struct EnrollmentService: Sendable {
         guard enrollments.removeValue(forKey: Self.key(app, accountName)) != nil else {
             return [.unenrollment(app: app, account: accountName, .notEnrolledAccount)]
         }
+        // The admin's wipe was for this enrollment; it has ended, and the wipe with it.
+        pendingWipes.remove(Self.key(app, accountName))
         return (wipe ? [.wipe(app: app, account: accountName)] : []) + [.unenrollment(app: app, account: accountName, .unenrollmentSuccess)]
     }
 
-    /// A selective wipe from the admin side: delivered at the pair's next check-in, or at once
-    /// through `checkIn(app:...)` when the app is running (`mamlaunch wipe`).
-    public mutating func issueWipe(account: String, app: String?) {
-        pendingWipes.insert((app ?? "").lowercased() + "|" + account.lowercased())
+    /// A selective wipe from the admin side, of `account` in `app` (nil: every app): it targets
+    /// the enrollments of the account that exist now, in any state (an app that registered the
+    /// account holds a row even when its enrollment failed), and is delivered at each one's next
+    /// check-in, or at once through `deliverWipes` when the app is running (`mamlaunch wipe`).
+    /// An account with no enrollment has nothing to wipe: nothing is kept for a later one
+    /// (seed 000 FAQ: the wipe goes to the app the user is enrolled in, and unenrolls the user).
+    ///
+    /// - Returns: the apps the wipe targets, sorted; empty when there was nothing to wipe.
+    @discardableResult
+    public mutating func issueWipe(account: String, app: String?) -> [String] {
+        let targets = enrollments.filter { k, e in
+            e.account.lowercased() == account.lowercased() && (app == nil || e.app.lowercased() == app!.lowercased())
+        }
+        pendingWipes.formUnion(targets.keys)
+        return targets.values.map(\.app).sorted()
+    }
+
+    /// The apps holding an enrollment of `account` (in any state), which a wipe would target.
+    public func wipeTargets(account: String, app: String?) -> [String] {
+        enrollments.values.filter {
+            $0.account.lowercased() == account.lowercased() && (app == nil || $0.app.lowercased() == app!.lowercased())
+        }.map(\.app).sorted()
     }
 
     /// The wipes waiting for `app`, delivered now (it has just started, or the admin asked
     /// while it runs).
     public mutating func deliverWipes(app: String, engine: PolicyEngine, now: Duration) -> [EnrollmentNotice] {
         var out: [EnrollmentNotice] = []
-        for (k, e) in enrollments.sorted(by: { $0.key < $1.key }) where e.app.lowercased() == app.lowercased() {
-            let keys = [e.app.lowercased() + "|" + e.account.lowercased(), "|" + e.account.lowercased()]
-            if keys.contains(where: pendingWipes.contains) { out += checkIn(k, engine: engine, now: now) }
+        for (k, e) in enrollments.sorted(by: { $0.key < $1.key }) where e.app.lowercased() == app.lowercased() && pendingWipes.contains(k) {
+            out += checkIn(k, engine: engine, now: now)
         }
         return out
     }
@@ -215,12 +244,7 @@ public struct EnrollmentService: Sendable {
     /// One check-in: a pending wipe first; else the policy as it is now, told to the app.
     mutating func checkIn(_ k: String, engine: PolicyEngine, now: Duration) -> [EnrollmentNotice] {
         guard var e = enrollments[k] else { return [] }
-        let wipeKeys = [e.app.lowercased() + "|" + e.account.lowercased(), "|" + e.account.lowercased()]
-        if wipeKeys.contains(where: pendingWipes.contains) {
-            pendingWipes.remove(wipeKeys[0])
-            if !enrollments.values.contains(where: { $0.account.lowercased() == e.account.lowercased() && Self.key($0.app, $0.account) != k }) {
-                pendingWipes.remove(wipeKeys[1])
-            }
+        if pendingWipes.remove(k) != nil {
             enrollments[k] = nil
             // A wipe ends the enrollment: it is told on the unenrollment path (SDK-API: the
             // enrollment delegate's unenrollRequest), with status 102.

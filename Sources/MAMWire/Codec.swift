@@ -30,6 +30,7 @@ public enum Wire {
         case .error: return 0x03
         case .bye: return 0x04
         case .setIdentity: return 0x10
+        case .setViewIdentities: return 0x11
         case .canOpenURL: return 0x20
         case .canOpenURLResult: return 0x21
         case .openURL: return 0x22
@@ -76,7 +77,7 @@ public enum Wire {
         }
     }
 
-    public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
+    public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x11, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
                                                 0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x6C, 0x6D, 0x6E, 0x70, 0x71, 0x72,
                                                 0x78, 0x79, 0x7A, 0x7B, 0x7C, 0x7D, 0x7E,
@@ -129,6 +130,9 @@ public enum Wire {
         case let .error(code, detail): w.u16(code.rawValue); w.text(detail)
         case .bye, .paste, .loginAndEnroll, .allowedAccountsRequest, .policyRequest: break
         case let .setIdentity(account): w.text(account)
+        case let .setViewIdentities(accounts):
+            w.u16(UInt16(accounts.count))
+            for a in accounts { w.text(a) }
         case let .canOpenURL(url), let .openURL(url): w.text(url)
         case let .canOpenURLResult(b): w.bool(b)
         case let .urlDelivery(url, sender): w.text(url); w.optionalText(sender)
@@ -289,6 +293,11 @@ public enum Wire {
             return .error(code: code, detail: try r.text("detail"))
         case 0x04: return .bye
         case 0x10: return .setIdentity(account: try r.text("account"))
+        case 0x11:
+            let n = try r.count("accounts")
+            var accounts: [String] = []
+            for i in 0..<n { accounts.append(try r.text("accounts[\(i)]")) }
+            return .setViewIdentities(accounts: accounts)
         case 0x20: return .canOpenURL(url: try r.text("url"))
         case 0x21: return .canOpenURLResult(try r.bool("result"))
         case 0x22: return .openURL(url: try r.text("url"))

@@ -7,6 +7,8 @@ public enum Message: Sendable, Equatable {
     case bye
     // Identity
     case setIdentity(account: String)
+    /// A view that shows several accounts at once (`""` personal); answered like `setIdentity`.
+    case setViewIdentities(accounts: [String])
     // URLs
     case canOpenURL(url: String)
     case canOpenURLResult(Bool)

@@ -96,6 +96,10 @@ struct WipeCommand: ParsableCommand {
             The account's data is wiped from the app (or every app it is enrolled in): a running app is told \
             at once, a stopped one when it next starts. Its personal data stays. Once no app holds the account, \
             its key is destroyed, so what was encrypted under it can never be read again.
+
+            A wipe targets the enrollments that exist when it is issued, and names them; an enrollment made \
+            later is never wiped by it. With nothing enrolled for the account (in APP), it is refused: \
+            "wipe refused: nothing to wipe", exit status 1.
             """
     )
 

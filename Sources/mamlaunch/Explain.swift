@@ -30,6 +30,11 @@ struct Explain: ParsableCommand {
               save-to   --from saves org data to --location
               open-from --to (or --from) opens data from --location
 
+            With --from-view (or --to-view) the app shows every account listed together in one \
+            view (Mail:adele@contoso.com,personal): with one of them managed there, the view is \
+            under the lock-down policy, so nothing leaves it and nothing comes in (SEMANTICS \
+            §1.view); a view the app may not show is refused with its rule.
+
             APP is a folder name under Apps/ (Mail), a bundle id (com.contoso.mail), or the \
             bundle id of a manifest given with --manifest. ACCOUNT is a UPN, an OID or \
             `personal`; several may be listed with commas: the first is the identity the app \
@@ -63,6 +68,12 @@ struct Explain: ParsableCommand {
     @Option(help: ArgumentHelp("How the data moves.", valueName: Channel.allCases.map(\.rawValue).joined(separator: "|")))
     var channel: Channel
 
+    @Flag(help: "--from shows all its listed accounts together in one view (a unified inbox: setUIPolicyAccountIds); with one managed, the lock-down policy applies.")
+    var fromView = false
+
+    @Flag(help: "--to shows all its listed accounts together in one view, as --from-view.")
+    var toView = false
+
     @Option(help: "The URL to open (open-url).")
     var url: String?
 
@@ -95,6 +106,8 @@ struct Explain: ParsableCommand {
         case .openFrom:
             guard from != nil || to != nil else { throw ValidationError("--channel open-from needs --to (the app opening)") }
         }
+        if fromView && from == nil { throw ValidationError("--from-view needs --from") }
+        if toView && to == nil { throw ValidationError("--to-view needs --to") }
         if channel == .paste && text == nil { throw ValidationError("--channel paste needs --text (its length counts against the character limit)") }
         if channel == .openURL && url == nil { throw ValidationError("--channel open-url needs --url") }
         if channel == .openIn && type == nil { throw ValidationError("--channel open-in needs --type") }
@@ -106,8 +119,8 @@ struct Explain: ParsableCommand {
     func run() throws {
         let world = try World.load(tenant: tenant, policyOverride: policy, manifests: manifests)
         var notes = world.notes
-        let source = try from.map { try world.party($0, notes: &notes) }
-        let target = try to.map { try world.party($0, notes: &notes) }
+        let source = try from.map { fromView ? try world.viewParty($0, notes: &notes) : try world.party($0, notes: &notes) }
+        let target = try to.map { toView ? try world.viewParty($0, notes: &notes) : try world.party($0, notes: &notes) }
         let engine = world.engine
 
         let decision: Decision

@@ -130,6 +130,26 @@ struct World {
         return engine.party(manifest, identity: first, enrolled: enrolled, personalAccountSignedIn: alsoPersonal)
     }
 
+    /// The app of `spec` showing every account listed there in one view (SEMANTICS §1.view),
+    /// decided as the broker decides `setViewIdentities`; a view the app may not show is an
+    /// error naming the rule.
+    func viewParty(_ spec: String, notes: inout [String]) throws -> Party {
+        let alone = try party(spec, notes: &notes)
+        let listed = spec.split(separator: ":", maxSplits: 1).dropFirst().first.map { $0.split(separator: ",").map(String.init) } ?? []
+        let identities = Party.distinct(listed.filter { $0.trimmingCharacters(in: .whitespaces).lowercased() != Self.noIdentity }
+            .map { engine.tenant.identity(named: $0) })
+        guard identities.count > 1 else {
+            throw ValidationError("\"\(spec)\": a view needs several accounts after ':' (Mail:adele@contoso.com,personal)")
+        }
+        let d = engine.setViewIdentities(identities, for: alone, signedIn: identities.compactMap(\.account))
+        guard d.allowed else { throw Failure(description: "\(spec): the view is refused by \(d.rule.rawValue) (\(d.rule.id)): \(d.rule.summary)") }
+        let view = alone.showing(identities)
+        if view.policy?.id == Policy.lockDown.id {
+            notes.append("note: the view shows \(view.identity) beside other accounts: it is under the lock-down policy (SEMANTICS §1.view)")
+        }
+        return view
+    }
+
     /// An address in the tenant's own domain that the tenant does not know is a typo (or a user
     /// never added), not an outsider: answering for it as an unmanaged account would turn the typo
     /// into "allowed" without a word.

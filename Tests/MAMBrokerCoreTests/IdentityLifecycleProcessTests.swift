@@ -32,6 +32,7 @@ struct IdentityLifecycleProcessTests {
         var model = LifecycleModel(engine: engine)
         /// (app, account) pairs the service holds a row for, of any state (a wipe finds those).
         var rows: Set<String> = []
+        /// Rows an admin's wipe targeted while their app was not running: owed to that row only.
         var pendingWipes: Set<String> = []
         var trail: [String] = []
         var next = 0
@@ -69,10 +70,10 @@ struct IdentityLifecycleProcessTests {
                 }
                 // Wipes issued while the app was not running arrive as it starts.
                 for a in [model.account("adele@contoso.com")!, model.account("ben@contoso.com")!, model.account("dana@outlook.com")!]
-                where rows.contains(row(m, a)) && (pendingWipes.contains(a.description.lowercased())) {
+                where rows.contains(row(m, a)) && pendingWipes.contains(row(m, a)) {
                     told(next, .wipeRequest(account: a.upn ?? a.name))
                     rows.remove(row(m, a))
-                    if !rows.contains(where: { $0.hasSuffix("|" + a.description.lowercased()) }) { pendingWipes.remove(a.description.lowercased()) }
+                    pendingWipes.remove(row(m, a))
                 }
                 continue
             }
@@ -107,8 +108,11 @@ struct IdentityLifecycleProcessTests {
             case 55..<65:
                 trail.append("admin wipes \(name) everywhere")
                 let run = try ChildProcess.run(TestBroker.bin + "/mamlaunch", ["wipe", "--user", name, "--broker", broker.launcherSocket], timeout: 30)
-                #expect(run.status == 0, failure("mamlaunch wipe: \(run.err)"))
                 let a = model.account(name)!
+                // A wipe targets the rows that exist now; with none it is refused, and nothing is
+                // kept for a later enrollment.
+                let targets = rows.filter { $0.hasSuffix("|" + a.description.lowercased()) }
+                #expect(run.status == (targets.isEmpty ? 1 : 0), failure("mamlaunch wipe with rows \(targets.sorted()): \(run.out) \(run.err)"))
                 // Running apps with a row for the account are wiped now, the others when they start.
                 var reached: Set<String> = []
                 for (other, _) in running.sorted(by: { $0.key < $1.key }) where rows.contains(row(manifest(other), a)) {
@@ -118,9 +122,8 @@ struct IdentityLifecycleProcessTests {
                         rows.remove(row(manifest(other), a))
                     }
                 }
-                // The service keeps the wipe for the account until no app holds a row for it.
-                pendingWipes.insert(a.description.lowercased())
-                if !rows.contains(where: { $0.hasSuffix("|" + a.description.lowercased()) }) && !reached.isEmpty { pendingWipes.remove(a.description.lowercased()) }
+                // The rows of apps not running are owed the wipe when they start.
+                pendingWipes.formUnion(targets.filter(rows.contains))
             case 65..<75:
                 trail.append("#\(n) \(me): quits")
                 _ = app.finish()

@@ -66,6 +66,10 @@ struct IdentityLifecyclePropertyTests {
         let engine = lab.core.engine
         var seen: [Int: Int] = [:]
         var trail: [String] = []
+        /// "app|account" enrollments a wipe was issued against (the admin's, or the app's own
+        /// unenroll with wipe) and not yet delivered: a wipe request for any other is a wipe of an
+        /// enrollment nobody wiped, such as one made after the admin's wipe.
+        var owed: Set<String> = []
         func fail(_ what: String) -> String {
             "seed \(seed) (MAMLAB_LIFECYCLE_SEED=\(seed)): \(what)\nsteps:\n" + trail.enumerated().map { "  \($0.offset): \($0.element)" }.joined(separator: "\n")
         }
@@ -75,6 +79,8 @@ struct IdentityLifecyclePropertyTests {
         /// Every frame the apps got since the last look, as the model learns it; a key is checked
         /// wherever it arrives, asked for or not.
         func observe() -> String? {
+            var delivered: Set<String> = []
+            defer { owed.subtract(delivered) }
             for n in model.instances.keys.sorted() {
                 let new = lab.received(id(n)).dropFirst(seen[n] ?? 0)
                 seen[n, default: 0] += new.count
@@ -83,6 +89,13 @@ struct IdentityLifecyclePropertyTests {
                         guard let a = model.account(name), model.mayHoldKey(n, a) else {
                             return fail("\(model.instances[n]!.app.bundleID)#\(n) was handed the key of \(name); signed in there: \(model.instances[n]!.signedIn), enrolled: \(String(describing: model.enrolled(n)))")
                         }
+                    }
+                    if case let .wipeRequest(name) = d.frame.message, let a = model.account(name) {
+                        let row = LifecycleModel.key(model.instances[n]!.app, a)
+                        guard owed.contains(row) || delivered.contains(row) else {
+                            return fail("\(model.instances[n]!.app.bundleID)#\(n) was told to wipe \(name), an enrollment no wipe was issued against")
+                        }
+                        delivered.insert(row)
                     }
                     switch d.frame.message {
                     case .enrollmentNotice, .wipeRequest, .restartRequest, .signedIn: trail.append("    #\(n) is told \(d.frame.message)")
@@ -162,10 +175,14 @@ struct IdentityLifecyclePropertyTests {
                 case 40..<48:
                     let wipe = Bool.random(using: &g)
                     trail.append("#\(n) \(me): unenroll \(name)" + (wipe ? " with wipe" : ""))
+                    if wipe, let a = model.account(name) { owed.insert(LifecycleModel.key(manifest(me), a)) }
                     lab.send(id(n), .unenroll(account: name, wipe: wipe))
                 case 48..<52:
                     let app = Bool.random(using: &g) ? nil : me
                     trail.append("admin wipes \(name)" + (app.map { " from \($0)" } ?? " everywhere"))
+                    if let a = model.account(name) {
+                        owed.formUnion(lab.core.wipeTargets(account: name, app: app).map { $0.lowercased() + "|" + a.description.lowercased() })
+                    }
                     lab.run(lab.core.handle(.wipe(account: name, app: app)))
                 case 52..<57:
                     trail.append("#\(n) \(me): quits")

@@ -66,6 +66,9 @@ struct RuleCoverageTests {
             let withBen = Lab(settings: s, ben: s)
             all.append(withBen.engine.setIdentity(.account(ben), for: withBen.party("mail", Lab.adele), signedIn: [adele, ben]))
             all.append(lab.engine.pasteFromEmptyPasteboard(into: mail))
+            // §1.view: a view of several accounts, in a multi-identity app and a single-identity one.
+            all.append(lab.engine.setViewIdentities([.account(adele), .personal], for: mail, signedIn: [adele]))
+            all.append(lab.engine.setViewIdentities([.account(adele), .personal], for: lab.party("docs"), signedIn: [adele]))
         }
         return all
     }

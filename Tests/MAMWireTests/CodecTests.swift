@@ -10,7 +10,7 @@ let sample = DecisionRecord(allowed: false, outcome: 1, rule: "4.1.4", tag: 0,
 let everyMessage: [Message] = [
     .hello(minVersion: 1, maxVersion: 3, integratesSDK: true), .welcome(version: 1, bundleID: "com.contoso.mail", managedAccount: "adele@contoso.com"),
     .welcome(version: 1, bundleID: "com.example.notes", managedAccount: nil), .error(code: .truncated, detail: "at byte 7"), .bye,
-    .setIdentity(account: ""), .canOpenURL(url: "contosodocs://x"), .canOpenURLResult(false), .openURL(url: "https://contoso.com/é"),
+    .setIdentity(account: ""), .setViewIdentities(accounts: ["adele@contoso.com", ""]), .canOpenURL(url: "contosodocs://x"), .canOpenURLResult(false), .openURL(url: "https://contoso.com/é"),
     .urlDelivery(url: "contosodocs://x", senderAccount: "adele@contoso.com"), .decision(sample),
     .copy(text: "Q3 forecast 🇫🇷", types: ["public.utf8-plain-text"]), .copied(changeCount: 42), .paste,
     .pasteResult(decision: sample, text: "Your organization's data cannot be pasted here."), .listTargets(contentType: "com.adobe.pdf"),

@@ -55,6 +55,7 @@ MESSAGES = {
     "error": (0x03, [("code", "code"), ("detail", "text")]),
     "bye": (0x04, []),
     "setIdentity": (0x10, [("account", "text")]),
+    "setViewIdentities": (0x11, [("accounts", "texts")]),
     "canOpenURL": (0x20, [("url", "text")]),
     "canOpenURLResult": (0x21, [("result", "bool")]),
     "openURL": (0x22, [("url", "text")]),
@@ -476,6 +477,10 @@ class Broker:
 
     def set_identity(self, account):
         return self.request(Message("setIdentity", account=account))[-1][0].decision
+
+    def set_view_identities(self, accounts):
+        """A view of several accounts at once ("" is personal); the broker's decision."""
+        return self.request(Message("setViewIdentities", accounts=list(accounts)))[-1][0].decision
 
     def can_open_url(self, url):
         return self.request(Message("canOpenURL", url=url), until=("canOpenURLResult",))[-1][0].result

@@ -410,8 +410,9 @@ public final class Broker: @unchecked Sendable {
                     log(LogLine(level: .notice, message: "wipe refused", metadata: ["reason": "\(refusal)"]))
                     break
                 }
+                let targets = core.wipeTargets(account: account, app: app)
                 apply(core.handle(.wipe(account: account, app: app)))
-                try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued\(app.map { " in \($0)" } ?? ""); running apps have it now, the others when they start")
+                try? LauncherMessage.controlReply(ok: true, detail: "wipe of \(account) issued to \(targets.joined(separator: ", ")); running apps have it now, the others when they start")
                     .send(on: socket)
             case let .signIn(pid, account, secret):
                 // The launcher connection that handed the app over speaks for its user; another

@@ -29,6 +29,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
     case openLocationNotAllowed, openWrongAccount, openAccountDocument, openOther
     // 1 identities an app asks to act under; 4.3 an empty pasteboard
     case identitySet, identityNoSDK, identityNotSignedIn, identitySecondManaged, pasteboardEmpty
+    // 1 a view that shows several accounts at once
+    case identityViewSet, identityViewSingleIdentity
 
     public var id: String {
         switch self {
@@ -55,6 +57,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
              .openLocationNotAllowed, .openWrongAccount, .openAccountDocument, .openOther: return "4.6.open"
         case .identitySet, .identityNoSDK, .identityNotSignedIn, .identitySecondManaged: return "1.identity"
         case .pasteboardEmpty: return "4.3.0"
+        case .identityViewSet, .identityViewSingleIdentity: return "1.view"
         }
     }
 
@@ -79,7 +82,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
              .saveWrongAccount, .saveAccountDocument, .saveOther:
             return .owner
         case .pasteSameParty, .urlNotHandled, .openInTypeNotDeclared, .identitySet, .identityNoSDK, .identityNotSignedIn,
-             .identitySecondManaged, .pasteboardEmpty:
+             .identitySecondManaged, .pasteboardEmpty, .identityViewSet, .identityViewSingleIdentity:
             return .none
         }
     }
@@ -115,7 +118,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
             return ["blockDataIngestionIntoOrganizationDocuments", "allowedDataIngestionLocations"]
         case .senderUnmanaged, .receiverUnmanaged, .receiverUnmanagedSwitch, .pasteSameParty, .pasteIntoUnmanaged,
              .urlNotHandled, .openInTypeNotDeclared, .saveOwnerUnmanaged, .openReceiverUnmanaged, .identitySet, .identityNoSDK,
-             .identityNotSignedIn, .identitySecondManaged, .pasteboardEmpty:
+             .identityNotSignedIn, .identitySecondManaged, .pasteboardEmpty, .identityViewSet, .identityViewSingleIdentity:
             return []
         }
     }
@@ -136,7 +139,7 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
             return "\(UserMessage.sharingTitle): \(UserMessage.sharing)"
         case .urlNotHandled: return UserMessage.noHandler
         case .openInTypeNotDeclared: return UserMessage.noDocumentHandler
-        case .identityNoSDK, .identityNotSignedIn, .identitySecondManaged: return UserMessage.identityRefused
+        case .identityNoSDK, .identityNotSignedIn, .identitySecondManaged, .identityViewSingleIdentity: return UserMessage.identityRefused
         default: return ""
         }
     }
@@ -208,6 +211,8 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .identityNotSignedIn: return "the app has not signed this account in"
         case .identitySecondManaged: return "another managed account is enrolled in this app; one managed account per app (227)"
         case .pasteboardEmpty: return "the pasteboard holds nothing, so an empty text is pasted"
+        case .identityViewSet: return "a view shows several accounts the app has signed in; with one of them managed, it acts under the lock-down policy"
+        case .identityViewSingleIdentity: return "only a multi-identity app shows several accounts in one view"
         }
     }
 }

@@ -96,6 +96,8 @@ extension Rule {
         // 1 identities an app asks to act under; 4.3 an empty pasteboard
         case .identitySet, .identityNoSDK, .identityNotSignedIn, .pasteboardEmpty: return .chosen
         case .identitySecondManaged: return .headers
+        case .identityViewSet: return .seed(2, "Exit criteria")
+        case .identityViewSingleIdentity: return .chosen
         }
     }
 }

@@ -77,6 +77,8 @@ extension Rule {
         case .identityNoSDK: return "The app does not include the app-protection SDK, so it cannot act under a work identity."
         case .identityNotSignedIn: return "The account is not signed in to the app, so the app cannot act under it."
         case .identitySecondManaged: return "Another work account is already managed in this app; an app is managed for one account at a time."
+        case .identityViewSet: return "The view may show these accounts together; when one of them is a work account, the strictest policy applies to the whole view."
+        case .identityViewSingleIdentity: return "The app shows one account at a time, so a view cannot show several."
         }
     }
 }

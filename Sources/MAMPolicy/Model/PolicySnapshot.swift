@@ -48,15 +48,15 @@ public struct PolicySnapshot: Sendable, Hashable, Codable {
 
     /// Several accounts at once (a merged view): with at least one of them managed, the
     /// lock-down policy, not a merge [doc: SDK header, `policyForAccountIds:`]; otherwise the
-    /// one managed party or an unmanaged one.
+    /// one managed party or an unmanaged one (`Party.showing`, as the broker decides).
     public func party(forAccounts accounts: [Account]) -> Party {
-        let managed = accounts.filter { party(.account($0)).isManaged }
-        guard let first = managed.first else { return party(accounts.first.map(Identity.account) ?? .personal) }
-        if accounts.count == 1 { return party(.account(first)) }
-        var lockDown = policy ?? Policy(id: "lock-down", displayName: "Lock-down")
-        lockDown.settings = .lockDown
-        return Party(app: app, identity: .account(first), enrolled: first, policy: lockDown,
-                     personalAccountSignedIn: personalAccountSignedIn, isMDMManaged: isMDMManaged)
+        party(accounts.first.map(Identity.account) ?? .personal).showing(accounts.map(Identity.account))
+    }
+
+    /// A view showing `identities` (`""` is personal); nil or empty is the launch state's "no
+    /// user" for a multi-identity app.
+    public func party(showing identities: [Identity]) -> Party {
+        party(identities.first).showing(identities)
     }
 
     /// An account the app names: one it has signed in or enrolled (matched by UPN or object
