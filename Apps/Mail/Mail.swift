@@ -26,6 +26,7 @@ struct Mail: Sendable {
     func addCommands() {
         console.add("whoami", "", "Who Mail acts as, and whether that is managed.") { _ in console.say(SampleSession.status(app)) }
         console.add("account", "work|personal|ACCOUNT", "Switch the account on screen.") { try await switchAccount($0.exactly(1)[0]) }
+        console.add("unified", "", "Show every account together (a unified inbox; a work account there locks the screen down).") { _ in await showUnifiedInbox() }
         console.add("policy", "", "The policy for the account on screen.") { _ in console.say(Explain.policy(app.policyManager.policy)) }
         console.add("copy", "TEXT", "Copy text from the mail on screen.") { try await copy($0.exactly(1)[0]) }
         console.add("paste", "", "Paste into the mail on screen.") { _ in try await paste() }

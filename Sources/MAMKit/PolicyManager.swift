@@ -317,8 +317,12 @@ public struct PolicyManager: Sendable {
     /// `getAccountIdForCurrentActivity`: inside a URL handler, the sender's account.
     public var accountForCurrentActivity: String? { IdentityScope.activitySender }
 
-    /// The identity actions take now: scoped, else UI, else process; nil when none is set.
-    public var effectiveIdentity: Identity? { kit.effectiveIdentity(forUIWork: true) }
+    /// The identity actions take now: scoped, else UI (the one a key window's view of several
+    /// accounts acts under), else process; nil when none is set.
+    public var effectiveIdentity: Identity? {
+        if IdentityScope.account == nil, let view = kit.state.current.uiView { return kit.policy(showing: view).identity }
+        return kit.effectiveIdentity(forUIWork: true)
+    }
 
     // MARK: Management
 

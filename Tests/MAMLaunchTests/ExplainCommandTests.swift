@@ -85,6 +85,24 @@ struct ExplainCommandTests {
         #expect(other.status == 0 && other.stdout.contains("\"blocked\"") && other.stdout.contains("saveOther"), "\(other.stdout)\(other.stderr)")
     }
 
+    /// SEMANTICS §1.view, as the broker answers it in MultiAccountViewProcessTests: from Mail's
+    /// unified inbox (adele and personal together) a paste into Docs is blocked by the lock-down
+    /// clipboard and a share is not offered, where adele's inbox alone may do both; a
+    /// single-identity app cannot show a view.
+    @Test func explainDecidesForAViewOfSeveralAccountsAsTheBrokerDoes() throws {
+        let view = ["--from", "Mail:\(Self.adele),personal", "--from-view", "--to", "Docs:\(Self.adele)"]
+        let paste = try CommandRunner.run(["explain"] + view + ["--channel", "paste", "--text", "q3", "--json"])
+        #expect(paste.status == 0 && paste.stdout.contains("\"blocked\"") && paste.stdout.contains("pasteOrgBlocked"), "\(paste.stdout)\(paste.stderr)")
+        #expect((paste.stdout + paste.stderr).contains("lock-down policy"), "\(paste.stdout)\(paste.stderr)")
+        let share = try CommandRunner.run(["explain"] + view + ["--channel", "open-in", "--type", "com.adobe.pdf", "--json"])
+        #expect(share.stdout.contains("\"filtered\"") && share.stdout.contains("sendNoneOpenInFiltered"), "\(share.stdout)")
+        let alone = try CommandRunner.run(["explain", "--from", "Mail:\(Self.adele),personal", "--to", "Docs:\(Self.adele)",
+                                           "--channel", "paste", "--text", "q3", "--json"])
+        #expect(alone.stdout.contains("\"allowed\" : true") || alone.stdout.contains("\"allowed\":true"), "\(alone.stdout)")
+        let single = try CommandRunner.run(["explain", "--from", "Docs:\(Self.adele),personal", "--from-view", "--to", "Mail", "--channel", "send"])
+        #expect(single.status != 0 && single.stderr.contains("identityViewSingleIdentity"), "\(single.stderr)")
+    }
+
     @Test func badArgumentsFailWithOneClearLine() throws {
         let cases: [([String], String)] = [
             (["--from", "Nope", "--to", "Notes", "--channel", "send"], "unknown app \"Nope\"; known apps: Chat (com.example.chat)"),

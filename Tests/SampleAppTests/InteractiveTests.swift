@@ -29,6 +29,29 @@ struct InteractiveTests {
         #expect(try session.quit() == 0)
     }
 
+    /// Seed 002 §Exit criteria, "Multi-account view": policy applies on the page that shows
+    /// both accounts, as the lock-down policy: what the work account alone may paste into
+    /// Docs (managed for adele), the unified inbox may not.
+    @Test func mailsUnifiedInboxShowsBothAccountsUnderTheLockDownPolicy() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        let docs = try ScriptedApp(broker, "Docs", user: "adele@contoso.com")
+        let session = try TerminalSession(broker, "mail", user: "adele@contoso.com")
+        try session.waitFor("mail> ")
+        let unified = try session.command("unified", until: "no data leaves it.")
+        #expect(unified.contains("Now showing every account together: adele@contoso.com, personal."), "\(unified)")
+        try session.command("copy \"Q3 forecast\"", until: "Copied \"Q3 forecast\" as adele@contoso.com.")
+        let locked = try docs.send("paste")
+        #expect(locked["decision"]?["outcome"]?.string == "blocked" && locked["decision"]?["rule"]?.string == "4.3.2", "\(locked)")
+        // The work account alone: the same copy pastes into Docs.
+        try session.command("account work", until: "Now showing adele@contoso.com.")
+        try session.command("copy \"Q3 forecast\"", until: "Copied \"Q3 forecast\" as adele@contoso.com.")
+        let open = try docs.send("paste")
+        #expect(open["decision"]?["allowed"]?.bool == true && open["text"]?.string == "Q3 forecast", "\(open)")
+        #expect(try session.quit() == 0)
+        #expect(docs.finish() == 0)
+    }
+
     // Seed 000 §Implement Allowed Accounts; seed 002 §Exit criteria, "Managed pause".
     @Test func mailSaysWhichAccountsAreAllowedAndComesBackFromThePauseOnTheSameAccount() throws {
         let broker = try Broker()
