@@ -291,6 +291,14 @@ extension Kit {
             if s.ui == wiped { s.ui = nil }
             if s.process == wiped { s.process = nil }
             if s.broker == wiped { s.broker = .personal }
+            // A view that showed the account ends, as the broker ends it: the app sets its
+            // windows again.
+            if s.uiView?.contains(wiped) == true { s.uiView = nil }
+            if s.brokerView?.contains(wiped) == true {
+                s.brokerView = nil
+                s.broker = .personal
+            }
+            s.views = s.views.filter { !$0.value.contains(wiped) }
         }
         _ = try? await refreshPolicy()
         logger.notice("wiped", metadata: ["account": "\(account)", "complete": "\(done)"])

@@ -48,6 +48,24 @@ struct MultiAccountViewProcessTests {
         docs.finish()
     }
 
+    /// A wipe of an account the key view shows ends the view, in the broker and in the kit:
+    /// the app acts with no identity again, and its UI work is not refused for a view the
+    /// broker no longer holds.
+    @Test func aWipeOfAnAccountTheViewShowsEndsTheView() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", user: "adele@contoso.com")
+        #expect(try mail.send("window", "unified", "identities", "adele@contoso.com,personal")["result"]?.string == "success")
+        try b.wipe("adele@contoso.com")
+        #expect(try mail.send("wait", "wipe")["account"]?.string == "adele@contoso.com")
+        let after = try mail.send("window", "unified")
+        #expect(after["windowAccounts"]?.isNull == true && after["windowManaged"]?.bool == false, "\(after)")
+        #expect(try mail.send("copy", "after the wipe")["ok"]?.bool == true)
+        let pasted = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(pasted?.outcome == "allowed" && pasted?["text"]?.string == "after the wipe", "\(String(describing: pasted))")
+        mail.finish()
+    }
+
     @Test func aSingleIdentityAppOrAnAccountNotSignedInCannotBeShownInAView() throws {
         let b = try KitBroker()
         defer { b.stop() }
