@@ -68,7 +68,8 @@ extension Mail {
     /// The unified inbox: every signed-in account on one screen, the personal one too. The SDK
     /// is told the whole list (`setUIIdentities`); with the work account among others the screen
     /// is under the lock-down policy, not the work account's own: nothing is shared, pasted or
-    /// opened out of it, and nothing comes in (docs/SEMANTICS.md §1.view).
+    /// saved out of it, links open only in the managed browser, and nothing comes in
+    /// (docs/SEMANTICS.md §1.view).
     func showUnifiedInbox() async {
         var accounts: [String] = []
         let pm = app.policyManager
@@ -79,7 +80,7 @@ extension Mail {
         case .success:
             let locked = pm.policy.isManaged
             console.say("Now showing every account together: \(names).\n"
-                + (locked ? "A work account is on this screen beside others: the lock-down policy applies, and no data leaves it."
+                + (locked ? "A work account is on this screen beside others: the lock-down policy applies: nothing is shared, pasted or saved out of it."
                           : "No account here is managed: no policy applies."))
         case .notAllowed: console.say(decision.map { Explain.decision($0, "show \(names) together") } ?? "Showing \(names) together is not allowed here.")
         case .cancelled: console.say("The unified inbox was cancelled (conditional launch was not passed).")

@@ -86,7 +86,7 @@ extension BrokerCore {
         return .success(())
     }
 
-    /// A view of several accounts (SEMANTICS §1, "Views of several accounts"): decided by the
+    /// A view of several accounts (SEMANTICS §1.view): decided by the
     /// engine against the app as it is without a view; allowed, every later decision sees the
     /// view's party (the lock-down policy when one account is managed here).
     mutating func setViewIdentities(_ id: SessionID, _ frameID: UInt32, _ accounts: [String], _ out: inout [BrokerEffect]) -> Result<Void, WireError> {

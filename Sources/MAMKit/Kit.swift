@@ -166,7 +166,7 @@ final class Kit: Sendable {
         return d
     }
 
-    /// What the broker should show for UI work now: the key window's view, else one identity.
+    /// What the broker acts for: one identity, or a view of several accounts.
     enum Shown: Equatable {
         case one(Identity)
         case view([Identity])

@@ -128,7 +128,7 @@ public struct PolicyManager: Sendable {
     /// [doc: headers], and a user who cancels one leaves the window as it was (`.cancelled`).
     /// With one of the accounts managed, the window is under the lock-down policy, not a merge
     /// (`policy(for:)`), and UI work in it acts for the whole view: org data leaves it for no
-    /// app (docs/SEMANTICS.md §1, "Views of several accounts"). nil, an empty list or one
+    /// app (docs/SEMANTICS.md §1.view). nil, an empty list or one
     /// account is the one-identity form (`""` for nil and empty: no user).
     public func setUIIdentities(_ accounts: [String]?, for window: UIWindowID) async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
         let names = accounts ?? []

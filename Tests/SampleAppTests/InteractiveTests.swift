@@ -38,7 +38,7 @@ struct InteractiveTests {
         let docs = try ScriptedApp(broker, "Docs", user: "adele@contoso.com")
         let session = try TerminalSession(broker, "mail", user: "adele@contoso.com")
         try session.waitFor("mail> ")
-        let unified = try session.command("unified", until: "no data leaves it.")
+        let unified = try session.command("unified", until: "saved out of it.")
         #expect(unified.contains("Now showing every account together: adele@contoso.com, personal."), "\(unified)")
         try session.command("copy \"Q3 forecast\"", until: "Copied \"Q3 forecast\" as adele@contoso.com.")
         let locked = try docs.send("paste")

@@ -1,13 +1,14 @@
 /// Views that show several accounts at once (a merged view: a unified inbox, a list of every
-/// account's documents), docs/SEMANTICS.md §1 "Views of several accounts".
+/// account's documents), docs/SEMANTICS.md §1.view.
 ///
 /// The SDK gives such a view a list of accounts (`setUIPolicyAccountIds:forWindow:`) and its
 /// policy is not a merge of theirs: with at least one account managed, the view is under a
 /// generic lock-down policy [doc: headers, `policyForAccountIds:`]; seed 002 §Exit criteria
 /// asks that policy be applied on every page that shows several accounts' data. MAMLab's
 /// lock-down is `PolicySettings.lockDown` (every restriction at its strictest [chosen]: the
-/// real values are not public), so data leaves such a view nowhere: a share is refused by
-/// 4.1.3 (send none), a paste elsewhere by 4.3.2 (clipboard blocked), and nothing comes in.
+/// real values are not public), so org data leaves such a view for no other app: a share is
+/// refused by 4.1.3 (send none), a paste elsewhere by 4.3.2 (clipboard blocked), a save by 4.6,
+/// a web link opens only in the managed browser, and nothing comes in.
 extension Party {
     /// The identities a view shows, each once, in the order given (`""` once for personal).
     public static func distinct(_ identities: [Identity]) -> [Identity] {
