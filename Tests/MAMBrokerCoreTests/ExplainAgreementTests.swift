@@ -15,8 +15,11 @@ struct ExplainAgreementTests {
     struct Sample: CustomStringConvertible {
         /// `user`: the account the launcher signs in (`--user`); `identity`: what the app then sets.
         /// `personal`: the user signed a personal account in as well (the hand-off's `personal`).
-        var app: String, name: String, user: String? = nil, personal = false, identity: String? = nil, explain: String
-        var description: String { explain }
+        /// `view`: the accounts the app shows together (`setViewIdentities`; `--from-view` / `--to-view`).
+        var app: String, name: String, user: String? = nil, personal = false, identity: String? = nil, view: [String]? = nil, explain: String
+        var description: String { explain + (view == nil ? "" : " (one view)") }
+        var from: [String] { ["--from", explain] + (view == nil ? [] : ["--from-view"]) }
+        var to: [String] { ["--to", explain] + (view == nil ? [] : ["--to-view"]) }
     }
 
     static let samples = [
@@ -26,6 +29,8 @@ struct ExplainAgreementTests {
         Sample(app: "com.contoso.docs", name: "Docs", user: "ben@contoso.com", explain: "Docs:ben@contoso.com"),
         Sample(app: "com.example.notes", name: "Notes", explain: "Notes"),
         Sample(app: "com.microsoft.msedge", name: "Edge", personal: true, explain: "Edge:adele@contoso.com,personal"),
+        // SEMANTICS §1.view: Mail's unified inbox, adele and personal together (the lock-down policy).
+        Sample(app: "com.contoso.mail", name: "Mail", personal: true, view: ["adele@contoso.com", ""], explain: "Mail:adele@contoso.com,personal"),
     ]
 
     static var mamlaunch: String {
@@ -48,8 +53,10 @@ struct ExplainAgreementTests {
         var lab = CoreLab()
         let x = lab.launch(a.app, account: a.user, personal: a.personal)
         if let acct = a.identity { lab.send(x, .setIdentity(account: acct)) }
+        if let view = a.view { lab.send(x, .setViewIdentities(accounts: view)) }
         let y = lab.launch(b.app, account: b.user, personal: b.personal)
         if let acct = b.identity { lab.send(y, .setIdentity(account: acct)) }
+        if let view = b.view { lab.send(y, .setViewIdentities(accounts: view)) }
         return (lab, x, y)
     }
 
@@ -60,7 +67,7 @@ struct ExplainAgreementTests {
                 // Open-in push.
                 var (lab, x, y) = Self.lab(a, b)
                 let pushed = lab.send(x, .share(target: b.app, contentType: "com.adobe.pdf", name: "q.pdf"), lab.document("q"))
-                let e1 = try Self.explain(["--from", a.explain, "--to", b.explain, "--channel", "open-in", "--type", "com.adobe.pdf"])
+                let e1 = try Self.explain(a.from + b.to + ["--channel", "open-in", "--type", "com.adobe.pdf"])
                 #expect(pushed.outcome.map { ($0, pushed.decision!.rule) }.map { $0 == e1 } ?? (e1.0 == "filtered"),
                         "open-in \(a) → \(b): broker \(pushed.outcome ?? "\(String(describing: pushed.error))"), explain \(e1)")
                 // Active import: b pulls from a.
@@ -70,13 +77,13 @@ struct ExplainAgreementTests {
                     lab.send(x, .exportReply(contentType: "com.adobe.pdf", name: "q.pdf"), lab.document("q"), frameID: request.id)
                 }
                 let imported = lab.received(y).filter { $0.frame.id == 3 }
-                let e2 = try Self.explain(["--from", a.explain, "--to", b.explain, "--channel", "import"])
+                let e2 = try Self.explain(a.from + b.to + ["--channel", "import"])
                 #expect(imported.outcome == e2.0 && imported.decision?.rule == e2.1, "import \(a) → \(b): broker \(imported.outcome ?? "-"), explain \(e2)")
                 // Paste.
                 (lab, x, y) = Self.lab(a, b)
                 lab.send(x, .copy(text: "a long enough text", types: ["public.utf8-plain-text"]))
                 let pasted = lab.send(y, .paste)
-                let e3 = try Self.explain(["--from", a.explain, "--to", b.explain, "--channel", "paste", "--text", "a long enough text"])
+                let e3 = try Self.explain(a.from + b.to + ["--channel", "paste", "--text", "a long enough text"])
                 #expect(pasted.outcome == e3.0 && pasted.decision?.rule == e3.1, "paste \(a) → \(b): broker \(pasted.outcome ?? "-"), explain \(e3)")
                 compared += 3
             }
@@ -85,7 +92,7 @@ struct ExplainAgreementTests {
                 var (lab, x, _) = Self.lab(a, a)
                 let account = bit == 1 ? "adele@contoso.com" : nil as String?
                 let saved = lab.send(x, .saveTo(location: UInt8(bit), account: account, name: "f"), lab.document("f"))
-                let e = try Self.explain(["--from", a.explain, "--channel", "save-to", "--location", name])
+                let e = try Self.explain(a.from + ["--channel", "save-to", "--location", name])
                 if saved.error == .notAllowed { continue }  // an account this app has not signed in: refused before any decision
                 #expect(saved.outcome == e.0 && saved.decision?.rule == e.1, "save-to \(name) by \(a): broker \(saved.outcome ?? "-"), explain \(e)")
                 compared += 1
