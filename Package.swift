@@ -33,11 +33,18 @@ let package = Package(
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
-                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
+                "MAMLauncher", "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // What mamlaunch does, as a library its commands and the tests call: the tenant and apps
+        // a command works with (World), the launcher hand-off to the broker, interruption, and
+        // the live matrix runner (a broker per policy, the apps in their sandboxes, the cells).
+        .target(name: "MAMLauncher", dependencies: [
+            "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "MAMMatrix", "MAMScript",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // The broker protocol: frames, strict decoding, descriptors and sealed documents; the
         // owned descriptor and the one system-call helper (SystemPackage: its Errno).
         .target(name: "CMAMWire"),
@@ -56,7 +63,7 @@ let package = Package(
         .target(name: "MAMScript"),
         // Sharing-matrix experiments: the experiment model and loader, cells, the engine's
         // prediction, live observations turned into outcomes, diff and the reports. Pure; the
-        // live runner is in mamlaunch.
+        // live runner is in MAMLauncher.
         .target(name: "MAMMatrix", dependencies: ["MAMPolicy", "MAMScript"]),
         .testTarget(name: "MAMMatrixTests", dependencies: ["MAMMatrix", "MAMPolicy", "MAMCatalog", "MAMScript", "MAMTestSupport"]),
         .testTarget(name: "MAMScriptTests", dependencies: ["MAMScript"]),
@@ -140,7 +147,7 @@ let package = Package(
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog", "MAMTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire", "MAMTestSupport"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
-        .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog", "MAMTestSupport"]),
+        .testTarget(name: "MAMLaunchTests", dependencies: ["MAMLauncher", "MAMCatalog", "MAMMatrix", "MAMTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMLauncher
 import MAMPolicy
 import MAMWire
 

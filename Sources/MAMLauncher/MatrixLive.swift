@@ -11,7 +11,7 @@ import MAMWire
 /// The live side of `mamlaunch matrix`: per policy, a broker of its own (policies run in
 /// parallel up to --jobs), the apps started in parallel in their sandboxes and kept running
 /// across cells, each cell performed through the apps' scripted mode and judged by what arrived.
-struct LiveMatrix {
+package struct LiveMatrix {
     var setup: MatrixSetup
     var jobs: Int
     var progress: Progress
@@ -26,8 +26,17 @@ struct LiveMatrix {
         var description: String
     }
 
+    package init(setup: MatrixSetup, jobs: Int, progress: Progress, brokerTestFlip: String?, allowWeaker: Bool, cellsInFlight: Int) {
+        self.setup = setup
+        self.jobs = jobs
+        self.progress = progress
+        self.brokerTestFlip = brokerTestFlip
+        self.allowWeaker = allowWeaker
+        self.cellsInFlight = cellsInFlight
+    }
+
     /// Answers each predicted cell live; returns them with both sides.
-    func run(_ predicted: [CellResult]) throws -> [CellResult] {
+    package func run(_ predicted: [CellResult]) throws -> [CellResult] {
         try checkExecutables(predicted)
         var byPolicy: [String: [Int]] = [:]
         var order: [String] = []

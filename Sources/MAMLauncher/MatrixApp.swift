@@ -252,8 +252,8 @@ final class ScriptedApp: @unchecked Sendable {
 
 /// Sandbox violations of the apps a matrix ran: every one goes to its broker (and its audit);
 /// the run prints each kind once at the end with how often it happened, not one line per launch.
-final class Violations: @unchecked Sendable {
-    static let shared = Violations()
+package final class Violations: @unchecked Sendable {
+    package static let shared = Violations()
     private let lock = NSLock()
     private var counts: [String: Int] = [:]
     private var order: [String] = []
@@ -267,7 +267,7 @@ final class Violations: @unchecked Sendable {
     }
 
     /// One line per kind of violation, or nothing.
-    var summary: [String] {
+    package var summary: [String] {
         lock.lock()
         defer { lock.unlock() }
         return order.map { "sandbox violation: \($0) (\(counts[$0]!)×)" }
