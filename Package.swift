@@ -28,7 +28,8 @@ let package = Package(
         // File-system side of the engine: reading tenants, policy files and app manifests from
         // disk and turning them into MAMPolicy inputs. Shared by the command-line tools.
         // (Crypto: the SHA-256 that binds an installed bundle id to the program built for it.)
-        .target(name: "MAMCatalog", dependencies: ["MAMPolicy", .product(name: "Crypto", package: "swift-crypto"),
+        // (MAMWire: the owned Descriptor of a program opened to be hashed and run.)
+        .target(name: "MAMCatalog", dependencies: ["MAMPolicy", "MAMWire", .product(name: "Crypto", package: "swift-crypto"),
                                                    .product(name: "_CryptoExtras", package: "swift-crypto")]),
         .executableTarget(
             name: "mamlaunch",

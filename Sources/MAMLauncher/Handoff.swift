@@ -20,7 +20,7 @@ package enum Handoff {
     /// so the bytes hashed are the bytes running. A program run by its path (a script) has none:
     /// its name could point elsewhere by the time of the exec, so it never claims an app.
     package static func digest(of program: OpenProgram?, ran config: LaunchConfiguration) -> String? {
-        guard let program, config.executableDescriptor == program.descriptor else { return nil }
+        guard let program, config.executableDescriptor == program.descriptor.rawValue else { return nil }
         return LaunchedPrograms.shared.sha256(program)
     }
 
@@ -52,10 +52,10 @@ package final class LaunchedPrograms: @unchecked Sendable {
     private var digests: [String: String] = [:]
 
     func sha256(_ program: OpenProgram) -> String? {
-        guard let before = Self.stamp(program.descriptor) else { return program.sha256() }
+        guard let before = Self.stamp(program.descriptor.rawValue) else { return program.sha256() }
         if let known = lock.withLock({ digests[before] }) { return known }
         let digest = program.sha256()
-        if let digest, Self.stamp(program.descriptor) == before { lock.withLock { digests[before] = digest } }
+        if let digest, Self.stamp(program.descriptor.rawValue) == before { lock.withLock { digests[before] = digest } }
         return digest
     }
 

@@ -53,7 +53,7 @@ final class ScriptedApp: @unchecked Sendable {
             close(control)
             throw Failure(description: "cannot make the app's channels: \(String(cString: strerror(errno)))")
         }
-        let errFD = (try? RotatingLog.pipe(into: log)) ?? -1
+        let errFD = (try? RotatingLog.pipe(into: log))?.release() ?? -1
         var config = LaunchConfiguration(bundleID: manifest.bundleID, executable: executable, arguments: ["--script"],
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
@@ -61,7 +61,7 @@ final class ScriptedApp: @unchecked Sendable {
         config.allowWeaker = allowWeaker
         // The program hashed is the program run (Handoff.digest).
         let program = OpenProgram(executable)
-        if let program, program.isNative { config.executableDescriptor = program.descriptor }
+        if let program, program.isNative { config.executableDescriptor = program.descriptor.rawValue }
         config.standardInput = stdin[0]
         config.standardOutput = stdout[1]
         config.standardError = errFD >= 0 ? errFD : nil

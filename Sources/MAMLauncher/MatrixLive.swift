@@ -160,8 +160,7 @@ final class PolicyRun: @unchecked Sendable {
         let out = Pipe()
         p.standardOutput = out
         let log = try RotatingLog.pipe(into: base + "/logs/mambroker.log")
-        defer { close(log) }
-        p.standardError = FileHandle(fileDescriptor: log, closeOnDealloc: false)
+        p.standardError = FileHandle(fileDescriptor: log.rawValue, closeOnDealloc: false)
         do { try p.run() } catch {
             try? FileManager.default.removeItem(atPath: base)
             throw error

@@ -130,7 +130,7 @@ struct Run: ParsableCommand {
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containersRoot, brokerDescriptor: nil, limits: resourceLimits,
                                          allowWeaker: sandbox.allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
-        if let program, program.isNative { config.executableDescriptor = program.descriptor }
+        if let program, program.isNative { config.executableDescriptor = program.descriptor.rawValue }
         if self.manifest != nil {
             config.appFolder = AppFolder.locate(executable: executable, arguments: &config.arguments,
                                                 currentDirectory: FileManager.default.currentDirectoryPath)
