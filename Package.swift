@@ -4,7 +4,7 @@ import PackageDescription
 
 let package = Package(
     name: "MAMLab",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "MAMPolicy", targets: ["MAMPolicy"]),
         .library(name: "MAMBrokerCore", targets: ["MAMBrokerCore"]),

@@ -14,7 +14,7 @@ import Glibc
 package enum Interruption {
     private struct State {
         var signal: Int32?
-        var stoppers: [Int: () -> Void] = [:]
+        var stoppers: [Int: @Sendable () -> Void] = [:]
         var next = 0
     }
 
@@ -47,7 +47,7 @@ package enum Interruption {
 
     /// The first signal stops everything; a later one finds nothing left to stop.
     private static func interrupt(_ sig: Int32, command: String) {
-        var stoppers: [() -> Void] = []
+        var stoppers: [@Sendable () -> Void] = []
         var first = false
         state.update { s in
             guard s.signal == nil else { return }
@@ -63,7 +63,7 @@ package enum Interruption {
 
     /// Registers `stop` until `release`: it is run on an interruption, at once if one has come.
     /// Released before the process it stops is reaped, so it never signals a reused pid.
-    package static func own(_ stop: @escaping () -> Void) -> Int {
+    package static func own(_ stop: @escaping @Sendable () -> Void) -> Int {
         var token = 0
         var late = false
         state.update { s in

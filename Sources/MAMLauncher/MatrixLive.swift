@@ -7,6 +7,7 @@ import MAMMatrix
 import MAMPolicy
 import MAMScript
 import MAMWire
+import Synchronization
 
 /// The live side of `mamlaunch matrix`: per policy, a broker of its own (policies run in
 /// parallel up to --jobs), the apps started in parallel in their sandboxes and kept running
@@ -101,12 +102,11 @@ package struct LiveMatrix {
 }
 
 /// A value several threads update.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
-    func update(_ body: (inout Value) -> Void) { lock.lock(); body(&stored); lock.unlock() }
+final class Locked<Value>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: sending Value) { mutex = Mutex(value) }
+    var value: Value { mutex.withLock { $0 } }
+    func update(_ body: (inout sending Value) -> Void) { mutex.withLock { body(&$0) } }
 }
 
 /// One policy's live run: its broker, its apps, its cells in order.
