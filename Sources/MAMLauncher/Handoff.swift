@@ -3,6 +3,7 @@ import Glibc
 import MAMCatalog
 import MAMSandbox
 import MAMWire
+import Synchronization
 
 /// The launcher's messages to the broker's launcher socket: MAMWire's typed `LauncherMessage`
 /// (docs/PROTOCOL.md, "Launcher hand-off").
@@ -46,16 +47,15 @@ package enum Handoff {
 /// launch. A file is the same bytes while its device, inode, size, modification and change
 /// times are: a write changes both times, and no one can set the change time back. Taken from the
 /// descriptor run, before and after hashing, so a file changed meanwhile is not remembered.
-package final class LaunchedPrograms: @unchecked Sendable {
+package final class LaunchedPrograms: Sendable {
     static let shared = LaunchedPrograms()
-    private let lock = NSLock()
-    private var digests: [String: String] = [:]
+    private let digests = Mutex<[String: String]>([:])
 
     func sha256(_ program: OpenProgram) -> String? {
         guard let before = Self.stamp(program.descriptor.rawValue) else { return program.sha256() }
-        if let known = lock.withLock({ digests[before] }) { return known }
+        if let known = digests.withLock({ $0[before] }) { return known }
         let digest = program.sha256()
-        if let digest, Self.stamp(program.descriptor.rawValue) == before { lock.withLock { digests[before] = digest } }
+        if let digest, Self.stamp(program.descriptor.rawValue) == before { digests.withLock { $0[before] = digest } }
         return digest
     }
 

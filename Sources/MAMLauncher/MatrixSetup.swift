@@ -3,6 +3,7 @@ import Glibc
 import MAMCatalog
 import MAMMatrix
 import MAMPolicy
+import Synchronization
 
 /// The experiment and, for each of its policies, the engine that answers it.
 package struct MatrixSetup {
@@ -150,29 +151,29 @@ package struct MatrixSetup {
 }
 
 /// Progress on standard error: a bar on a terminal, a plain line per tenth otherwise.
-package final class Progress: @unchecked Sendable {
+package final class Progress: Sendable {
     let total: Int
-    private var done = 0
-    private var lastTenth = -1
-    private let lock = NSLock()
+    /// Cells done, and the tenth last reported (a plain line per tenth).
+    private let counts = Mutex((done: 0, lastTenth: -1))
     private let terminal = isatty(2) == 1
 
     package init(total: Int) { self.total = total }
 
     package func advance(_ n: Int = 1) {
-        lock.lock()
-        defer { lock.unlock() }
-        done = min(total, done + n)
-        if terminal {
-            let width = 30
-            let filled = total == 0 ? width : done * width / total
-            let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-            FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) cells".utf8))
-        } else {
-            let tenth = total == 0 ? 10 : done * 10 / total
-            if tenth != lastTenth {
-                lastTenth = tenth
-                FileHandle.standardError.write(Data("matrix: \(done)/\(total) cells\n".utf8))
+        counts.withLock { counts in
+            counts.done = min(total, counts.done + n)
+            let done = counts.done
+            if terminal {
+                let width = 30
+                let filled = total == 0 ? width : done * width / total
+                let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+                FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) cells".utf8))
+            } else {
+                let tenth = total == 0 ? 10 : done * 10 / total
+                if tenth != counts.lastTenth {
+                    counts.lastTenth = tenth
+                    FileHandle.standardError.write(Data("matrix: \(done)/\(total) cells\n".utf8))
+                }
             }
         }
     }
