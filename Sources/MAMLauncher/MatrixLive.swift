@@ -165,6 +165,7 @@ final class PolicyRun: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: base)
             throw error
         }
+        log.close()  // the broker has its copy
         brokerOwned = Interruption.own { if p.isRunning { p.terminate() } }
         broker = p
         let ready = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)

@@ -254,8 +254,8 @@ struct LauncherStarter: AppStarter {
         let logPath = (logs as NSString).appendingPathComponent("\(bundleID).log")
         let log: Descriptor
         do { log = try RotatingLog.pipe(into: logPath, limit: logLimit) } catch { return "\(error)" }
-        // The child has its own copy once it runs (this one closes at the end of the scope): the
-        // log ends when the child's copies close.
+        // The child has its own copy once it runs, when this one is closed: the log ends when
+        // the child's copies close.
         let p = Process()
         p.executableURL = URL(fileURLWithPath: launcher)
         p.arguments = ["run", bundleID, "--broker", launcherSocket,
@@ -269,6 +269,7 @@ struct LauncherStarter: AppStarter {
         p.standardOutput = output
         p.standardError = output
         do { try p.run() } catch { return "mamlaunch did not start: \(error)" }
+        log.close()
         return nil
     }
 }
