@@ -4,7 +4,7 @@ import PackageDescription
 
 let package = Package(
     name: "MAMLab",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "MAMPolicy", targets: ["MAMPolicy"]),
         .library(name: "MAMBrokerCore", targets: ["MAMBrokerCore"]),
@@ -28,16 +28,24 @@ let package = Package(
         // File-system side of the engine: reading tenants, policy files and app manifests from
         // disk and turning them into MAMPolicy inputs. Shared by the command-line tools.
         // (Crypto: the SHA-256 that binds an installed bundle id to the program built for it.)
-        .target(name: "MAMCatalog", dependencies: ["MAMPolicy", .product(name: "Crypto", package: "swift-crypto"),
+        // (MAMWire: the owned Descriptor of a program opened to be hashed and run.)
+        .target(name: "MAMCatalog", dependencies: ["MAMPolicy", "MAMWire", .product(name: "Crypto", package: "swift-crypto"),
                                                    .product(name: "_CryptoExtras", package: "swift-crypto")]),
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
-                "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
+                "MAMLauncher", "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // What mamlaunch does, as a library its commands and the tests call: the tenant and apps
+        // a command works with (World), the launcher hand-off to the broker, interruption, and
+        // the live matrix runner (a broker per policy, the apps in their sandboxes, the cells).
+        .target(name: "MAMLauncher", dependencies: [
+            "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "MAMMatrix", "MAMScript",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         // The broker protocol: frames, strict decoding, descriptors and sealed documents; the
         // owned descriptor and the one system-call helper (SystemPackage: its Errno).
         .target(name: "CMAMWire"),
@@ -56,7 +64,7 @@ let package = Package(
         .target(name: "MAMScript"),
         // Sharing-matrix experiments: the experiment model and loader, cells, the engine's
         // prediction, live observations turned into outcomes, diff and the reports. Pure; the
-        // live runner is in mamlaunch.
+        // live runner is in MAMLauncher.
         .target(name: "MAMMatrix", dependencies: ["MAMPolicy", "MAMScript"]),
         .testTarget(name: "MAMMatrixTests", dependencies: ["MAMMatrix", "MAMPolicy", "MAMCatalog", "MAMScript", "MAMTestSupport"]),
         .testTarget(name: "MAMScriptTests", dependencies: ["MAMScript"]),
@@ -140,7 +148,7 @@ let package = Package(
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog", "MAMTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire", "MAMTestSupport"]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
-        .testTarget(name: "MAMLaunchTests", dependencies: ["MAMCatalog", "MAMTestSupport"]),
+        .testTarget(name: "MAMLaunchTests", dependencies: ["MAMLauncher", "MAMCatalog", "MAMMatrix", "MAMTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

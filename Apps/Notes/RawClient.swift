@@ -141,7 +141,6 @@ final class RawClient: @unchecked Sendable {
     // MARK: Commands
 
     func execute(_ n: Int, _ c: ScriptCommand, bundleID: String) {
-        let a = c.arguments
         func usage(_ text: String) { output.failure(n, command: c.name, "usage: \(c.name) \(text)") }
         func answer(_ replies: [Reply], _ read: (Reply) -> [String: JSONValue]?) {
             guard let first = replies.first else { return output.failure(n, command: c.name, "the broker closed the connection") }
@@ -163,65 +162,67 @@ final class RawClient: @unchecked Sendable {
             }
             return body()
         }
-        switch (c.name, a.count) {
-        case ("hello", 0):
+        let script: Script
+        do { script = try Script(c) } catch { return output.failure(n, command: c.name, error.message) }
+        switch script {
+        case .hello:
             output.result(n, c, ["app": .string(bundleID), "sdk": false, "identity": .null, "accounts": []])
-        case ("identity", 1):
-            let account = a[0].lowercased() == "personal" ? "" : a[0]
+        case let .identity(word):
+            let account = word.lowercased() == "personal" ? "" : word
             answer(request(.setIdentity(account: account))) { r in
                 guard case let .decision(d) = r.frame.message else { return nil }
                 return ["result": .string(d.allowed ? "success" : "notAllowed"), "decision": Self.decision(d), "identity": .null]
             }
-        case ("policy", 0...1):
+        case .policy:
             // No SDK, no policy object: what applies is the broker's decision per action.
             output.result(n, c, ["managed": false, "policy": .null])
-        case ("open-url", 1):
-            answer(request(.openURL(url: a[0]))) { r in decision(r).map { $0.merging(["target": .null]) { x, _ in x } } }
-        case ("can-open", 1):
-            answer(request(.canOpenURL(url: a[0]))) { r in
+        case let .openURL(url):
+            answer(request(.openURL(url: url))) { r in decision(r).map { $0.merging(["target": .null]) { x, _ in x } } }
+        case let .canOpen(url):
+            answer(request(.canOpenURL(url: url))) { r in
                 if case let .canOpenURLResult(b) = r.frame.message { return ["result": .bool(b)] }
                 return nil
             }
-        case ("copy", 1):
-            answer(request(.copy(text: a[0], types: ["public.utf8-plain-text"]))) { r in
+        case let .copy(text):
+            answer(request(.copy(text: text, types: ["public.utf8-plain-text"]))) { r in
                 if case let .copied(count) = r.frame.message { return ["ok": true, "change": .number(Double(count))] }
                 return nil
             }
-        case ("paste", 0):
+        case .paste:
             answer(request(.paste)) { r in
                 guard case let .pasteResult(d, text) = r.frame.message else { return nil }
                 return ["decision": Self.decision(d), "text": .string(text), "sha256": .string(Self.sha256(Array(text.utf8)))]
             }
-        case ("targets", 1):
-            answer(request(.listTargets(contentType: a[0]))) { r in
+        case let .targets(type):
+            answer(request(.listTargets(contentType: type))) { r in
                 guard case let .targets(list) = r.frame.message else { return nil }
                 return ["targets": .array(list.map { ["app": .string($0.bundleID), "outcome": .string(WireOutcome.name(of: $0.outcome))] })]
             }
-        case ("share", 4):
+        case let .share(target, type, name, content):
             answer(retrying {
-                guard let fd = try? SealedDocument.create(Array(a[3].utf8)) else { return [] }
+                guard let fd = try? SealedDocument.create(Array(content.utf8)) else { return [] }
                 defer { close(fd) }
-                return request(.share(target: a[0], contentType: a[1], name: a[2]), descriptor: fd)
+                return request(.share(target: target, contentType: type, name: name), descriptor: fd)
             }, decision)
-        case ("serve", 3):
+        case let .serve(type, name, content):
             condition.lock()
-            served[a[0].lowercased()] = (a[1], Array(a[2].utf8))
+            served[type.lowercased()] = (name, Array(content.utf8))
             condition.unlock()
             output.result(n, c, ["ok": true])
-        case ("import", 2):
-            let replies = retrying { request(.importRequest(source: a[0], contentType: a[1]), twoWhenAllowed: true) }
+        case let .importDocument(source, type):
+            let replies = retrying { request(.importRequest(source: source, contentType: type), twoWhenAllowed: true) }
             if replies.count > 1, case let .document(type, name, owner, encrypted) = replies[1].frame.message {
                 event("document", Self.document(type, name, owner, encrypted, replies[1].descriptor, via: "import"))
             }
             answer(replies, decision)
-        case ("save", 4):
-            guard let location = Self.location(a[0], save: true) else { return usage("LOCATION ACCOUNT|- NAME CONTENT (a SaveLocation case)") }
-            guard let fd = try? SealedDocument.create(Array(a[3].utf8)) else { return output.failure(n, command: c.name, "could not seal") }
+        case let .save(place, account, name, content):
+            guard let location = Self.location(place, save: true) else { return usage("LOCATION ACCOUNT|- NAME CONTENT (a SaveLocation case)") }
+            guard let fd = try? SealedDocument.create(Array(content.utf8)) else { return output.failure(n, command: c.name, "could not seal") }
             defer { close(fd) }
-            answer(request(.saveTo(location: location, account: a[1] == "-" ? nil : a[1], name: a[2]), descriptor: fd), decision)
-        case ("open", 3):
-            guard let location = Self.location(a[0], save: false) else { return usage("LOCATION ACCOUNT|- NAME (an OpenLocation case)") }
-            let replies = request(.openFrom(location: location, account: a[1] == "-" ? nil : a[1], name: a[2]), twoWhenAllowed: true)
+            answer(request(.saveTo(location: location, account: account, name: name), descriptor: fd), decision)
+        case let .open(place, account, name):
+            guard let location = Self.location(place, save: false) else { return usage("LOCATION ACCOUNT|- NAME (an OpenLocation case)") }
+            let replies = request(.openFrom(location: location, account: account, name: name), twoWhenAllowed: true)
             answer(replies) { r in
                 guard case let .decision(d) = r.frame.message else { return nil }
                 var fields: [String: JSONValue] = ["decision": Self.decision(d), "readable": false, "sha256": .null, "owner": .null]
@@ -233,36 +234,36 @@ final class RawClient: @unchecked Sendable {
                 }
                 return fields
             }
-        case ("wait", 1...2):
-            let seconds = a.count > 1 ? Double(a[1]) ?? -1 : 5
-            guard (0...3600).contains(seconds) else { return usage("KIND [SECONDS]") }
-            guard var fields = take(a[0], seconds: seconds) else { return output.failure(n, command: c.name, "timeout") }
-            fields["event"] = .string(a[0])
+        case let .wait(kind, seconds):
+            guard var fields = take(kind, seconds: seconds) else { return output.failure(n, command: c.name, "timeout") }
+            fields["event"] = .string(kind)
             output.result(n, c, fields)
-        case ("events", 0):
+        case .events:
             condition.lock()
             let all = events
             events = []
             condition.unlock()
             output.result(n, c, ["events": .array(all.map { e in .object(e.fields.merging(["event": .string(e.kind)]) { x, _ in x }) })])
-        case ("protect", _), ("unprotect", _), ("in", _), ("scopes", _):
+        case .protect, .unprotect, .within, .scopes:
             output.failure(n, command: c.name, "an app without the SDK has no \(c.name)")
-        case ("enroll", 1):
-            answer(request(.enroll(account: a[0]))) { _ in [:] }
-        case ("unenroll", 2):
-            answer(request(.unenroll(account: a[0], wipe: a[1] == "wipe"))) { _ in [:] }
-        case ("app-config", 1):
-            answer(request(.appConfigRequest(account: a[0]))) { _ in [:] }
-        case ("token", 1):
-            answer(request(.acquireToken(account: a[0]))) { r in
+        case .window, .pause, .resume, .delegate, .registered, .allowedAccounts, .queues, .writeFile, .readFile, .writeAt, .readAt, .files, .loginEnroll, .bye:
+            // The SDK's own parts (windows, the delegate, its queues, protected files): an app
+            // without it has none of them.
+            output.failure(n, command: c.name, "unknown command or wrong number of arguments: \(c.line)")
+        case let .enroll(account):
+            answer(request(.enroll(account: account))) { _ in [:] }
+        case let .unenroll(account, wipe):
+            answer(request(.unenroll(account: account, wipe: wipe))) { _ in [:] }
+        case let .appConfig(account):
+            answer(request(.appConfigRequest(account: account))) { _ in [:] }
+        case let .token(account):
+            answer(request(.acquireToken(account: account))) { r in
                 guard case let .token(outcome, home, detail) = r.frame.message else { return nil }
                 return ["token": .string(["granted", "protectionPolicyRequired", "refused"][Int(outcome)]), "homeAccountId": JSONValue(home),
                         "detail": .string(detail)]
             }
-        case ("remediate", 2):
-            answer(request(.remediateCompliance(account: a[0], silent: a[1] != "interactive"))) { _ in [:] }
-        default:
-            output.failure(n, command: c.name, "unknown command or wrong number of arguments: \(c.line)")
+        case let .remediate(account, silent):
+            answer(request(.remediateCompliance(account: account, silent: silent))) { _ in [:] }
         }
     }
 

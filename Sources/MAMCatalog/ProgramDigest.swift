@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MAMWire
 
 /// The SHA-256 of a file: what binds an installed app's bundle id to the program built for it
 /// and to its manifest (docs/PROTOCOL.md, "Launcher hand-off"). The launcher sends the digests
@@ -31,7 +32,7 @@ public enum ProgramDigest {
 public final class OpenProgram: @unchecked Sendable {
     /// Read-only and close-on-exec; the kernel still executes it (execveat reads the program
     /// before it closes the descriptor).
-    public let descriptor: Int32
+    public let descriptor: Descriptor
     /// An ELF file, which runs from its descriptor; a `#!` script does not (its interpreter would
     /// be handed a /dev/fd name), runs by its path, and so is given no digest to claim an app with.
     public let isNative: Bool
@@ -47,10 +48,8 @@ public final class OpenProgram: @unchecked Sendable {
         }
         var magic = [UInt8](repeating: 0, count: 4)
         isNative = pread(fd, &magic, 4, 0) == 4 && magic == [0x7F, 0x45, 0x4C, 0x46]
-        descriptor = fd
+        descriptor = Descriptor(adopting: fd)
     }
-
-    deinit { close(descriptor) }
 
     /// Lower-case hex SHA-256 of the file's bytes now, read from the descriptor by offset (the
     /// exec does not share a file position with it); nil on a read error.
@@ -59,7 +58,7 @@ public final class OpenProgram: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: off_t = 0
         while true {
-            let n = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, offset) }
+            let n = buffer.withUnsafeMutableBytes { pread(descriptor.rawValue, $0.baseAddress, $0.count, offset) }
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { return nil }
             if n == 0 { break }

@@ -1,17 +1,15 @@
-import Foundation
+import Synchronization
 
 /// A value behind a lock: the kit's shared state, read and written from any thread or task
-/// (the reader thread, the app's tasks). Every access is one short critical section.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
+/// (the reader thread, the app's tasks). Every access is one short critical section. A class
+/// so that the kit's parts share one; the standard library's `Mutex` does the locking.
+final class Locked<Value>: Sendable {
+    private let mutex: Mutex<Value>
 
-    init(_ value: Value) { self.value = value }
+    init(_ value: sending Value) { mutex = Mutex(value) }
 
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+    func withLock<T, E: Error>(_ body: (inout sending Value) throws(E) -> sending T) throws(E) -> sending T {
+        try mutex.withLock(body)
     }
 
     var current: Value { withLock { $0 } }

@@ -213,50 +213,40 @@ struct Executor: Sendable {
 
     struct UsageError: Error { var message: String }
 
-    func arguments(_ c: ScriptCommand, _ count: ClosedRange<Int>, _ usage: String) throws -> [String] {
-        guard count.contains(c.arguments.count) else { throw UsageError(message: "usage: \(c.name) \(usage)") }
-        return c.arguments
+    func run(_ c: ScriptCommand) async throws -> [String: JSONValue] {
+        do { return try await run(try Script(c)) } catch let e as Script.UsageError { throw UsageError(message: e.message) }
     }
 
-    func run(_ c: ScriptCommand) async throws -> [String: JSONValue] {
+    func run(_ script: Script) async throws -> [String: JSONValue] {
         let pm = app.policyManager
-        switch c.name {
-        case "hello":
-            _ = try arguments(c, 0...0, "")
+        func account(_ word: String) -> String { word.lowercased() == "personal" ? "" : word }
+        switch script {
+        case .hello:
             return ["app": .string(app.bundleID), "sdk": .bool(app.integratesSDK), "identity": Self.identity(pm.effectiveIdentity),
                     "accounts": .array(pm.signedInAccounts.map { .string($0) })]
-        case "identity":
-            let a = try arguments(c, 1...1, "ACCOUNT|personal")
-            let name = a[0].lowercased() == "personal" ? "" : a[0]
-            let (result, decision) = await pm.setUIIdentity(name)
+        case let .identity(word):
+            let (result, decision) = await pm.setUIIdentity(account(word))
             var fields: [String: JSONValue] = ["result": .string(result.name), "identity": Self.identity(pm.effectiveIdentity)]
             if let decision { fields["decision"] = Self.decision(decision) }
             return fields
-        case "window":
-            // `window NAME identity ACCOUNT|personal|none`, `window NAME identities A,B,…`
-            // (a view of several accounts), `window NAME key`, `window NAME`.
-            let a = try arguments(c, 1...3, "NAME [identity ACCOUNT|personal|none | identities ACCOUNT,ACCOUNT,… | key]")
-            let window = UIWindowID(a[0])
+        case let .window(name, change):
+            let window = UIWindowID(name)
             var fields: [String: JSONValue] = [:]
-            switch (a.count, a.count > 1 ? a[1] : "") {
-            case (3, "identity"):
-                let name = a[2].lowercased() == "personal" ? "" : a[2].lowercased() == "none" ? nil : a[2]
+            switch change {
+            case let .identity(word)?:
+                let name = word.lowercased() == "personal" ? "" : word.lowercased() == "none" ? nil : word
                 let (result, decision) = await pm.setUIIdentity(name, for: window)
                 fields["result"] = .string(result.name)
                 if let decision { fields["decision"] = Self.decision(decision) }
-            case (3, "identities"):
-                let names = a[2].split(separator: ",", omittingEmptySubsequences: false).map {
-                    $0.lowercased() == "personal" ? "" : String($0)
-                }
+            case let .identities(words)?:
+                let names = words.map { $0.lowercased() == "personal" ? "" : $0 }
                 let (result, decision) = await pm.setUIIdentities(names, for: window)
                 fields["result"] = .string(result.name)
                 if let decision { fields["decision"] = Self.decision(decision) }
-            case (2, "key"):
+            case .key?:
                 fields["result"] = .string(await pm.makeKey(window).name)
-            case (1, _):
+            case nil:
                 break
-            default:
-                throw UsageError(message: "usage: window NAME [identity ACCOUNT|personal|none | identities ACCOUNT,ACCOUNT,… | key]")
             }
             fields["window"] = JSONValue(pm.uiIdentity(for: window))
             fields["windowAccounts"] = pm.uiIdentities(for: window).map { .array($0.map { .string($0) }) } ?? .null
@@ -264,198 +254,148 @@ struct Executor: Sendable {
             fields["key"] = JSONValue(pm.keyWindow?.name)
             fields["identity"] = Self.identity(pm.effectiveIdentity)
             return fields
-        case "pause":
-            _ = try arguments(c, 0...0, "")
+        case .pause:
             pm.pause()
             return ["ok": true]
-        case "resume":
+        case .resume:
             // Conditional launch as the delegate answers it (`delegate conditional-launch …`,
             // `delegate switch allow|refuse` for a cancelled one).
-            _ = try arguments(c, 0...0, "")
             let result = await pm.resume()
             return ["result": .string(result.name), "identity": Self.identity(pm.effectiveIdentity), "managed": .bool(pm.policy.isManaged)]
-        case "delegate":
-            // `delegate conditional-launch pass|cancel`, `delegate switch allow|refuse`,
-            // `delegate wipe done|decline`.
-            let a = try arguments(c, 2...2, "conditional-launch pass|cancel | switch allow|refuse | wipe done|decline | restart self|sdk")
-            switch (a[0], a[1]) {
-            case ("conditional-launch", "pass"): delegate.set(conditionalLaunch: true)
-            case ("conditional-launch", "cancel"): delegate.set(conditionalLaunch: false)
-            case ("switch", "allow"): delegate.set(switchAnswer: .success)
-            case ("switch", "refuse"): delegate.set(switchAnswer: .failed)
-            case ("wipe", "done"): delegate.set(wipes: true)
-            case ("wipe", "decline"): delegate.set(wipes: false)
-            case ("restart", "self"): delegate.set(restartsItself: true)
-            case ("restart", "sdk"): delegate.set(restartsItself: false)
-            default: throw UsageError(message: "usage: delegate conditional-launch pass|cancel | switch allow|refuse | wipe done|decline | restart self|sdk")
+        case let .delegate(answer):
+            switch answer {
+            case let .conditionalLaunch(pass): delegate.set(conditionalLaunch: pass)
+            case let .switchIdentity(allow): delegate.set(switchAnswer: allow ? .success : .failed)
+            case let .wipe(done): delegate.set(wipes: done)
+            case let .restart(itself): delegate.set(restartsItself: itself)
             }
             return ["ok": true]
-        case "in":
-            // `in ACCOUNT COMMAND ...`: the command under a scoped identity.
-            guard c.arguments.count >= 2 else { throw UsageError(message: "usage: in ACCOUNT|personal COMMAND [ARGUMENTS]") }
-            let account = c.arguments[0].lowercased() == "personal" ? "" : c.arguments[0]
-            let inner = ScriptCommand(c.arguments[1], Array(c.arguments.dropFirst(2)))
-            guard inner.name != "in", inner.name != "bye" else { throw UsageError(message: "in takes one command other than in and bye") }
-            return try await IdentityScope.withAccount(account) { try await run(inner) }
-        case "scopes":
-            let a = try arguments(c, 1...1, "ACCOUNT|personal")
-            return await scopes(a[0].lowercased() == "personal" ? "" : a[0])
-        case "registered":
-            _ = try arguments(c, 0...0, "")
+        case let .within(word, inner):
+            return try await IdentityScope.withAccount(account(word)) { try await run(inner) }
+        case let .scopes(word):
+            return await scopes(account(word))
+        case .registered:
             return ["accounts": .array(app.enrollment.registeredAccounts.map { .string($0) }), "enrolled": JSONValue(app.enrollment.enrolledAccount)]
-        case "allowed-accounts":
-            _ = try arguments(c, 0...0, "")
+        case .allowedAccounts:
             return ["accounts": (try await app.enrollment.allowedAccounts()).map { .array($0.map { .string($0) }) } ?? .null]
-        case "queues":
-            let a = try arguments(c, 1...1, "ACCOUNT|personal")
-            return await queues(a[0].lowercased() == "personal" ? "" : a[0])
-        case "policy":
-            let a = try arguments(c, 0...1, "[ACCOUNT]")
-            let policy = a.isEmpty ? pm.policy : pm.policy(for: a[0].lowercased() == "personal" ? "" : a[0])
+        case let .queues(word):
+            return await queues(account(word))
+        case let .policy(word):
+            let policy = word.map { pm.policy(for: account($0)) } ?? pm.policy
             return ["managed": .bool(policy.isManaged), "policy": Self.policy(policy)]
-        case "open-url":
-            let a = try arguments(c, 1...1, "URL")
-            let d = try await app.urls.open(a[0])
+        case let .openURL(url):
+            let d = try await app.urls.open(url)
             return ["decision": Self.decision(d), "target": .null]
-        case "can-open":
-            let a = try arguments(c, 1...1, "URL")
-            return ["result": .bool(try await app.urls.canOpen(a[0]))]
-        case "copy":
-            let a = try arguments(c, 1...1, "TEXT")
-            let n = try await app.pasteboard.copy(a[0])
+        case let .canOpen(url):
+            return ["result": .bool(try await app.urls.canOpen(url))]
+        case let .copy(text):
+            let n = try await app.pasteboard.copy(text)
             return ["ok": true, "change": .number(Double(n))]
-        case "paste":
-            _ = try arguments(c, 0...0, "")
+        case .paste:
             let (d, text) = try await app.pasteboard.paste()
             return ["decision": Self.decision(d), "text": .string(text), "sha256": .string(Self.sha256(Array(text.utf8)))]
-        case "targets":
-            let a = try arguments(c, 1...1, "TYPE")
-            let list = try await app.openIn.targets(for: a[0])
+        case let .targets(type):
+            let list = try await app.openIn.targets(for: type)
             return ["targets": .array(list.map { .object(["app": .string($0.bundleID), "outcome": .string($0.outcome.rawValue)]) })]
-        case "share":
-            let a = try arguments(c, 4...4, "TARGET TYPE NAME CONTENT")
-            let d = try await retryingStart { try await app.openIn.share(Array(a[3].utf8), name: a[2], contentType: a[1], to: a[0]) }
+        case let .share(target, type, name, content):
+            let d = try await retryingStart { try await app.openIn.share(Array(content.utf8), name: name, contentType: type, to: target) }
             return ["decision": Self.decision(d)]
-        case "serve":
-            let a = try arguments(c, 3...3, "TYPE NAME CONTENT")
-            app.openIn.serve(Array(a[2].utf8), name: a[1], contentType: a[0])
+        case let .serve(type, name, content):
+            app.openIn.serve(Array(content.utf8), name: name, contentType: type)
             return ["ok": true]
-        case "import":
-            let a = try arguments(c, 2...2, "SOURCE TYPE")
-            let (d, document) = try await retryingStart { try await app.openIn.importDocument(from: a[0], contentType: a[1]) }
+        case let .importDocument(source, type):
+            let (d, document) = try await retryingStart { try await app.openIn.importDocument(from: source, contentType: type) }
             if let document, let (kind, fields) = describe(.document(document)) {
                 queue.append(kind, fields)
                 output.event(kind, fields)
             }
             return ["decision": Self.decision(d)]
-        case "save":
-            let a = try arguments(c, 4...4, "LOCATION ACCOUNT|- NAME CONTENT")
-            guard let location = Self.saveLocation(a[0]) else { throw UsageError(message: "\(a[0]) is not a save location (\(SaveLocation.allCases.map(\.name).joined(separator: ", ")))") }
-            let d = try await app.locations.save(Array(a[3].utf8), name: a[2], to: location, account: a[1] == "-" ? nil : a[1])
+        case let .save(place, owner, name, content):
+            guard let location = Self.saveLocation(place) else { throw UsageError(message: "\(place) is not a save location (\(SaveLocation.allCases.map(\.name).joined(separator: ", ")))") }
+            let d = try await app.locations.save(Array(content.utf8), name: name, to: location, account: owner)
             return ["decision": Self.decision(d)]
-        case "open":
-            let a = try arguments(c, 3...3, "LOCATION ACCOUNT|- NAME")
-            guard let location = Self.openLocation(a[0]) else { throw UsageError(message: "\(a[0]) is not an open location (\(OpenLocation.allCases.map(\.name).joined(separator: ", ")))") }
-            let (d, bytes, owner) = try await app.locations.open(a[2], from: location, account: a[1] == "-" ? nil : a[1])
+        case let .open(place, owner, name):
+            guard let location = Self.openLocation(place) else { throw UsageError(message: "\(place) is not an open location (\(OpenLocation.allCases.map(\.name).joined(separator: ", ")))") }
+            let (d, bytes, fileOwner) = try await app.locations.open(name, from: location, account: owner)
             return ["decision": Self.decision(d), "readable": .bool(bytes != nil), "sha256": bytes.map { .string(Self.sha256($0)) } ?? .null,
-                    "owner": JSONValue(owner), "identity": Self.identity(pm.effectiveIdentity)]
-        case "wait":
-            let a = try arguments(c, 1...2, "KIND [SECONDS]")
-            let kinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance", "allowed-accounts", "signin"]
-            guard kinds.contains(a[0]) else { throw UsageError(message: "\(a[0]) is not an event kind (\(kinds.joined(separator: ", ")))") }
-            let seconds = a.count > 1 ? Double(a[1]) : 5
-            guard let seconds, seconds >= 0, seconds <= 3600 else { throw UsageError(message: "SECONDS is a number from 0 to 3600") }
-            guard var fields = await queue.take(a[0], seconds: seconds) else { throw UsageError(message: "timeout") }
-            fields["event"] = .string(a[0])
+                    "owner": JSONValue(fileOwner), "identity": Self.identity(pm.effectiveIdentity)]
+        case let .wait(kind, seconds):
+            guard var fields = await queue.take(kind, seconds: seconds) else { throw UsageError(message: "timeout") }
+            fields["event"] = .string(kind)
             return fields
-        case "events":
-            _ = try arguments(c, 0...0, "")
+        case .events:
             return ["events": .array(queue.takeAll().map { item in
                 var f = item.fields
                 f["event"] = .string(item.kind)
                 return .object(f)
             })]
-        case "write-file":
+        case let .writeFile(name, owner, text):
             // A file in the app's container, owned by ACCOUNT, or with - by the identity in
             // effect for file work (`in ACCOUNT write-file NAME - TEXT`: the scoped one), and
             // encrypted when that account's policy requires it.
-            let a = try arguments(c, 3...3, "NAME ACCOUNT|- TEXT")
-            let path = try Self.containerFile(a[0])
-            if a[1] == "-" {
-                try await app.fileProtection.createFile(path, contents: Array(a[2].utf8))
-            } else {
-                guard FileManager.default.createFile(atPath: path, contents: Data(a[2].utf8), attributes: [.posixPermissions: 0o600]) else {
-                    throw UsageError(message: "\(a[0]) could not be written")
+            let path = try Self.containerFile(name)
+            if let owner {
+                guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+                    throw UsageError(message: "\(name) could not be written")
                 }
-                try await app.fileProtection.protect(path, for: a[1].lowercased() == "personal" ? "" : a[1])
+                try await app.fileProtection.protect(path, for: account(owner))
+            } else {
+                try await app.fileProtection.createFile(path, contents: Array(text.utf8))
             }
             return ["owner": JSONValue(try app.fileProtection.owner(of: path)), "encrypted": .bool(try app.fileProtection.isFileEncrypted(path))]
-        case "read-file":
-            let a = try arguments(c, 1...1, "NAME")
-            let path = try Self.containerFile(a[0])
+        case let .readFile(name):
+            let path = try Self.containerFile(name)
             guard FileManager.default.fileExists(atPath: path) else { return ["exists": false] }
             let encrypted = try app.fileProtection.isFileEncrypted(path)
             let bytes = Array((try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data())
             return ["exists": true, "owner": JSONValue(try app.fileProtection.owner(of: path)), "encrypted": .bool(encrypted),
                     "text": encrypted ? .null : .string(String(decoding: bytes, as: UTF8.self)), "sha256": .string(Self.sha256(bytes))]
-        case "write-at", "read-at":
+        case let .writeAt(name, owner, offset, text):
             // Plaintext at an offset of a managed account's encrypted file (IntuneMAMFile).
-            let a = try arguments(c, 4...4, c.name == "write-at" ? "NAME ACCOUNT OFFSET TEXT" : "NAME ACCOUNT OFFSET COUNT")
-            guard let offset = Int(a[2]), offset >= 0, offset <= 1 << 30 else { throw UsageError(message: "OFFSET is a byte offset from 0 to 2^30") }
-            let file = try await app.fileProtection.encryptedFile(try Self.containerFile(a[0]), for: a[1])
+            let file = try await app.fileProtection.encryptedFile(try Self.containerFile(name), for: owner)
             defer { file.close() }
-            if c.name == "write-at" {
-                try file.write(Array(a[3].utf8), at: offset)
-                try file.sync()
-                return ["size": .number(Double(file.size))]
-            }
-            guard let count = Int(a[3]), count >= 0, count <= 1 << 20 else { throw UsageError(message: "COUNT is from 0 to 2^20 bytes") }
+            try file.write(Array(text.utf8), at: offset)
+            try file.sync()
+            return ["size": .number(Double(file.size))]
+        case let .readAt(name, owner, offset, count):
+            let file = try await app.fileProtection.encryptedFile(try Self.containerFile(name), for: owner)
+            defer { file.close() }
             return ["text": .string(String(decoding: try file.read(at: offset, count: count), as: UTF8.self))]
-        case "files":
-            _ = try arguments(c, 0...0, "")
+        case .files:
             let names = (try? FileManager.default.contentsOfDirectory(atPath: FileManager.default.currentDirectoryPath)) ?? []
             return ["files": .array(names.filter { !$0.hasPrefix(".") }.sorted().map { .string($0) })]
-        case "protect":
-            let a = try arguments(c, 2...2, "ACCOUNT TEXT")
-            let data = try await app.dataProtection.protect(Array(a[1].utf8), for: a[0])
+        case let .protect(owner, text):
+            let data = try await app.dataProtection.protect(Array(text.utf8), for: owner)
             let info = app.dataProtection.protectionInfo(of: data)
             return ["data": .string(Data(data).base64EncodedString()), "protected": .bool(info != nil),
                     "encrypted": .bool(info?.isEncrypted ?? false), "owner": JSONValue(info?.owner)]
-        case "unprotect":
-            let a = try arguments(c, 1...1, "BASE64")
-            guard let data = Data(base64Encoded: a[0]) else { throw UsageError(message: "not base64") }
-            let owner = app.dataProtection.owner(of: Array(data))
-            let plain = try await app.dataProtection.unprotect(Array(data))
+        case let .unprotect(data):
+            let owner = app.dataProtection.owner(of: data)
+            let plain = try await app.dataProtection.unprotect(data)
             return ["text": .string(String(decoding: plain, as: UTF8.self)), "owner": JSONValue(owner)]
-        case "enroll":
-            let a = try arguments(c, 1...1, "ACCOUNT")
-            return Self.notice(try await app.enrollment.registerAndEnroll(a[0]))
-        case "login-enroll":
+        case let .enroll(name):
+            return Self.notice(try await app.enrollment.registerAndEnroll(name))
+        case .loginEnroll:
             return Self.notice(try await app.enrollment.loginAndEnroll())
-        case "unenroll":
-            let a = try arguments(c, 2...2, "ACCOUNT wipe|keep")
-            guard a[1] == "wipe" || a[1] == "keep" else { throw UsageError(message: "usage: unenroll ACCOUNT wipe|keep") }
-            let notice = try await app.enrollment.deregisterAndUnenroll(a[0], wipe: a[1] == "wipe")
-            return notice.map(Self.notice) ?? ["wipe": .string(a[0])]
-        case "app-config":
-            let a = try arguments(c, 1...1, "ACCOUNT")
-            let config = try await app.appConfig.appConfig(for: a[0])
+        case let .unenroll(name, wipe):
+            let notice = try await app.enrollment.deregisterAndUnenroll(name, wipe: wipe)
+            return notice.map(Self.notice) ?? ["wipe": .string(name)]
+        case let .appConfig(name):
+            let config = try await app.appConfig.appConfig(for: name)
             return ["config": .array(config.fullData.map { .object($0.mapValues { .string($0) }) })]
-        case "token":
-            let a = try arguments(c, 1...1, "ACCOUNT")
-            let (outcome, detail) = try await app.compliance.acquireToken(for: a[0])
+        case let .token(name):
+            let (outcome, detail) = try await app.compliance.acquireToken(for: name)
             switch outcome {
             case .granted: return ["token": "granted", "homeAccountId": .null, "detail": .string(detail)]
             case let .protectionPolicyRequired(home): return ["token": "protectionPolicyRequired", "homeAccountId": JSONValue(home), "detail": .string(detail)]
             case .refused: return ["token": "refused", "homeAccountId": .null, "detail": .string(detail)]
             }
-        case "remediate":
-            let a = try arguments(c, 2...2, "ACCOUNT silent|interactive")
-            guard a[1] == "silent" || a[1] == "interactive" else { throw UsageError(message: "usage: remediate ACCOUNT silent|interactive") }
-            let (acceptance, detail) = try await app.compliance.remediateCompliance(for: a[0], silent: a[1] == "silent")
+        case let .remediate(name, silent):
+            let (acceptance, detail) = try await app.compliance.remediateCompliance(for: name, silent: silent)
             return ["accepted": .string("\(acceptance)"), "detail": .string(detail)]
-        default:
-            throw UsageError(message: "unknown command \(c.name)")
+        case .bye:
+            // The reading loop ends the script at `bye`; a `bye` anywhere else is no command.
+            throw UsageError(message: "bye ends the script; it is not a command to run here")
         }
     }
 

@@ -77,7 +77,7 @@ public final class EncryptedFile {
 
     /// Opens the encrypted file `fd`; the handle owns the descriptor from then on (also when
     /// opening fails, when it is closed).
-    public static func open(adopting fd: Int32, path: String = "(descriptor)", key: ProtectionKey, writable: Bool) throws(FileProtectionError) -> EncryptedFile {
+    static func open(adopting fd: Int32, path: String = "(descriptor)", key: ProtectionKey, writable: Bool) throws(FileProtectionError) -> EncryptedFile {
         do throws(FileProtectionError) {
             let st = try SystemCall.requireRegular(fd, path)
             let first = try SystemCall.read(fd, count: EncryptedFileHeader.maximumSize, at: 0, path)

@@ -34,7 +34,7 @@ public enum FileOwnership {
     }
 
     /// The owner of the open file `fd`; `path` only names it in errors.
-    public static func owner(of fd: Int32, path: String = "(descriptor)") throws(FileProtectionError) -> DataOwner {
+    static func owner(of fd: Int32, path: String = "(descriptor)") throws(FileProtectionError) -> DataOwner {
         var value = [UInt8](repeating: 0, count: maximumAttributeLength + 1)
         let n = value.withUnsafeMutableBytes { fgetxattr(fd, attributeName, $0.baseAddress, $0.count) }
         if n < 0 {
@@ -48,7 +48,7 @@ public enum FileOwnership {
     }
 
     /// Sets (or, for `nobody`, removes) the owner of the open file `fd`.
-    public static func setOwner(_ owner: DataOwner, of fd: Int32, path: String = "(descriptor)") throws(FileProtectionError) {
+    static func setOwner(_ owner: DataOwner, of fd: Int32, path: String = "(descriptor)") throws(FileProtectionError) {
         if owner.isNobody {
             if fremovexattr(fd, attributeName) != 0 && errno != ENODATA { throw SystemCall.failure("fremovexattr", path) }
             return
@@ -61,7 +61,7 @@ public enum FileOwnership {
     /// Creates the file at `path` (or truncates it) for `owner` and returns it open for reading
     /// and writing: what the kit does when an app creates or truncates a file under an identity.
     /// A symbolic link at `path` is refused.
-    public static func createFile(at path: String, for owner: DataOwner, permissions: mode_t = 0o600) throws(FileProtectionError) -> Int32 {
+    static func createFile(at path: String, for owner: DataOwner, permissions: mode_t = 0o600) throws(FileProtectionError) -> Int32 {
         let fd = try SystemCall.open(path, O_RDWR | O_CREAT | O_TRUNC, mode: permissions)
         do throws(FileProtectionError) {
             _ = try SystemCall.requireRegular(fd, path)

@@ -2,6 +2,7 @@ import CMAMSandbox
 import CSeccomp
 import Foundation
 import Glibc
+import Synchronization
 
 /// The compiled seccomp filter: classic BPF built by libseccomp in the launcher, applied by the
 /// child between fork and exec.
@@ -91,14 +92,11 @@ public struct SeccompProgram: Sendable {
     }
 }
 
-/// A value behind a lock (Swift 6's Mutex needs macOS 15 in the manifest's platforms).
-final class LockedValue<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
+/// A value behind the standard library's `Mutex`, in a class so that statics can share it.
+final class LockedValue<Value>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: sending Value) { mutex = Mutex(value) }
+    func withLock<R, E: Error>(_ body: (inout sending Value) throws(E) -> sending R) throws(E) -> sending R {
+        try mutex.withLock(body)
     }
 }

@@ -17,9 +17,9 @@ public enum RotatingLog {
     }
 
     /// Opens `path` (its folder made 0700 if needed) and returns the write end of a pipe into it,
-    /// close-on-exec, for a child's standard output or error: give it to the child, then close it.
+    /// close-on-exec, for a child's standard output or error: give it to the child, then let it go.
     /// A thread copies what arrives until every holder of the write end has closed it.
-    public static func pipe(into path: String, limit: Int = defaultLimit) throws -> Int32 {
+    public static func pipe(into path: String, limit: Int = defaultLimit) throws -> Descriptor {
         let folder = (path as NSString).deletingLastPathComponent
         try privateFolder(folder)
         let file = try open(path)
@@ -35,7 +35,7 @@ public enum RotatingLog {
         let thread = Thread { copy(from: reader, to: file, path: path, limit: limit) }
         thread.name = "mam-log"
         thread.start()
-        return ends[1]
+        return Descriptor(adopting: ends[1])
     }
 
     /// Copies until every writer has closed the pipe, rotating at `limit`.

@@ -252,10 +252,10 @@ struct LauncherStarter: AppStarter {
         // because it becomes a file name.
         guard NameRules.isBundleID(bundleID) else { return "invalid bundle id" }
         let logPath = (logs as NSString).appendingPathComponent("\(bundleID).log")
-        let log: Int32
+        let log: Descriptor
         do { log = try RotatingLog.pipe(into: logPath, limit: logLimit) } catch { return "\(error)" }
-        // The child has its own copy once it runs: the log ends when the child's copies close.
-        defer { close(log) }
+        // The child has its own copy once it runs, when this one is closed: the log ends when
+        // the child's copies close.
         let p = Process()
         p.executableURL = URL(fileURLWithPath: launcher)
         p.arguments = ["run", bundleID, "--broker", launcherSocket,
@@ -265,10 +265,11 @@ struct LauncherStarter: AppStarter {
             p.environment = ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": (dir as NSString).deletingLastPathComponent]) { _, b in b }
         }
         p.standardInput = FileHandle.nullDevice
-        let output = FileHandle(fileDescriptor: log, closeOnDealloc: false)
+        let output = FileHandle(fileDescriptor: log.rawValue, closeOnDealloc: false)
         p.standardOutput = output
         p.standardError = output
         do { try p.run() } catch { return "mamlaunch did not start: \(error)" }
+        log.close()
         return nil
     }
 }

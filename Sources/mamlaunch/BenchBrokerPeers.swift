@@ -3,6 +3,7 @@ import CMAMSandbox
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMLauncher
 import MAMWire
 
 /// The mambroker bench-broker talks to, reached as the launcher reaches it.

@@ -3,6 +3,7 @@ import CMAMSandbox
 import Foundation
 import MAMCatalog
 import Glibc
+import MAMLauncher
 import MAMSandbox
 
 struct BenchLaunch: ParsableCommand {

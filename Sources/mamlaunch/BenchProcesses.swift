@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMLauncher
 
 /// A failure of the bench itself (not of what it measures): printed as it is, without usage.
 struct BenchError: Error, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MAMCatalog
+import MAMLauncher
 import MAMPolicy
 
 struct Check: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMLauncher
 import MAMPolicy
 import MAMWire
 
@@ -27,12 +28,11 @@ struct ClockCommand: ParsableCommand {
         @Argument(help: "How far: 500ms, 15s, 90m, 24h or 2d.")
         var duration: String
 
-        @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
-        var broker: String
+        @OptionGroup var broker: BrokerSocket
 
         func run() throws {
             let ms = try Self.milliseconds(duration)
-            try control(.advanceClock(milliseconds: ms), broker: broker)
+            try broker.send(.advanceClock(milliseconds: ms))
         }
 
         static func milliseconds(_ text: String) throws -> UInt64 {
@@ -46,21 +46,27 @@ struct ClockCommand: ParsableCommand {
     }
 }
 
-/// Sends one control message to a broker and prints its answer.
-func control(_ message: LauncherMessage, broker: String) throws {
-    try checkLauncherSocket(broker)
-    let socket: WireSocket
-    // Runtime failures, not usage: plain errors (exit 1), not the usage and 64.
-    do { socket = try WireSocket.connect(broker) } catch { throw World.Failure(description: "cannot reach the broker at \(broker): \(error.detail)") }
-    defer { socket.close() }
-    do { try message.send(on: socket) } catch { throw World.Failure(description: "\(broker): \(error.detail)") }
-    guard let raw = socket.receiveRaw(), case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else {
-        // A socket that takes the connection and closes it without a reply is most often not
-        // the launcher socket (a broker started with its own --socket names).
-        throw World.Failure(description: "\(broker): the broker did not answer; --broker must be its launcher socket (DIR/launcher.sock by default), not the one apps connect to")
+/// `--broker`: the running broker a control command talks to (clock, sync, wipe, signin).
+struct BrokerSocket: ParsableArguments {
+    @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
+    var broker: String
+
+    /// Sends one control message to the broker and prints its answer.
+    func send(_ message: LauncherMessage) throws {
+        try checkLauncherSocket(broker)
+        let socket: WireSocket
+        // Runtime failures, not usage: plain errors (exit 1), not the usage and 64.
+        do { socket = try WireSocket.connect(broker) } catch { throw World.Failure(description: "cannot reach the broker at \(broker): \(error.detail)") }
+        defer { socket.close() }
+        do { try message.send(on: socket) } catch { throw World.Failure(description: "\(broker): \(error.detail)") }
+        guard let raw = socket.receiveRaw(), case let .controlReply(ok, detail)? = try? LauncherMessage.decode(raw.bytes) else {
+            // A socket that takes the connection and closes it without a reply is most often not
+            // the launcher socket (a broker started with its own --socket names).
+            throw World.Failure(description: "\(broker): the broker did not answer; --broker must be its launcher socket (DIR/launcher.sock by default), not the one apps connect to")
+        }
+        print(detail)
+        if !ok { throw ExitCode(1) }
     }
-    print(detail)
-    if !ok { throw ExitCode(1) }
 }
 
 /// `--broker` must name the broker's launcher socket. The public socket beside it accepts the
@@ -82,10 +88,9 @@ struct SyncCommand: ParsableCommand {
         discussion: "Apps check in every 8 hours on their own (seed 000); after a tenant reload, `sync` delivers the new policy at once."
     )
 
-    @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
-    var broker: String
+    @OptionGroup var broker: BrokerSocket
 
-    func run() throws { try control(.sync, broker: broker) }
+    func run() throws { try broker.send(.sync) }
 }
 
 struct WipeCommand: ParsableCommand {
@@ -109,10 +114,9 @@ struct WipeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only this app: its Apps/ folder name or bundle id, in any case.", valueName: "APP"))
     var app: String?
 
-    @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
-    var broker: String
+    @OptionGroup var broker: BrokerSocket
 
-    func run() throws { try control(.wipe(account: user, app: app), broker: broker) }
+    func run() throws { try broker.send(.wipe(account: user, app: app)) }
 }
 
 struct SignInCommand: ParsableCommand {
@@ -133,10 +137,9 @@ struct SignInCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The app's pid (mamlaunch and the broker's log name it).", valueName: "PID"))
     var pid: Int32
 
-    @Option(help: ArgumentHelp("The broker's launcher socket.", valueName: "PATH"))
-    var broker: String
+    @OptionGroup var broker: BrokerSocket
 
-    func run() throws { try control(.signIn(pid: pid, account: user, secret: try readPassword("password for \(user): ")), broker: broker) }
+    func run() throws { try broker.send(.signIn(pid: pid, account: user, secret: try readPassword("password for \(user): "))) }
 }
 
 struct CredentialCommand: ParsableCommand {

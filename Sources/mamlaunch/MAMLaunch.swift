@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MAMLauncher
 
 @main
 struct MAMLaunch: ParsableCommand {
@@ -35,12 +36,9 @@ struct MAMLaunch: ParsableCommand {
         do {
             try command.run()
         } catch let wrong as ValidationError {
-            // An argument found wrong once the command ran (an unknown app, a bad duration): still
-            // a usage error, but the command's, not the root's list of subcommands.
-            Interruption.exitIfInterrupted()
-            let name = type(of: command)._commandName
-            FileHandle.standardError.write(Data("mamlaunch \(name): error: \(wrong.message)\nSee 'mamlaunch \(name) --help'.\n".utf8))
-            Foundation.exit(ExitCode.validationFailure.rawValue)
+            usageFailure(wrong.message, of: command)
+        } catch let wrong as World.UsageError {
+            usageFailure(wrong.message, of: command)
         } catch let failure as World.Failure {
             // What failed after an interruption failed because of it: said already.
             Interruption.exitIfInterrupted()
@@ -52,5 +50,14 @@ struct MAMLaunch: ParsableCommand {
             exit(withError: error)
         }
         Interruption.exitIfInterrupted()
+    }
+
+    /// An argument found wrong once the command ran (an unknown app, a bad duration): still a
+    /// usage error, but the command's, not the root's list of subcommands.
+    static func usageFailure(_ message: String, of command: any ParsableCommand) -> Never {
+        Interruption.exitIfInterrupted()
+        let name = type(of: command)._commandName
+        FileHandle.standardError.write(Data("mamlaunch \(name): error: \(message)\nSee 'mamlaunch \(name) --help'.\n".utf8))
+        Foundation.exit(ExitCode.validationFailure.rawValue)
     }
 }

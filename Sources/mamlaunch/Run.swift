@@ -3,6 +3,7 @@ import CMAMSandbox
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMLauncher
 import MAMPolicy
 import MAMSandbox
 import MAMWire
@@ -129,7 +130,7 @@ struct Run: ParsableCommand {
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containersRoot, brokerDescriptor: nil, limits: resourceLimits,
                                          allowWeaker: sandbox.allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
-        if let program, program.isNative { config.executableDescriptor = program.descriptor }
+        if let program, program.isNative { config.executableDescriptor = program.descriptor.rawValue }
         if self.manifest != nil {
             config.appFolder = AppFolder.locate(executable: executable, arguments: &config.arguments,
                                                 currentDirectory: FileManager.default.currentDirectoryPath)
@@ -354,67 +355,5 @@ struct Run: ParsableCommand {
             throw World.Failure(description: "\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.executableName)`")
         }
         return (found.manifest, binary, found.file)
-    }
-}
-
-/// The launcher's messages to the broker's launcher socket: MAMWire's typed `LauncherMessage`
-/// (docs/PROTOCOL.md, "Launcher hand-off").
-enum Handoff {
-    /// An adoption with no program digest (a peer that is no installed app); `developer`: a
-    /// program of the user's own, never given a key.
-    static func adopt(bundleID: String, pid: Int32, account: String?, developer: Bool = false,
-                      personal: Bool = false) -> LauncherMessage {
-        .adopt(Adoption(bundleID: bundleID, pid: pid, account: account, manifestDigest: nil,
-                        executableDigest: nil, developer: developer, personal: personal))
-    }
-
-    /// The digest of the program an app runs, taken after its exec: from the descriptor the
-    /// sandbox executed, whose file the kernel keeps from being written while it runs (ETXTBSY),
-    /// so the bytes hashed are the bytes running. A program run by its path (a script) has none:
-    /// its name could point elsewhere by the time of the exec, so it never claims an app.
-    static func digest(of program: OpenProgram?, ran config: LaunchConfiguration) -> String? {
-        guard let program, config.executableDescriptor == program.descriptor else { return nil }
-        return LaunchedPrograms.shared.sha256(program)
-    }
-
-    /// Sends a message to the broker; a failure is the caller's to handle (an app the broker did
-    /// not adopt would run on a dead connection).
-    static func send(_ socket: Int32, _ message: LauncherMessage, fd: Int32 = -1) throws {
-        do { try message.send(on: WireSocket(fd: socket), descriptor: fd >= 0 ? fd : nil) } catch {
-            throw World.Failure(description: "the broker's launcher socket refused the message: \(error)")
-        }
-    }
-
-    /// A violation report: the launcher has already printed it; the broker's copy is for its
-    /// audit, and a broker that is gone cannot take it, which the launcher says.
-    static func report(_ socket: Int32, _ violation: Violation) {
-        do { try send(socket, .violation(violation)) } catch {
-            FileHandle.standardError.write(Data("mamlaunch: the broker did not take the violation report: \(error)\n".utf8))
-        }
-    }
-}
-
-/// The digests of the programs this launcher has run, by file: a matrix starts the same few
-/// sample programs (18 MB each in a release build) dozens of times, and hashed them at every
-/// launch. A file is the same bytes while its device, inode, size, modification and change
-/// times are: a write changes both times, and no one can set the change time back. Taken from the
-/// descriptor run, before and after hashing, so a file changed meanwhile is not remembered.
-final class LaunchedPrograms: @unchecked Sendable {
-    static let shared = LaunchedPrograms()
-    private let lock = NSLock()
-    private var digests: [String: String] = [:]
-
-    func sha256(_ program: OpenProgram) -> String? {
-        guard let before = Self.stamp(program.descriptor) else { return program.sha256() }
-        if let known = lock.withLock({ digests[before] }) { return known }
-        let digest = program.sha256()
-        if let digest, Self.stamp(program.descriptor) == before { lock.withLock { digests[before] = digest } }
-        return digest
-    }
-
-    static func stamp(_ fd: Int32) -> String? {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
-        return "\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec):\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
     }
 }

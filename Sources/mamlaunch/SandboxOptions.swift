@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MAMLauncher
 import MAMSandbox
 
 /// The one decision on the sandbox's strength that every command launching apps shares (run,

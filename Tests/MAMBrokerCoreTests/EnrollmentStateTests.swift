@@ -52,4 +52,38 @@ struct EnrollmentStateTests {
         }
         #expect { _ = try store.loadEnrollments(now: .zero) } throws: { "\($0)".contains("enrollment 2: \"\(field)\" is missing") }
     }
+
+    /// State written before the enrollments were Codable (JSONSerialization's output: slashes
+    /// escaped, no `signedOut`) loads as it did.
+    @Test func stateFromBeforeLoads() throws {
+        let (store, path) = try Self.store()
+        defer { Self.remove(path) }
+        let old = #"{"enrollments":[{"account":"adele@contoso.com","app":"com.contoso.mail","checkInInMs":3600000,"policy":"p\/1","restartAsked":false,"state":"enrolled"},{"account":"ben@contoso.com","app":"com.contoso.docs","checkInInMs":60000,"restartAsked":true,"retryInMs":600000,"state":"failed","status":201}],"pendingWipes":["ben@contoso.com"]}"#
+        try store.db.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('enrollments', ?)", arguments: [old])
+        }
+        let loaded = try store.loadEnrollments(now: .zero)
+        var expected = Self.list
+        expected[0].state = .enrolled(policy: "p/1")
+        #expect(loaded.enrollments == expected)
+        #expect(loaded.pendingWipes == ["ben@contoso.com"] && loaded.signedOut.isEmpty)
+    }
+
+    /// A value of the wrong type is named by its place in the document, not defaulted.
+    @Test(arguments: [
+        (#"{"enrollments":[{"account":"a","app":"b","checkInInMs":"soon","restartAsked":false,"state":"licensedNotTargeted"}],"pendingWipes":[]}"#,
+         #"enrollment 1: "checkInInMs" is not a whole number"#),
+        (#"{"enrollments":[],"pendingWipes":"adele"}"#, #""pendingWipes" is not a list"#),
+        (#"{"enrollments":[]}"#, #""pendingWipes" is missing"#),
+        (#"{"enrollments":[],"pendingWipes":[],"signedOut":[3]}"#, #""signedOut": item 1 is not a string"#),
+        ("[]", "the document is not a JSON object"),
+    ])
+    func aValueOfTheWrongTypeIsNamedByItsPlace(_ document: String, _ message: String) throws {
+        let (store, path) = try Self.store()
+        defer { Self.remove(path) }
+        try store.db.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO meta (key, value) VALUES ('enrollments', ?)", arguments: [document])
+        }
+        #expect { _ = try store.loadEnrollments(now: .zero) } throws: { "\($0)".contains(message) }
+    }
 }

@@ -1,7 +1,7 @@
 import CMAMProtect
 import Foundation
 import Glibc
-import MAMProtect
+@testable import MAMProtect
 import Testing
 
 @Suite("File owners in user.mamlab.owner")

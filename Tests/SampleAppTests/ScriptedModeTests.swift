@@ -36,6 +36,24 @@ struct ScriptedModeTests {
         #expect(mail.finish() == 0)
     }
 
+    /// Issue 25: both interpreters read a command through the one `Script` (MAMScript), so Notes
+    /// (no SDK) refuses a wrong word as Mail does; it used to send `unenroll ACCOUNT maybe` to
+    /// the broker as a keep and `remediate ACCOUNT loudly` as a silent remediation.
+    @Test func notesAndMailRefuseTheSameWrongWords() throws {
+        let broker = try Broker()
+        defer { broker.stop() }
+        for name in ["Mail", "Notes"] {
+            let app = try ScriptedApp(broker, name)
+            let unenroll = try app.send("unenroll", "adele@contoso.com", "maybe")
+            #expect(unenroll["error"]?.string == "usage: unenroll ACCOUNT wipe|keep", "\(name): \(unenroll)")
+            let remediate = try app.send("remediate", "adele@contoso.com", "loudly")
+            #expect(remediate["error"]?.string == "usage: remediate ACCOUNT silent|interactive", "\(name): \(remediate)")
+            let wait = try app.send("wait", "nothing")
+            #expect(wait["error"]?.string?.hasPrefix("nothing is not an event kind") == true, "\(name): \(wait)")
+            #expect(app.finish() == 0, "\(name)")
+        }
+    }
+
     /// The runtime every SDK app links must not set off the sandbox's alarm by itself: a
     /// violation line is to mean the app did something it should not (libdispatch's syslog of a
     /// refused priority raise did so at every start).

@@ -1,5 +1,6 @@
 import Glibc
 import MAMBrokerCore
+import Synchronization
 
 /// The machine's monotonic clock: the one the broker runs on unless told to run on a
 /// `ManualClock` (mambroker --clock virtual).
@@ -12,14 +13,12 @@ public struct MonotonicClock: BrokerClock {
     }
 }
 
-/// The smallest lock that is Sendable without ceremony.
-final class Mutex: @unchecked Sendable {
-    private var m = pthread_mutex_t()
-    init() { pthread_mutex_init(&m, nil) }
-    deinit { pthread_mutex_destroy(&m) }
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&m)
-        defer { pthread_mutex_unlock(&m) }
-        return try body()
+/// A lock over state kept beside it (the standard library's `Mutex` guards a value it holds;
+/// the shell's sections guard several fields of their owner at once).
+final class Mutex: Sendable {
+    private let mutex = Synchronization.Mutex(())
+    init() {}
+    func withLock<T: Sendable, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        try mutex.withLock { (_: inout ()) throws(E) -> T in try body() }
     }
 }

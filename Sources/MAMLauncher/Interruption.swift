@@ -11,20 +11,20 @@ import Glibc
 /// The signals are taken from a dispatch source rather than a handler, so a stopper may lock,
 /// allocate and write; exiting from the handler instead would leave the folders and cgroups the
 /// unwinding removes.
-enum Interruption {
+package enum Interruption {
     private struct State {
         var signal: Int32?
-        var stoppers: [Int: () -> Void] = [:]
+        var stoppers: [Int: @Sendable () -> Void] = [:]
         var next = 0
     }
 
     private static let state = Locked(State())
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
 
-    static let signals = [SIGINT, SIGTERM, SIGHUP]
+    package static let signals = [SIGINT, SIGTERM, SIGHUP]
 
     /// Takes the three signals for the life of the command. Called once, before anything starts.
-    static func install(_ command: String) {
+    package static func install(_ command: String) {
         guard sources.isEmpty else { return }
         for sig in signals {
             signal(sig, SIG_IGN)
@@ -38,16 +38,16 @@ enum Interruption {
     /// Records `sig` as the command's interruption without the stoppers (a command that stops its
     /// own children, as the broker bench does), so `MAMLaunch.main` still exits 128 + the signal
     /// when the command's thread fails because of it before the handler has exited.
-    static func note(_ sig: Int32) {
+    package static func note(_ sig: Int32) {
         state.update { s in if s.signal == nil { s.signal = sig } }
     }
 
     /// The signal that interrupted the command, if one did.
-    static var received: Int32? { state.value.signal }
+    package static var received: Int32? { state.value.signal }
 
     /// The first signal stops everything; a later one finds nothing left to stop.
     private static func interrupt(_ sig: Int32, command: String) {
-        var stoppers: [() -> Void] = []
+        var stoppers: [@Sendable () -> Void] = []
         var first = false
         state.update { s in
             guard s.signal == nil else { return }
@@ -63,7 +63,7 @@ enum Interruption {
 
     /// Registers `stop` until `release`: it is run on an interruption, at once if one has come.
     /// Released before the process it stops is reaped, so it never signals a reused pid.
-    static func own(_ stop: @escaping () -> Void) -> Int {
+    package static func own(_ stop: @escaping @Sendable () -> Void) -> Int {
         var token = 0
         var late = false
         state.update { s in
@@ -75,11 +75,11 @@ enum Interruption {
         return token
     }
 
-    static func release(_ token: Int) {
+    package static func release(_ token: Int) {
         state.update { $0.stoppers[token] = nil }
     }
 
-    static func name(_ sig: Int32) -> String {
+    package static func name(_ sig: Int32) -> String {
         switch sig {
         case SIGINT: "SIGINT"
         case SIGTERM: "SIGTERM"
@@ -89,7 +89,7 @@ enum Interruption {
     }
 
     /// The command's exit status when it was interrupted: 128 + the signal, as a shell reports it.
-    static func exitIfInterrupted() {
+    package static func exitIfInterrupted() {
         if let sig = received { Foundation.exit(128 + sig) }
     }
 }

@@ -7,11 +7,12 @@ import MAMMatrix
 import MAMPolicy
 import MAMScript
 import MAMWire
+import Synchronization
 
 /// The live side of `mamlaunch matrix`: per policy, a broker of its own (policies run in
 /// parallel up to --jobs), the apps started in parallel in their sandboxes and kept running
 /// across cells, each cell performed through the apps' scripted mode and judged by what arrived.
-struct LiveMatrix {
+package struct LiveMatrix {
     var setup: MatrixSetup
     var jobs: Int
     var progress: Progress
@@ -26,8 +27,17 @@ struct LiveMatrix {
         var description: String
     }
 
+    package init(setup: MatrixSetup, jobs: Int, progress: Progress, brokerTestFlip: String?, allowWeaker: Bool, cellsInFlight: Int) {
+        self.setup = setup
+        self.jobs = jobs
+        self.progress = progress
+        self.brokerTestFlip = brokerTestFlip
+        self.allowWeaker = allowWeaker
+        self.cellsInFlight = cellsInFlight
+    }
+
     /// Answers each predicted cell live; returns them with both sides.
-    func run(_ predicted: [CellResult]) throws -> [CellResult] {
+    package func run(_ predicted: [CellResult]) throws -> [CellResult] {
         try checkExecutables(predicted)
         var byPolicy: [String: [Int]] = [:]
         var order: [String] = []
@@ -92,12 +102,11 @@ struct LiveMatrix {
 }
 
 /// A value several threads update.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value { lock.lock(); defer { lock.unlock() }; return stored }
-    func update(_ body: (inout Value) -> Void) { lock.lock(); body(&stored); lock.unlock() }
+final class Locked<Value>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: sending Value) { mutex = Mutex(value) }
+    var value: Value { mutex.withLock { $0 } }
+    func update(_ body: (inout sending Value) -> Void) { mutex.withLock { body(&$0) } }
 }
 
 /// One policy's live run: its broker, its apps, its cells in order.
@@ -151,12 +160,12 @@ final class PolicyRun: @unchecked Sendable {
         let out = Pipe()
         p.standardOutput = out
         let log = try RotatingLog.pipe(into: base + "/logs/mambroker.log")
-        defer { close(log) }
-        p.standardError = FileHandle(fileDescriptor: log, closeOnDealloc: false)
+        p.standardError = FileHandle(fileDescriptor: log.rawValue, closeOnDealloc: false)
         do { try p.run() } catch {
             try? FileManager.default.removeItem(atPath: base)
             throw error
         }
+        log.close()  // the broker has its copy
         brokerOwned = Interruption.own { if p.isRunning { p.terminate() } }
         broker = p
         let ready = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)

@@ -53,7 +53,7 @@ final class ScriptedApp: @unchecked Sendable {
             close(control)
             throw Failure(description: "cannot make the app's channels: \(String(cString: strerror(errno)))")
         }
-        let errFD = (try? RotatingLog.pipe(into: log)) ?? -1
+        let errFD = (try? RotatingLog.pipe(into: log))?.release() ?? -1
         var config = LaunchConfiguration(bundleID: manifest.bundleID, executable: executable, arguments: ["--script"],
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
@@ -61,7 +61,7 @@ final class ScriptedApp: @unchecked Sendable {
         config.allowWeaker = allowWeaker
         // The program hashed is the program run (Handoff.digest).
         let program = OpenProgram(executable)
-        if let program, program.isNative { config.executableDescriptor = program.descriptor }
+        if let program, program.isNative { config.executableDescriptor = program.descriptor.rawValue }
         config.standardInput = stdin[0]
         config.standardOutput = stdout[1]
         config.standardError = errFD >= 0 ? errFD : nil
@@ -252,8 +252,8 @@ final class ScriptedApp: @unchecked Sendable {
 
 /// Sandbox violations of the apps a matrix ran: every one goes to its broker (and its audit);
 /// the run prints each kind once at the end with how often it happened, not one line per launch.
-final class Violations: @unchecked Sendable {
-    static let shared = Violations()
+package final class Violations: @unchecked Sendable {
+    package static let shared = Violations()
     private let lock = NSLock()
     private var counts: [String: Int] = [:]
     private var order: [String] = []
@@ -267,7 +267,7 @@ final class Violations: @unchecked Sendable {
     }
 
     /// One line per kind of violation, or nothing.
-    var summary: [String] {
+    package var summary: [String] {
         lock.lock()
         defer { lock.unlock() }
         return order.map { "sandbox violation: \($0) (\(counts[$0]!)×)" }

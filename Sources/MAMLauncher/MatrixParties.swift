@@ -1,11 +1,10 @@
-import ArgumentParser
 import Foundation
 import MAMCatalog
 import MAMMatrix
 import MAMPolicy
 
 /// Where a matrix's parties come from (`--parties`).
-enum PartiesSource: String, ExpressibleByArgument, CaseIterable {
+package enum PartiesSource: String, CaseIterable {
     /// The experiment's own list.
     case experiment
     /// A party per app the policies target, plus the catalog's unmanaged apps (PolicyApps).

@@ -11,7 +11,7 @@ import MAMWire
 /// read that answer and sent the request. So once the app has exited the watch listens on until
 /// the broker says it has let the app go (`ended`, sent after any `restart` for it), for at most
 /// `drainLimit`: a broker that went silent cannot hold the launcher.
-final class RestartWatch: @unchecked Sendable {
+package final class RestartWatch: @unchecked Sendable {
     private let control: Int32
     private let pid: Int32
     private let lock = NSLock()
@@ -22,7 +22,7 @@ final class RestartWatch: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     static let drainLimit: TimeInterval = 2
 
-    init(control: Int32, pid: Int32) {
+    package init(control: Int32, pid: Int32) {
         self.control = control
         self.pid = pid
         let thread = Thread { [self] in watch() }
@@ -32,7 +32,7 @@ final class RestartWatch: @unchecked Sendable {
 
     /// Ends the watch once the app has exited (before it is reaped, so its pid is still its
     /// own); true when the broker asked for the restart.
-    func stop() -> Bool {
+    package func stop() -> Bool {
         lock.withLock {
             appExited = true
             exitedAt = Date()
@@ -42,7 +42,7 @@ final class RestartWatch: @unchecked Sendable {
     }
 
     /// Why the broker refused to take the app over (a typo in --user), once the watch stopped.
-    var refusal: String? { lock.withLock { refused } }
+    package var refusal: String? { lock.withLock { refused } }
 
     private func watch() {
         defer { finished.signal() }

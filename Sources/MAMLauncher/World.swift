@@ -1,21 +1,29 @@
-import ArgumentParser
 import Foundation
 import MAMCatalog
 import MAMPolicy
 
 /// The tenant and apps one command works with.
-struct World {
-    var engine: PolicyEngine
-    var apps: [CatalogApp]
-    var notes: [String]
+package struct World {
+    package var engine: PolicyEngine
+    package var apps: [CatalogApp]
+    package var notes: [String]
     /// The tenant file, as the user would write it, for errors that name it.
     var tenantFile = ""
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
+        package init(description: String) { self.description = description }
     }
 
-    static func load(tenant tenantPath: String?, policyOverride: String?, manifests: [String]) throws -> World {
+    /// An argument found wrong once the command ran (an unknown app): the command line's
+    /// mistake, which `mamlaunch` reports as it reports ArgumentParser's `ValidationError`.
+    package struct UsageError: Error, CustomStringConvertible {
+        package var message: String
+        package init(_ message: String) { self.message = message }
+        package var description: String { message }
+    }
+
+    package static func load(tenant tenantPath: String?, policyOverride: String?, manifests: [String]) throws -> World {
         let root = Catalog.projectRoot()
         guard let path = tenantPath ?? root.map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
             throw Failure(description: "no --tenant given and no MAMLab project found here; set MAMLAB_ROOT or pass --tenant")
@@ -79,27 +87,27 @@ struct World {
 
     /// `APP[:ACCOUNT[,ACCOUNT...]]` to a party. The first ACCOUNT is the identity the app acts
     /// under now (`none`: a multi-identity app that has set none yet); the others are signed in too.
-    func party(_ spec: String, notes: inout [String]) throws -> Party {
+    package func party(_ spec: String, notes: inout [String]) throws -> Party {
         let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = String(parts[0])
         guard let app = Catalog.find(name, in: apps) else {
             let known = apps.map { "\($0.name) (\($0.manifest.bundleID))" }.joined(separator: ", ")
-            throw ValidationError("unknown app \"\(name)\"; known apps: \(known); pass --manifest for your own")
+            throw UsageError("unknown app \"\(name)\"; known apps: \(known); pass --manifest for your own")
         }
         var accounts = parts.count > 1 ? parts[1].split(separator: ",").map(String.init) : []
         if parts.count > 1 && accounts.isEmpty {
-            throw ValidationError("\"\(spec)\": no account after ':'; give a UPN, an OID, personal or none")
+            throw UsageError("\"\(spec)\": no account after ':'; give a UPN, an OID, personal or none")
         }
         let manifest = app.manifest
         let launchState = accounts.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() == Self.noIdentity } ?? false
         if launchState {
             guard manifest.isMultiIdentity else {
-                throw ValidationError("\"\(spec)\": \(app.name) is not a multi-identity app; only a multi-identity app starts with no identity set (a single-identity app runs as its enrolled account)")
+                throw UsageError("\"\(spec)\": \(app.name) is not a multi-identity app; only a multi-identity app starts with no identity set (a single-identity app runs as its enrolled account)")
             }
             accounts.removeFirst()
         }
         if let stray = accounts.first(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == Self.noIdentity }) {
-            throw ValidationError("\"\(spec)\": \(stray) can only come first (the identity the app acts under now)")
+            throw UsageError("\"\(spec)\": \(stray) can only come first (the identity the app acts under now)")
         }
         for a in accounts { try refuseUnknownInOwnDomain(a) }
         let identities = accounts.map { engine.tenant.identity(named: $0) }
@@ -163,7 +171,7 @@ struct World {
     /// How `--from`/`--to` say "no identity set yet" (distinct from `personal`, the SDK's `""`).
     static let noIdentity = "none"
 
-    func account(_ name: String?, notes: inout [String]) throws -> Account? {
+    package func account(_ name: String?, notes: inout [String]) throws -> Account? {
         guard let name, !name.isEmpty else { return nil }
         try refuseUnknownInOwnDomain(name)
         switch engine.tenant.identity(named: name) {

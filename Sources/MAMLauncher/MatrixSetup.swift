@@ -1,0 +1,184 @@
+import Foundation
+import Glibc
+import MAMCatalog
+import MAMMatrix
+import MAMPolicy
+import Synchronization
+
+/// The experiment and, for each of its policies, the engine that answers it.
+package struct MatrixSetup {
+    package var experiment: Experiment
+    /// By policy label.
+    package var predictors: [String: Predictor]
+    /// The tenant each policy's broker loads (absolute paths), by policy label.
+    package var tenantFile: String
+    package var policyFiles: [String: String]
+    /// The policy files (by label) that name the apps they target (`apps`): they target those
+    /// apps instead of the tenant policy's.
+    package var policyFilesWithApps: Set<String> = []
+    /// The installed apps and the stand-ins the run needs.
+    package var apps: [CatalogApp]
+    package var root: URL
+    package var diff: (String, String)?
+
+    package static func load(experiment name: String, policies: [String], diff: [String], random: Int?, seed: UInt64,
+                     tenant: String?, parties: PartiesSource? = nil, catalog: String? = nil) throws -> MatrixSetup {
+        guard let root = Catalog.projectRoot() else {
+            throw World.Failure(description: "no MAMLab project found here (its Apps/ and Policies/); run from the project or set MAMLAB_ROOT")
+        }
+        let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
+        let installed = found.apps
+        let entries = try Self.catalogEntries(root: root, extra: catalog)
+        let known: (String) -> Bool = { name in
+            Catalog.find(name, in: installed) != nil
+                || entries.contains { $0.bundleID.lowercased() == name.lowercased() || $0.name.lowercased() == name.lowercased() }
+        }
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+
+        var experiment: Experiment
+        var base = root
+        let samplePolicies = BuiltIn.samplePolicies
+        // --policy: a file, `tenant`, or a sample policy's label.
+        let given: [PolicyRef] = try policies.map { p in
+            if p == "tenant" { return .tenant }
+            switch Self.resolvePolicy(p, from: cwd, root: root) {
+            case let .success(path): return .file(path)
+            case let .failure(f): throw World.Failure(description: "--policy \(p): \(f.reason)")
+            }
+        }
+        if let random {
+            let users = try Self.tenant(tenant, root: root).users.map(\.upn)
+            let pool: [PolicyRef] = policies.isEmpty ? samplePolicies : given
+            // Random cells pick among the scripted sample apps that are built (for a live run).
+            let scripted = installed.filter { a in
+                BuiltIn.scriptedApps.contains { $0.lowercased() == a.name.lowercased() }
+                    && (a.builtExecutable().map(FileManager.default.isExecutableFile(atPath:)) ?? false)
+            }.map { (name: $0.name, manifest: $0.manifest) }
+            let left = BuiltIn.scriptedApps.filter { name in !scripted.contains { $0.name.lowercased() == name.lowercased() } }
+            if !left.isEmpty {
+                FileHandle.standardError.write(Data("matrix: random cells leave out \(left.joined(separator: ", ")): not built beside mamlaunch\n".utf8))
+            }
+            experiment = RandomCells.experiment(count: random, seed: seed, apps: scripted, users: users, policies: pool)
+            if !policies.isEmpty { base = cwd }
+        } else if let builtIn = BuiltIn.experiment(named: name) {
+            experiment = builtIn
+            // The built-ins' parties are the sample tenant's (adele of Contoso): another tenant
+            // gets parties made from its own policies, users and apps.
+            if let tenant, !Self.isSampleTenant(tenant, root: root), parties == nil {
+                guard name == "default" else {
+                    throw World.UsageError("the built-in \(name) experiment is written for the sample tenant's users (adele@contoso.com); with --tenant \(tenant) give --parties policy-apps or an experiment file")
+                }
+                FileHandle.standardError.write(Data("matrix: the default experiment's parties are the sample tenant's; with --tenant \(tenant) they are made from that tenant's policies, users and apps (--parties policy-apps), under the tenant's own policies\n".utf8))
+                experiment.policyApps = true
+                experiment.policies = [.tenant]
+            }
+        } else {
+            guard FileManager.default.fileExists(atPath: name) else {
+                throw World.Failure(description: "no experiment \"\(name)\": not a built-in (\(BuiltIn.names.joined(separator: ", "))) and no such file")
+            }
+            let folder = URL(fileURLWithPath: name, relativeTo: cwd).deletingLastPathComponent()
+            do {
+                experiment = try ExperimentFile.load(try Catalog.read(name), file: Catalog.relative(name), knownApp: known,
+                                                     policy: { Self.resolvePolicy($0, from: folder, root: root) })
+            } catch {
+                throw World.Failure(description: error.description)
+            }
+            base = folder
+        }
+        if parties == .policyApps { experiment.policyApps = true }
+        if !policies.isEmpty && random == nil {
+            experiment.policies = given
+            base = cwd
+        }
+        // Policy files resolve against the experiment file's folder (the project for built-ins).
+        func absolute(_ ref: PolicyRef, from folder: URL) -> PolicyRef {
+            guard case let .file(path) = ref, !path.hasPrefix("/") else { return ref }
+            return .file(URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL.path)
+        }
+        experiment.policies = experiment.policies.map { absolute($0, from: base) }
+        var diffLabels: (String, String)?
+        if diff.count == 2 {
+            var labels: [String] = []
+            for d in diff {
+                if let existing = experiment.policies.first(where: { $0.label == d || $0.description == d }) {
+                    labels.append(existing.label)
+                    continue
+                }
+                let sample = samplePolicies.first { $0.label == d }.map { absolute($0, from: root) }
+                let ref = sample ?? absolute(d == "tenant" ? .tenant : .file(d), from: cwd)
+                experiment.policies.append(ref)
+                labels.append(ref.label)
+            }
+            diffLabels = (labels[0], labels[1])
+        }
+
+        let tenantPath = tenant ?? experiment.tenant.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL.path }
+            ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
+        let baseTenant = try Self.tenant(tenantPath, root: root)
+        var tenants: [String: Tenant] = [:]
+        var files: [String: String] = [:]
+        var filesWithApps = Set<String>()
+        for ref in experiment.policies {
+            var t = baseTenant
+            if case let .file(path) = ref {
+                try World.apply(path, to: &t)
+                files[ref.label] = path
+                if try Self.applyTargets(path, to: &t) { filesWithApps.insert(ref.label) }
+            }
+            tenants[ref.label] = t
+        }
+        let ordered = experiment.policies.compactMap { tenants[$0.label] }
+        let apps = try Self.withStandIns(&experiment, installed: installed, entries: entries, tenants: ordered,
+                                         baseTenant: ordered.first ?? baseTenant)
+        try Self.checkAccounts(experiment, tenant: baseTenant, file: tenantPath)
+        let pairs = apps.map { (name: $0.name, manifest: $0.manifest) }
+        var predictors: [String: Predictor] = [:]
+        for (label, t) in tenants {
+            predictors[label] = Predictor(engine: PolicyEngine(tenant: t, apps: apps.map(\.manifest)), apps: pairs)
+        }
+        return MatrixSetup(experiment: experiment, predictors: predictors, tenantFile: URL(fileURLWithPath: tenantPath, relativeTo: cwd).standardizedFileURL.path,
+                           policyFiles: files, policyFilesWithApps: filesWithApps, apps: apps, root: root, diff: diffLabels)
+    }
+
+    static func tenant(_ path: String?, root: URL) throws -> Tenant {
+        let p = path ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
+        do {
+            let loaded = try Catalog.loadTenant(p)
+            World.warn(loaded.warnings)
+            return loaded.tenant
+        } catch { throw World.Failure(description: error.description) }
+    }
+}
+
+/// Progress on standard error: a bar on a terminal, a plain line per tenth otherwise.
+package final class Progress: Sendable {
+    let total: Int
+    /// Cells done, and the tenth last reported (a plain line per tenth).
+    private let counts = Mutex((done: 0, lastTenth: -1))
+    private let terminal = isatty(2) == 1
+
+    package init(total: Int) { self.total = total }
+
+    package func advance(_ n: Int = 1) {
+        counts.withLock { counts in
+            counts.done = min(total, counts.done + n)
+            let done = counts.done
+            if terminal {
+                let width = 30
+                let filled = total == 0 ? width : done * width / total
+                let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+                FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) cells".utf8))
+            } else {
+                let tenth = total == 0 ? 10 : done * 10 / total
+                if tenth != counts.lastTenth {
+                    counts.lastTenth = tenth
+                    FileHandle.standardError.write(Data("matrix: \(done)/\(total) cells\n".utf8))
+                }
+            }
+        }
+    }
+
+    package func finish() {
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
