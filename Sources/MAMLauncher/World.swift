@@ -141,13 +141,13 @@ package struct World {
     /// The app of `spec` showing every account listed there in one view (SEMANTICS §1.view),
     /// decided as the broker decides `setViewIdentities`; a view the app may not show is an
     /// error naming the rule.
-    func viewParty(_ spec: String, notes: inout [String]) throws -> Party {
+    package func viewParty(_ spec: String, notes: inout [String]) throws -> Party {
         let alone = try party(spec, notes: &notes)
         let listed = spec.split(separator: ":", maxSplits: 1).dropFirst().first.map { $0.split(separator: ",").map(String.init) } ?? []
         let identities = Party.distinct(listed.filter { $0.trimmingCharacters(in: .whitespaces).lowercased() != Self.noIdentity }
             .map { engine.tenant.identity(named: $0) })
         guard identities.count > 1 else {
-            throw ValidationError("\"\(spec)\": a view needs several accounts after ':' (Mail:adele@contoso.com,personal)")
+            throw UsageError("\"\(spec)\": a view needs several accounts after ':' (Mail:adele@contoso.com,personal)")
         }
         let d = engine.setViewIdentities(identities, for: alone, signedIn: identities.compactMap(\.account))
         guard d.allowed else { throw Failure(description: "\(spec): the view is refused by \(d.rule.rawValue) (\(d.rule.id)): \(d.rule.summary)") }
