@@ -102,8 +102,13 @@ public enum TenantExport {
                     if !tenant.users[i].groups.contains(id) { tenant.users[i].groups.append(id) }
                     continue
                 }
-                if let oid, let i = byOID[oid.lowercased()] {
+                if let oid, let i = byOID[oid.lowercased()] ?? byUPN[oid.lowercased()] {
                     log.append(member.problem("user id \(oid) is \(tenant.users[i].upn) in another group, \(upn) here"))
+                    continue
+                }
+                // One name, one user: a UPN that is another user's id would sign in as, enroll and wipe that user.
+                if let i = byOID[upn.lowercased()] {
+                    log.append(upnNode.problem("\(upn) is the id of user \(tenant.users[i].upn); a name may be one user's only"))
                     continue
                 }
                 var user = TenantUser(upn: upn)

@@ -30,9 +30,11 @@ public enum TenantFile {
         if let users = doc.member("users")?.array(&log) {
             for u in users {
                 guard let user = readUser(u, &log) else { continue }
+                // One name, one user: an OID spelled as another user's UPN (or the reverse)
+                // would make that name sign in, enroll and wipe someone else.
+                let names = Set([user.upn.lowercased()] + (user.oid.map { [$0.lowercased()] } ?? []))
                 let clash = tenant.users.firstIndex { other in
-                    other.upn.lowercased() == user.upn.lowercased()
-                        || (user.oid != nil && other.oid?.lowercased() == user.oid?.lowercased())
+                    names.contains(other.upn.lowercased()) || other.oid.map { names.contains($0.lowercased()) } == true
                 }
                 if let c = clash {
                     log.append(u.problem("user \(user.upn) repeats the UPN or OID of users[\(c)] (\(tenant.users[c].upn))"))
