@@ -1,4 +1,5 @@
 import Foundation
+import MAMScript
 import MAMTestSupport
 import Testing
 
@@ -162,5 +163,35 @@ struct RedTeamS5Tests {
         let stolen = broker.auditRecords.filter { ($0["target"] as? [String: Any])?["app"] as? String == "com.aaa.thief" }
         #expect(stolen.isEmpty, "a share to com.contoso.docs went to the app in the folder of that name: \(stolen)")
         #expect(broker.auditRecord { $0["channel"] as? String == "open-in" && ($0["target"] as? [String: Any])?["app"] as? String == "com.contoso.docs" } != nil)
+    }
+
+    /// The security log (refused keys, identities, sign-ins) is kept apart so that a flood of
+    /// decisions cannot push a key theft out; but each of an app's own refused key requests was
+    /// a security record, so one app asking for Ben's key 2,000 times (a second's budget)
+    /// rotated Docs' refused attempt out of the kept logs (here 16 KiB each, nine of them;
+    /// at the default 64 MiB about twelve minutes of such a flood). An app's security records
+    /// past its budget are counted, not written one by one.
+    @Test func oneAppsFloodOfRefusedKeysDoesNotPushAnotherAppsOutOfTheSecurityLog() throws {
+        let b = try TestBroker(prefix: "mamlab-red5", extraArguments: ["--audit-max-bytes", "16384"])
+        defer { b.stop() }
+        func courier(_ app: String, _ steps: [String]) throws -> [JSONValue] {
+            try ScriptedProcess(TestBroker.bin + "/mamlaunch",
+                                ["run", "--manifest", "\(TestBroker.root)/Apps/\(app)/Info.plist", "--broker", b.launcherSocket,
+                                 "--containers", b.containers, "--developer", "--", TestBroker.bin + "/Courier"] + steps,
+                                environment: TestBroker.environment).allLines()
+        }
+        let notes = try courier("Docs", ["hello", "key", "ben@contoso.com", "bye"])
+        #expect(notes.first { $0["step"]?.string == "key" }?["error"]?.string == "notAllowed", "\(notes)")
+        func notesAttempt(_ r: [String: Any]) -> Bool {
+            r["channel"] as? String == "key" && (r["source"] as? [String: Any])?["app"] as? String == "com.contoso.docs"
+        }
+        #expect(b.auditRecord(matching: notesAttempt) != nil)
+        let flood = try courier("Dialer", ["hello"] + Array(repeating: ["key", "ben@contoso.com"], count: 2_000).flatMap { $0 } + ["bye"])
+        #expect(flood.filter { $0["step"]?.string == "key" }.count == 2_000)
+        #expect(b.auditRecords.contains(where: notesAttempt), "Dialer's flood of refused key requests pushed Docs' refused key request out of the security log")
+        // What was not written one by one is counted (at the minute's end, or the broker's).
+        b.kill(SIGTERM)
+        let counted = b.auditRecords.first { $0["channel"] as? String == "security" && ($0["source"] as? [String: Any])?["app"] as? String == "com.contoso.dialer" }
+        #expect((counted?["size"] as? Int ?? 0) > 0, "\(String(describing: counted))")
     }
 }
