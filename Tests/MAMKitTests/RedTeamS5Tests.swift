@@ -165,6 +165,21 @@ struct RedTeamS5Tests {
         #expect(broker.auditRecord { $0["channel"] as? String == "open-in" && ($0["target"] as? [String: Any])?["app"] as? String == "com.contoso.docs" } != nil)
     }
 
+    /// "Every answer is audited" (channel key): an app without the SDK (Notes) asking for Ben's
+    /// key was refused before the audit line, so a hostile app probing for keys left no trace.
+    @Test func aKeyRequestFromAnAppWithoutTheSDKIsAudited() throws {
+        let b = try TestBroker(prefix: "mamlab-red5")
+        defer { b.stop() }
+        let notes = try ScriptedProcess(TestBroker.bin + "/mamlaunch",
+                                        ["run", "--manifest", "\(TestBroker.root)/Apps/Notes/Info.plist", "--broker", b.launcherSocket,
+                                         "--containers", b.containers, "--developer", "--", TestBroker.bin + "/Courier",
+                                         "hello", "key", "ben@contoso.com", "key", "ben/../adele", "bye"],
+                                        environment: TestBroker.environment).allLines()
+        #expect(notes.filter { $0["step"]?.string == "key" && $0["error"] != nil }.count == 2, "\(notes)")
+        let audited = b.auditRecords.filter { $0["channel"] as? String == "key" && ($0["source"] as? [String: Any])?["app"] as? String == "com.example.notes" }
+        #expect(audited.count == 2 && audited.allSatisfy { $0["outcome"] as? String == "blocked" }, "\(audited)")
+    }
+
     /// The security log (refused keys, identities, sign-ins) is kept apart so that a flood of
     /// decisions cannot push a key theft out; but each of an app's own refused key requests was
     /// a security record, so one app asking for Ben's key 2,000 times (a second's budget)
