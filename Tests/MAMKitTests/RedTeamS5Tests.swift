@@ -209,4 +209,23 @@ struct RedTeamS5Tests {
         let counted = b.auditRecords.first { $0["channel"] as? String == "security" && ($0["source"] as? [String: Any])?["app"] as? String == "com.contoso.dialer" }
         #expect((counted?["size"] as? Int ?? 0) > 0, "\(String(describing: counted))")
     }
+
+    /// A wipe signs the account out of the app until the user signs it in again; a remediation
+    /// asked for just before (silent, compliant a second later) enrolled the account again when
+    /// it ended, without the user.
+    @Test func aRemediationEndingAfterAWipeDoesNotEnrollTheAccountAgain() throws {
+        let b = try TestBroker(prefix: "mamlab-red5")
+        defer { b.stop() }
+        let ben = "ben@contoso.com", benOID = "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d"
+        let mail = try ScriptedProcess(TestBroker.bin + "/mamlaunch",
+                                       ["run", "--manifest", "\(TestBroker.root)/Apps/Mail/Info.plist", "--broker", b.launcherSocket,
+                                        "--containers", b.containers, "--developer", "--user", ben, "--", TestBroker.bin + "/Courier",
+                                        "hello", "remediate", benOID, "silent", "unenroll", ben, "wipe", "wait-compliance", "sleep", "500", "bye"],
+                                       environment: TestBroker.environment).allLines()
+        #expect(mail.contains { $0["step"]?.string == "wait-compliance" }, "\(mail)")
+        let records = b.auditRecords.filter { ($0["source"] as? [String: Any])?["app"] as? String == "com.contoso.mail" || $0["app"] as? String == "com.contoso.mail" }
+        let unenrolled = try #require(records.lastIndex { $0["channel"] as? String == "enrollment" && ($0["detail"] as? String)?.hasSuffix(": 104") == true }, "\(records)")
+        let after = records[(unenrolled + 1)...].filter { $0["channel"] as? String == "enrollment" }
+        #expect(after.isEmpty, "enrolled again after the wipe: \(after)\n\(mail)")
+    }
 }
