@@ -57,11 +57,13 @@ public enum TenantExport {
     static func readGroups(_ node: Located, into tenant: inout Tenant, _ log: inout DiagnosticLog) {
         guard let groups = node.listOrGraphResponse(of: "groups", &log) else { return }
         var byUPN: [String: Int] = [:], byOID: [String: Int] = [:]
+        // Group ids so far, lower-cased: a lookup, not a scan (20,000 groups took `check` 31 s).
+        var groupIDs: Set<String> = []
         for group in groups {
             guard group.object(&log) != nil else { continue }
             guard let idNode = group.member("id") else { log.append(group.problem("a group needs its \"id\" (assignments name it)")); continue }
             guard let id = idNode.string(&log), !id.isEmpty else { continue }
-            if tenant.groups.contains(where: { $0.lowercased() == id.lowercased() }) {
+            guard groupIDs.insert(id.lowercased()).inserted else {
                 log.append(idNode.problem("group id \"\(id)\" is listed twice"))
                 continue
             }
