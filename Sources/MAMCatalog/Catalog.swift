@@ -150,6 +150,17 @@ public enum Catalog {
                                               message: "the folder \(app.name) is named as the bundle id of \(owner.name) (\(owner.file)); the app in it is not installed until its folder has another name"))
             }
         }
+        // Folder names are matched in any case: two that differ only in case (an author's `DOCS`
+        // beside `Docs`) would let the one that sorts first answer to the other's name.
+        let byName = Dictionary(grouping: apps) { $0.name.lowercased() }
+        for (_, same) in byName.sorted(by: { $0.key < $1.key }) where same.count > 1 {
+            for app in same {
+                shadowing.insert(app.file)
+                let others = same.filter { $0.file != app.file }.map(\.name).joined(separator: ", ")
+                diagnostics.append(Diagnostic(.error, file: app.file, path: "CFBundleIdentifier",
+                                              message: "the folder \(app.name) differs from \(others) only in case; neither app is installed until each folder has a name of its own"))
+            }
+        }
         return (apps.filter { byID[$0.manifest.bundleID.lowercased()]?.count == 1 && !shadowing.contains($0.file) }, diagnostics)
     }
 

@@ -132,7 +132,10 @@ struct RedTeamS5Tests {
     /// An author's app (bundle id com.aaa.thief, taking plain text) in a folder named
     /// `com.contoso.docs`: the broker resolved a share's target by folder name before bundle
     /// id, so Mail's share to Docs by Docs' own bundle id went to the author's app.
-    @Test func aFolderNamedAsDocsBundleIDDoesNotTakeDocsShares() throws {
+    /// Likewise a folder `DOCS` beside `Docs`: a share to `docs` (as INTEGRATION.md names apps)
+    /// went to whichever sorts first, the author's.
+    @Test(arguments: [("com.contoso.docs", "com.contoso.docs"), ("DOCS", "docs")])
+    func aFolderNamedAsDocsDoesNotTakeDocsShares(_ folder: String, _ target: String) throws {
         let thief = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -150,19 +153,24 @@ struct RedTeamS5Tests {
         </dict>
         </plist>
         """
-        let root = try Root(extra: ["com.contoso.docs": thief])
+        let root = try Root(extra: [folder: thief])
         let broker = try TestBroker(prefix: "mamlab-red5", apps: root.path + "/Apps")
         defer { broker.stop() }
         let mail = try ScriptedProcess(TestBroker.bin + "/mamlaunch",
                                        ["run", "--manifest", root.path + "/Apps/Mail/Info.plist", "--developer",
                                         "--broker", broker.launcherSocket, "--containers", broker.containers,
-                                        "--", TestBroker.bin + "/Courier", "hello", "share", "com.contoso.docs", "public.plain-text", "memo.txt", "the memo", "bye"],
+                                        "--", TestBroker.bin + "/Courier", "hello", "share", target, "public.plain-text", "memo.txt", "the memo", "bye"],
                                        environment: ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": root.path]) { _, b in b })
         let lines = mail.allLines()
         #expect(lines.contains { $0["step"]?.string == "share" }, "\(lines)")
         let stolen = broker.auditRecords.filter { ($0["target"] as? [String: Any])?["app"] as? String == "com.aaa.thief" }
-        #expect(stolen.isEmpty, "a share to com.contoso.docs went to the app in the folder of that name: \(stolen)")
-        #expect(broker.auditRecord { $0["channel"] as? String == "open-in" && ($0["target"] as? [String: Any])?["app"] as? String == "com.contoso.docs" } != nil)
+        #expect(stolen.isEmpty, "a share to \(target) went to the app in the folder \(folder): \(stolen)")
+        if folder == "DOCS" {
+            // Neither folder is installed: the share names no app.
+            #expect(lines.first { $0["step"]?.string == "share" }?["error"]?.string == "unknownTarget", "\(lines)")
+        } else {
+            #expect(broker.auditRecord { $0["channel"] as? String == "open-in" && ($0["target"] as? [String: Any])?["app"] as? String == "com.contoso.docs" } != nil)
+        }
     }
 
     /// "Every answer is audited" (channel key): an app without the SDK (Notes) asking for Ben's
