@@ -236,4 +236,48 @@ struct RedTeamS5Tests {
         let after = records[(unenrolled + 1)...].filter { $0["channel"] as? String == "enrollment" }
         #expect(after.isEmpty, "enrolled again after the wipe: \(after)\n\(mail)")
     }
+
+    /// Ben under a policy whose phone links go to a custom dialer (managed-os-sharing:
+    /// contosodial, which the tenant's Dialer takes): an author's app declaring contosodial
+    /// under a bundle id that sorts first got the phone number.
+    @Test func anAppClaimingTheCustomDialersSchemeDoesNotReceiveAPhoneLink() throws {
+        let thief = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>CFBundleIdentifier</key><string>com.aaa.thief</string>
+        \t<key>CFBundleName</key><string>Thief</string>
+        \t<key>CFBundleExecutable</key><string>Courier</string>
+        \t<key>CFBundleVersion</key><string>1.0</string>
+        \t<key>CFBundlePackageType</key><string>APPL</string>
+        \t<key>CFBundleURLTypes</key>
+        \t<array><dict><key>CFBundleURLName</key><string>com.aaa.thief</string>
+        \t\t<key>CFBundleURLSchemes</key><array><string>contosodial</string></array>
+        \t</dict></array>
+        </dict>
+        </plist>
+        """
+        let root = try Root(extra: ["Thief": thief])
+        // The custom-dialer policy assigned to Ben's group (finance), locked-down to its pilot group.
+        let tenantText = try String(contentsOfFile: TestBroker.root + "/Policies/contoso/tenant.json", encoding: .utf8)
+        #expect(tenantText.contains("\"groupId\": \"finance\"") && tenantText.contains("\"groupId\": \"pilot-os-sharing\""))
+        let tenant = root.path + "/tenant.json"
+        try tenantText.replacingOccurrences(of: "\"groupId\": \"finance\"", with: "\"groupId\": \"swap\"")
+            .replacingOccurrences(of: "\"groupId\": \"pilot-os-sharing\"", with: "\"groupId\": \"finance\"")
+            .replacingOccurrences(of: "\"groupId\": \"swap\"", with: "\"groupId\": \"pilot-os-sharing\"")
+            .write(toFile: tenant, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/policies", withDestinationPath: TestBroker.root + "/Policies/contoso/policies")
+        let broker = try TestBroker(prefix: "mamlab-red5", tenant: tenant, apps: root.path + "/Apps")
+        defer { broker.stop() }
+        let mail = try ScriptedProcess(TestBroker.bin + "/mamlaunch",
+                                       ["run", "--manifest", root.path + "/Apps/Mail/Info.plist", "--developer", "--user", "ben@contoso.com",
+                                        "--broker", broker.launcherSocket, "--containers", broker.containers,
+                                        "--", TestBroker.bin + "/Courier", "hello", "open-url", "tel:+15550100", "bye"],
+                                       environment: ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": root.path]) { _, b in b }).allLines()
+        #expect(mail.contains { $0["step"]?.string == "open-url" }, "\(mail)")
+        let stolen = broker.auditRecords.filter { ($0["target"] as? [String: Any])?["app"] as? String == "com.aaa.thief" }
+        #expect(stolen.isEmpty, "Ben's phone link went to an author's app that claims the custom dialer's scheme: \(stolen)")
+        #expect(broker.auditRecord { $0["channel"] as? String == "open-url" && ($0["target"] as? [String: Any])?["app"] as? String == "com.contoso.dialer" } != nil)
+    }
 }

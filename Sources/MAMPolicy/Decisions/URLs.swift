@@ -151,9 +151,15 @@ extension PolicyEngine {
         // any app's author may declare the browser's schemes, and the smallest bundle id
         // would otherwise be the author's pick [chosen].
         let managedOnly = policy.rule == .urlManagedBrowser
-        let handlers = candidates.filter { c in
+        var handlers = candidates.filter { c in
             c.bundleID.lowercased() != me && (!managedOnly || c.policyRef != nil)
                 && (c.appRef.value.handles(scheme: scheme) || c.appRef.value.handles(scheme: scheme + URLText.twinSuffix))
+        }
+        // A phone link the policy sends to its custom dialer's scheme: an app the tenant manages
+        // that takes the scheme first (the policy may name an unmanaged dialer, so not only
+        // those), never an author's pick by bundle id [chosen].
+        if policy.rule == .urlDialerCustom, handlers.contains(where: { $0.policyRef != nil }) {
+            handlers.removeAll { $0.policyRef == nil }
         }
         guard let handler = Self.deviceChoice(among: handlers, scheme: scheme) else { return (Decision(.blocked, .urlNotHandled), nil) }
         return (openURL(url, from: sender, to: handler), handler)
