@@ -405,7 +405,8 @@ public struct BrokerCore: Sendable {
     /// not installed answers to its exact bundle id only).
     public func installedBundleID(named name: String) -> String {
         let key = name.lowercased()
-        return appNames[key] ?? engine.apps[key]?.bundleID ?? name
+        // The bundle id first: a folder named as another app's id must not take its place.
+        return engine.apps[key]?.bundleID ?? appNames[key] ?? name
     }
 
     /// Why `name` names no running app, in words that say which: an installed app that is not

@@ -100,7 +100,9 @@ extension BrokerCore {
                                                                                    title: Self.fitting(r.outcome.title),
                                                                                    message: Self.fitting(r.outcome.message)))))
             }
-            if r.outcome.enrolls {
+            // Not once the user signed the account out of the app (an unenrollment, a wipe) while
+            // it ran: only the user's sign-in brings it back.
+            if r.outcome.enrolls, !service.isSignedOut(app: r.app, account: Self.canonicalName(r.account)) {
                 let name = r.account.upn ?? r.account.name
                 tell(service.registerAndEnroll(app: manifest(for: r.app), accountName: name, engine: engine, now: clock.now()), requester: nil, &out)
             }

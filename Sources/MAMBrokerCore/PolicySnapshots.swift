@@ -29,8 +29,16 @@ extension BrokerCore {
     /// either way (channel `key`).
     mutating func keyRequest(_ id: SessionID, _ frameID: UInt32, account: String, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         let s = sessions[id]!
-        guard s.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK holds no account key")) }
-        if let e = NameRules.check(account, field: "account") { return .failure(WireError(.invalidName, e.detail)) }
+        // Refused before the account is looked at, and audited all the same: an app without
+        // the SDK asking for keys is what the security log is for.
+        func refusedEarly(_ error: WireError) -> Result<Void, WireError> {
+            out.append(.audit(AuditEntry(session: id, request: frameID, channel: "key", source: auditParty(id), target: nil, dataType: nil,
+                                         size: nil, outcome: "blocked", rule: "7.protect", tag: "chosen",
+                                         detail: Self.fitting(account), revision: revision)))
+            return .failure(error)
+        }
+        guard s.manifest.integratesSDK else { return refusedEarly(WireError(.notAllowed, "an app without the SDK holds no account key")) }
+        if let e = NameRules.check(account, field: "account") { return refusedEarly(WireError(.invalidName, e.detail)) }
         let p = party(id)
         let wanted = engine.tenant.identity(named: account).account
         // The session's own enrollment, not only the party's: after a wipe or an unenrollment the

@@ -129,7 +129,39 @@ public enum Catalog {
                 diagnostics += error.diagnostics
             }
         }
-        return (apps, diagnostics)
+        // A bundle id is an app's identity (iOS keeps it unique by signing): two folders that
+        // give one id, in any case, would let the one that sorts first take the other's
+        // installed identity, policy and keys. Neither is installed.
+        let byID = Dictionary(grouping: apps) { $0.manifest.bundleID.lowercased() }
+        for (_, same) in byID.sorted(by: { $0.key < $1.key }) where same.count > 1 {
+            for app in same {
+                let others = same.filter { $0.file != app.file }.map { "\($0.name) (\($0.file))" }.joined(separator: ", ")
+                diagnostics.append(Diagnostic(.error, file: app.file, path: "CFBundleIdentifier",
+                                              message: "bundle id \(app.manifest.bundleID) is also given by \(others); neither app is installed until each has an id of its own"))
+            }
+        }
+        // A folder named as another app's bundle id would answer to that id wherever an app is
+        // named by folder or id (run, a share's target, wipe --app): it is not installed.
+        var shadowing: Set<String> = []
+        for app in apps {
+            if let owner = byID[app.name.lowercased()]?.first, owner.file != app.file {
+                shadowing.insert(app.file)
+                diagnostics.append(Diagnostic(.error, file: app.file, path: "CFBundleIdentifier",
+                                              message: "the folder \(app.name) is named as the bundle id of \(owner.name) (\(owner.file)); the app in it is not installed until its folder has another name"))
+            }
+        }
+        // Folder names are matched in any case: two that differ only in case (an author's `DOCS`
+        // beside `Docs`) would let the one that sorts first answer to the other's name.
+        let byName = Dictionary(grouping: apps) { $0.name.lowercased() }
+        for (_, same) in byName.sorted(by: { $0.key < $1.key }) where same.count > 1 {
+            for app in same {
+                shadowing.insert(app.file)
+                let others = same.filter { $0.file != app.file }.map(\.name).joined(separator: ", ")
+                diagnostics.append(Diagnostic(.error, file: app.file, path: "CFBundleIdentifier",
+                                              message: "the folder \(app.name) differs from \(others) only in case; neither app is installed until each folder has a name of its own"))
+            }
+        }
+        return (apps.filter { byID[$0.manifest.bundleID.lowercased()]?.count == 1 && !shadowing.contains($0.file) }, diagnostics)
     }
 
     /// A path as a person would like to read it: relative to the working directory when inside it.
@@ -143,7 +175,8 @@ public enum Catalog {
     /// Finds an app by `Apps/` folder name or bundle id, case-insensitively.
     public static func find(_ name: String, in apps: [CatalogApp]) -> CatalogApp? {
         let n = name.lowercased()
-        return apps.first { $0.name.lowercased() == n } ?? apps.first { $0.manifest.bundleID.lowercased() == n }
+        // A bundle id first: it is the app's identity; a folder name is only what people call it.
+        return apps.first { $0.manifest.bundleID.lowercased() == n } ?? apps.first { $0.name.lowercased() == n }
     }
 
     /// Problems a tenant has only when set beside the known apps: a policy targeting an app

@@ -67,7 +67,9 @@ struct Check: ParsableCommand {
         var checked: [(manifest: AppManifest, file: String)] = []
         var known: [(manifest: AppManifest, file: String)] = []
         if let appsDir = apps.map({ URL(fileURLWithPath: $0) }) ?? root?.appendingPathComponent("Apps") {
-            let found = Catalog.loadApps(in: appsDir).apps
+            let (found, problems) = Catalog.loadApps(in: appsDir)
+            // Two apps that one bundle id names (the manifests themselves are checked below).
+            diagnostics += problems.filter { $0.severity == .error && $0.path == "CFBundleIdentifier" && $0.message.contains("not installed") }
             manifests += found.map(\.manifest)
             known += found.map { ($0.manifest, $0.file) }
         }

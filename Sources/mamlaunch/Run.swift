@@ -344,8 +344,12 @@ struct Run: ParsableCommand {
         }
         guard let app else { throw ValidationError("name the app to run (an Apps/ folder name), or give --manifest") }
         guard let root = Catalog.projectRoot() else { throw World.Failure(description: "no MAMLab project found; use --manifest for your own app") }
-        let apps = Catalog.loadApps(in: root.appendingPathComponent("Apps")).apps
+        let (apps, problems) = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
         guard let found = Catalog.find(app, in: apps) else {
+            // A folder left out for a shared bundle id is not "unknown": say why.
+            if let why = problems.first(where: { $0.severity == .error && $0.file.split(separator: "/").dropLast().last.map(String.init)?.lowercased() == app.lowercased() }) {
+                throw World.Failure(description: why.description)
+            }
             throw ValidationError("unknown app \"\(app)\"; known apps: \(apps.map(\.name).joined(separator: ", "))")
         }
         guard let binary = found.builtExecutable() else {

@@ -28,6 +28,9 @@ public final class AuditTrail: @unchecked Sendable {
     }
 
     /// Sets aside a log whose first record has aged (each second, from the loop).
+    /// Security records one app may have written one by one in a minute (Broker.withinSecurityBudget).
+    public static let securityBudget = 120
+
     public func expire() {
         decisions.expire()
         security.expire()
@@ -42,7 +45,7 @@ public final class AuditTrail: @unchecked Sendable {
     static func isSecurityEvent(_ e: AuditEntry) -> Bool {
         switch e.channel {
         case "key", "identity", "signIn": return e.outcome != "allowed" && e.outcome != "signedIn"
-        case "sandbox", "rate": return true
+        case "sandbox", "rate", "security": return true
         default: return e.outcome == "notSignedIn"
         }
     }
@@ -68,6 +71,40 @@ extension Broker {
         }
     }
 
+    /// An app's own security records (its refused keys, identities, requests for accounts not
+    /// signed in) are written one by one up to `AuditTrail.securityBudget` a minute; past that
+    /// they are counted, and the count audited when the minute ends (channel `security`, outcome
+    /// `suppressed`, the count in `size`). Otherwise one app asking for another's key at its
+    /// request budget rotated every other app's security events out of the kept logs within
+    /// minutes.
+    func withinSecurityBudget(_ entry: AuditEntry) -> Bool {
+        guard AuditTrail.isSecurityEvent(entry), entry.channel != "sandbox", entry.channel != "rate", entry.channel != "security" else { return true }
+        let app = entry.source.app, minute = Self.minute()
+        var b = securityRecords[app] ?? SecurityBudget(minute: minute)
+        if b.minute != minute {
+            auditSecurityOverflow(endingBefore: minute)
+            b = securityRecords[app] ?? SecurityBudget(minute: minute)
+        }
+        defer { securityRecords[app] = b }
+        if b.written < AuditTrail.securityBudget { b.written += 1; return true }
+        b.suppressed += 1
+        return false
+    }
+
+    /// Audits the counts of the minutes before `minute` and forgets them.
+    func auditSecurityOverflow(endingBefore minute: Int) {
+        for (app, b) in securityRecords where b.minute < minute {
+            securityRecords[app] = nil
+            guard b.suppressed > 0 else { continue }
+            audit.append(AuditEntry(session: SessionID(0), request: 0, channel: "security", source: .init(app: app, identity: "", managed: false),
+                                    target: nil, dataType: nil, size: b.suppressed, outcome: "suppressed", rule: "limit.security", tag: "chosen",
+                                    detail: "security events past \(AuditTrail.securityBudget) a minute from this app, counted only", revision: core.revision),
+                         id: (try? store.nextDecisionID()) ?? 0)
+        }
+    }
+
+    static func minute() -> Int { Int(MonotonicClock().now().components.seconds / 60) }
+
     /// A sandbox violation is a security event: audited at an app's first ten and then at every
     /// tenfold count (the count in `size`), so a looping app cannot fill the security log.
     func auditViolation(_ v: SandboxViolation) {
@@ -79,4 +116,11 @@ extension Broker {
                                 tag: "chosen", detail: v.detail.map { "\(v.syscall): \($0)" } ?? v.syscall, revision: core.revision),
                      id: (try? store.nextDecisionID()) ?? 0)
     }
+}
+
+/// One app's security records in one minute.
+struct SecurityBudget {
+    var minute: Int
+    var written = 0
+    var suppressed = 0
 }

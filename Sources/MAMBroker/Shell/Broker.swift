@@ -108,6 +108,8 @@ public final class Broker: @unchecked Sendable {
     var appBudgets: [String: RequestBudget] = [:]
     /// Sandbox violations per app, audited at the first ten and every tenfold count.
     var violations: [String: Int] = [:]
+    /// Each app's security records this minute (AuditTrail.securityBudget).
+    var securityRecords: [String: SecurityBudget] = [:]
     var lastEnrollments: [Enrollment] = []
     var lastWipes: Set<String> = []
     var lastSignedOut: Set<String> = []
@@ -281,10 +283,12 @@ public final class Broker: @unchecked Sendable {
                 lastTick = now
                 apply(core.handle(.tick))
                 auditRefusals()
+                auditSecurityOverflow(endingBefore: Self.minute())
                 audit.expire()
             }
         }
         auditRefusals()
+        auditSecurityOverflow(endingBefore: .max)
         for (fd, h) in handles {
             if case .session = h { shutdown(fd, Int32(SHUT_RDWR)) }
             close(fd)
@@ -605,6 +609,7 @@ public final class Broker: @unchecked Sendable {
         }
         func audit(_ entry: AuditEntry) {
             let entry = broker.pasteFlip?.flipped(entry) ?? entry
+            guard broker.withinSecurityBudget(entry) else { return }
             broker.audit.append(entry, id: (try? broker.store.nextDecisionID()) ?? 0)
         }
         func log(_ line: LogLine) { broker.log(line) }

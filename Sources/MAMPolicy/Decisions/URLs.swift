@@ -143,12 +143,23 @@ extension PolicyEngine {
     /// system browser (a browser without the SDK), any other URL in the handler with the
     /// smallest bundle id. So the broker and a prediction name the same app whichever apps run.
     public func routeURL(_ url: String, from sender: Party, among candidates: [Party]) -> (decision: Decision, target: Party?) {
-        let asDelivered = openURL(url, from: sender, to: nil).url.map { URLText.unwrap($0)?.url ?? $0 } ?? url
+        let policy = openURL(url, from: sender, to: nil)
+        let asDelivered = policy.url.map { URLText.unwrap($0)?.url ?? $0 } ?? url
         guard let scheme = URLText.scheme(of: asDelivered)?.lowercased() else { return (Decision(.blocked, .urlNotHandled), nil) }
         let me = sender.bundleID.lowercased()
-        let handlers = candidates.filter { c in
-            c.bundleID.lowercased() != me
+        // A link the policy sends to the managed browser goes to a browser the tenant manages:
+        // any app's author may declare the browser's schemes, and the smallest bundle id
+        // would otherwise be the author's pick [chosen].
+        let managedOnly = policy.rule == .urlManagedBrowser
+        var handlers = candidates.filter { c in
+            c.bundleID.lowercased() != me && (!managedOnly || c.policyRef != nil)
                 && (c.appRef.value.handles(scheme: scheme) || c.appRef.value.handles(scheme: scheme + URLText.twinSuffix))
+        }
+        // A phone link the policy sends to its custom dialer's scheme: an app the tenant manages
+        // that takes the scheme first (the policy may name an unmanaged dialer, so not only
+        // those), never an author's pick by bundle id [chosen].
+        if policy.rule == .urlDialerCustom, handlers.contains(where: { $0.policyRef != nil }) {
+            handlers.removeAll { $0.policyRef == nil }
         }
         guard let handler = Self.deviceChoice(among: handlers, scheme: scheme) else { return (Decision(.blocked, .urlNotHandled), nil) }
         return (openURL(url, from: sender, to: handler), handler)

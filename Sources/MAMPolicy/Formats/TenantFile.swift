@@ -28,16 +28,19 @@ public enum TenantFile {
         var tenant = Tenant(name: doc.member("tenant")?.string(&log) ?? "")
         var userOrigins: [Origin] = []
         if let users = doc.member("users")?.array(&log) {
+            // Every UPN and OID so far, lower-cased, to its user: one lookup per user, not a scan
+            // of the users before it (20,000 users took `check` 157 s, the broker as long).
+            var named: [String: Int] = [:]
             for u in users {
                 guard let user = readUser(u, &log) else { continue }
-                let clash = tenant.users.firstIndex { other in
-                    other.upn.lowercased() == user.upn.lowercased()
-                        || (user.oid != nil && other.oid?.lowercased() == user.oid?.lowercased())
-                }
-                if let c = clash {
+                // One name, one user: an OID spelled as another user's UPN (or the reverse)
+                // would make that name sign in, enroll and wipe someone else.
+                let names = [user.upn.lowercased()] + (user.oid.map { [$0.lowercased()] } ?? [])
+                if let c = names.lazy.compactMap({ named[$0] }).first {
                     log.append(u.problem("user \(user.upn) repeats the UPN or OID of users[\(c)] (\(tenant.users[c].upn))"))
                     continue
                 }
+                for n in names { named[n] = tenant.users.count }
                 tenant.users.append(user)
                 userOrigins.append(Origin(u))
             }
