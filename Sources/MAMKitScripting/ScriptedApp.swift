@@ -523,6 +523,6 @@ struct Executor: Sendable {
     }
 
     static func sha256(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: bytes))
     }
 }

@@ -349,7 +349,10 @@ final class PolicyRun: @unchecked Sendable {
         }
         // Decided once per cell, not at each look while lanes wait.
         let alone = cells.map { $0.cell.channel.channel.isAccountChannel || ($0.cell.channel.channel == .openURL && !routesOnlyToTarget($0.cell)) }
-        let lanes = CellLanes(Array(cells.indices)) { [self] i in claim(cells[i], alone: alone[i]) }
+        // And each cell's apps (bundle id, accounts): a lane looks at up to CellLanes.lookahead
+        // cells' claims at every pick.
+        let parts = cells.map { r in ([r.cell.source] + (r.cell.target.map { [$0] } ?? [])).map { p in (try? bundle(p)).map { ($0, p.accounts) } } }
+        let lanes = CellLanes(Array(cells.indices)) { [self] i in claim(cells[i], alone: alone[i], apps: parts[i]) }
         lanes.run(lanes: cellsInFlight, stop: { Interruption.received != nil }) { [self] i in
             var r = cells[i]
             if r.live != nil {
@@ -381,14 +384,14 @@ final class PolicyRun: @unchecked Sendable {
     /// What a cell touches (CellLanes): its apps, the pasteboard for a paste; everything when
     /// `alone` (a link another app may take: routesOnlyToTarget) and for a cell that must start
     /// or restart an app.
-    func claim(_ r: CellResult, alone: Bool) -> CellLanes.Claim {
+    func claim(_ r: CellResult, alone: Bool, apps parts: [(bundle: String, accounts: [String])?]) -> CellLanes.Claim {
         if r.live != nil || startFailure.value != nil { return .resources([]) }
         let cell = r.cell
         if alone { return .everything }
         var apps = Set<String>()
-        for p in [cell.source] + (cell.target.map { [$0] } ?? []) {
-            guard let b = try? bundle(p) else { return .everything }
-            if self.apps[b] == nil || accounts[b] != p.accounts { return .everything }
+        for part in parts {
+            guard let (b, wanted) = part else { return .everything }
+            if self.apps[b] == nil || accounts[b] != wanted { return .everything }
             apps.insert(b)
         }
         if cell.channel.channel == .paste { apps.insert(" pasteboard") }
@@ -566,6 +569,6 @@ final class PolicyRun: @unchecked Sendable {
     }
 
     static func sha256(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: Data(text.utf8)))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MAMCatalog
+import MAMMatrix
 import MAMPolicy
 
 /// The tenant and apps one command works with.
@@ -23,7 +24,11 @@ package struct World {
         package var description: String { message }
     }
 
-    package static func load(tenant tenantPath: String?, policyOverride: String?, manifests: [String]) throws -> World {
+    /// `standIns`: app names or bundle ids the command will ask about (explain's --from and
+    /// --to). Those no installed app or manifest provides, and every app a policy targets that
+    /// none provides, become stand-ins from the app catalog (docs/CATALOG.md) as in `matrix`.
+    package static func load(tenant tenantPath: String?, policyOverride: String?, manifests: [String],
+                             catalog: String? = nil, standIns names: [String] = []) throws -> World {
         let root = Catalog.projectRoot()
         guard let path = tenantPath ?? root.map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
             throw Failure(description: "no --tenant given and no MAMLab project found here; set MAMLAB_ROOT or pass --tenant")
@@ -37,7 +42,11 @@ package struct World {
         } catch {
             throw Failure(description: error.description)
         }
-        if let policyOverride { try apply(policyOverride, to: &tenant) }
+        if let policyOverride {
+            try apply(policyOverride, to: &tenant)
+            // A file that names its apps targets those, as in the matrix.
+            _ = try MatrixSetup.applyTargets(policyOverride, to: &tenant)
+        }
         var apps: [CatalogApp] = []
         if let root {
             let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
@@ -53,9 +62,30 @@ package struct World {
                 throw Failure(description: error.description)
             }
         }
+        if let root {
+            let made = try standIns(for: names, tenant: tenant, installed: apps, root: root, catalog: catalog)
+            apps += made.apps
+            notes += made.notes
+        }
         var world = World(engine: PolicyEngine(tenant: tenant, apps: apps.map(\.manifest)), apps: apps, notes: notes)
         world.tenantFile = Catalog.relative(path)
         return world
+    }
+
+    /// Stand-ins (MatrixSetup.withStandIns) for the apps the policies target and for the
+    /// catalog apps among `names` (an entry's name or bundle id) that no installed app provides.
+    static func standIns(for names: [String], tenant: Tenant, installed: [CatalogApp], root: URL, catalog: String?)
+        throws -> (apps: [CatalogApp], notes: [String]) {
+        let entries = try MatrixSetup.catalogEntries(root: root, extra: catalog)
+        // A name the catalog does not know stays unknown (a typo is not an app); a bundle id a
+        // policy targets is stood in for, from the catalog or plain, as in the matrix.
+        let asked = names.filter { Catalog.find($0, in: installed) == nil }.compactMap { name in
+            entries.first { $0.name.lowercased() == name.lowercased() || $0.bundleID.lowercased() == name.lowercased() }?.bundleID
+        }
+        let made = Catalog.standIns(for: PolicyApps.targetedApps([tenant]) + asked, installed: installed, catalog: entries)
+        let wanted = Set((names + asked).map { $0.lowercased() })
+        let notes = made.notes.filter { note in wanted.contains { note.lowercased().hasPrefix($0 + " ") } }
+        return (made.apps, notes.map { "note: \($0)" })
     }
 
     /// A loaded file's warnings (an unknown key, with the nearest known one), on standard error:
@@ -99,6 +129,9 @@ package struct World {
             throw UsageError("\"\(spec)\": no account after ':'; give a UPN, an OID, personal or none")
         }
         let manifest = app.manifest
+        if let entry = app.standIn {
+            notes.append("note: \(manifest.bundleID) is not installed (no Apps/ folder): it is answered as the stand-in made from the app catalog's entry \"\(entry.name)\", as the matrix runs it")
+        }
         let launchState = accounts.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() == Self.noIdentity } ?? false
         if launchState {
             guard manifest.isMultiIdentity else {

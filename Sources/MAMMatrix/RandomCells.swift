@@ -45,12 +45,17 @@ public enum RandomCells {
         let appOf = Dictionary(parties.map { ($0.name, $0.app) }, uniquingKeysWith: { a, _ in a })
         let channels: [Channel] = [.openIn, .import, .paste, .openURL, .saveTo, .openFrom]
         let openLocations = OpenLocation.allCases.filter { $0 != .camera }
+        // Worked out once, not at each of a campaign's cells.
+        let labels = Dictionary(policies.map { ($0, $0.label) }, uniquingKeysWith: { a, _ in a })
+        var targetsOf: [String: [PartySpec]] = [:]
+        for p in parties where targetsOf[p.app] == nil { targetsOf[p.app] = parties.filter { appOf[$0.name] != p.app } }
         var cells: [CellSpec] = []
+        cells.reserveCapacity(count)
         while cells.count < count, parties.count > 1 {
             let policy = policies.randomElement(using: &rng)!
             let channel = channels.randomElement(using: &rng)!
             let source = parties.randomElement(using: &rng)!
-            let targets = parties.filter { appOf[$0.name] != source.app }
+            let targets = targetsOf[source.app]!
             guard let target = targets.randomElement(using: &rng) else { continue }
             var spec: ChannelSpec
             switch channel {
@@ -66,7 +71,7 @@ public enum RandomCells {
                 spec = ChannelSpec(channel)
             }
             cells.append(CellSpec(channel: spec, source: source.name, target: channel == .saveTo ? nil : target.name,
-                                  policies: [policy.label]))
+                                  policies: [labels[policy]!]))
         }
         return Experiment(name: "random", description: "\(count) random cells, seed \(seed): the leak invariant checked live.",
                           parties: parties, policies: policies, cells: cells)

@@ -36,6 +36,12 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// One line of JSON, no newline.
     public var json: String {
+        if let text = JSONText.write(self) { return text }
+        return encodedByFoundation
+    }
+
+    /// What JSONEncoder writes (the form JSONText matches).
+    var encodedByFoundation: String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a JSONValue cannot fail: every case maps to a JSON value.
@@ -44,8 +50,11 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
 
     public var description: String { json }
 
+    /// Reads one JSON value; throws with the byte offset of what is wrong.
     public static func parse<Bytes: Collection>(_ bytes: Bytes) throws -> JSONValue where Bytes.Element == UInt8 {
-        try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        if let value = try bytes.withContiguousStorageIfAvailable({ b throws(JSONText.Failure) in try JSONText.parse(b) }) { return value }
+        let copy = Array(bytes)
+        return try copy.withUnsafeBufferPointer { b throws(JSONText.Failure) in try JSONText.parse(b) }
     }
 
     // Reading fields of a result or event object.

@@ -63,13 +63,27 @@ public enum AuditFile {
 
     /// The records of one file: its committed lines (a file without a header, as older
     /// brokers wrote, is read whole), each a JSON object. None when the file is missing.
+    ///
+    /// Reads only the committed bytes from `offset` on: the file is reserved a megabyte at a
+    /// time, and a reader that follows the log (the matrix, after each cell) must not pay for
+    /// the whole of it at each look.
     public static func records(atPath path: String, from offset: Int = 0) -> [String] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
-        let bytes = [UInt8](data)
-        let end = committed(bytes) ?? bytes.count
-        let start = max(offset, committed(bytes) == nil ? 0 : headerSize)
-        guard start < end else { return [] }
-        return bytes[start..<end].split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+        guard let h = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? h.close() }
+        let head = (try? h.read(upToCount: headerSize)) ?? Data()
+        let bytes: Data
+        if let end = committed([UInt8](head)) {
+            let start = max(offset, headerSize)
+            guard start < end, (try? h.seek(toOffset: UInt64(start))) != nil,
+                  let rest = try? h.read(upToCount: end - start) else { return [] }
+            bytes = rest
+        } else {
+            guard let rest = try? h.readToEnd() else { return [] }
+            let all = head + rest
+            guard max(offset, 0) < all.count else { return [] }
+            bytes = all.subdata(in: max(offset, 0)..<all.count)
+        }
+        return bytes.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Where the committed records of a file end (what `records(atPath:from:)` reads on from

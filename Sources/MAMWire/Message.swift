@@ -93,8 +93,10 @@ public enum Message: Sendable, Equatable {
 public enum WireOutcome: UInt8, Sendable, CaseIterable {
     case allowed, blocked, encrypted, filtered, switched, rewritten
 
-    /// The outcome's name, as docs/SCRIPTING.md and the audit spell it.
-    public var name: String { "\(self)" }
+    /// The outcome's name, as docs/SCRIPTING.md and the audit spell it (looked up, not
+    /// described: an interpolated case is found by reflection, at every decision).
+    public var name: String { Self.names[Int(rawValue)] }
+    private static let names = allCases.map { "\($0)" }
 
     /// The name of the outcome `byte` stands for; the decoder lets no other byte through.
     public static func name(of byte: UInt8) -> String { WireOutcome(rawValue: byte)?.name ?? "outcome \(byte)" }

@@ -36,9 +36,11 @@ struct Explain: ParsableCommand {
             under the lock-down policy, so nothing leaves it and nothing comes in (SEMANTICS \
             §1.view); a view the app may not show is refused with its rule.
 
-            APP is a folder name under Apps/ (Mail), a bundle id (com.contoso.mail), or the \
-            bundle id of a manifest given with --manifest. ACCOUNT is a UPN, an OID or \
-            `personal`; several may be listed with commas: the first is the identity the app \
+            APP is a folder name under Apps/ (Mail), a bundle id (com.contoso.mail), the \
+            bundle id of a manifest given with --manifest, or an app no Apps/ folder provides: \
+            a catalog entry's name or bundle id (Outlook, com.microsoft.office.outlook) or an \
+            app a policy targets, answered as the stand-in the matrix runs (docs/CATALOG.md). \
+            ACCOUNT is a UPN, an OID or `personal`; several may be listed with commas: the first is the identity the app \
             acts under now, the others are also signed in (Mail:adele@contoso.com,personal). \
             `none` first says a multi-identity app has set no identity yet, its launch state: \
             unmanaged, without a personal account (Mail:none). Omitted, the app acts under the \
@@ -57,8 +59,11 @@ struct Explain: ParsableCommand {
     @Option(help: ArgumentHelp("The tenant file or a Graph tenant export (docs/POLICIES.md; default: Policies/contoso/tenant.json).", valueName: "FILE"))
     var tenant: String?
 
-    @Option(help: ArgumentHelp("Apply this policy file's settings to every policy of the tenant, keeping their targeting.", valueName: "FILE"))
+    @Option(help: ArgumentHelp("Apply this policy file's settings to every policy of the tenant, keeping their assignments; a file that names its apps (a Graph export with `apps`) targets those, as in `matrix`.", valueName: "FILE"))
     var policy: String?
+
+    @Option(help: ArgumentHelp("An app catalog (docs/CATALOG.md) whose entries add to or replace the built-in one's, for apps no Apps/ folder provides (stand-ins, as in `matrix`).", valueName: "FILE"))
+    var catalog: String?
 
     @Option(help: ArgumentHelp("Where the data comes from.", valueName: "APP[:ACCOUNT]"))
     var from: String?
@@ -118,7 +123,8 @@ struct Explain: ParsableCommand {
     }
 
     func run() throws {
-        let world = try World.load(tenant: tenant, policyOverride: policy, manifests: manifests)
+        let world = try World.load(tenant: tenant, policyOverride: policy, manifests: manifests, catalog: catalog,
+                                   standIns: [from, to].compactMap { $0.map(Self.appName) })
         var notes = world.notes
         let source = try from.map { fromView ? try world.viewParty($0, notes: &notes) : try world.party($0, notes: &notes) }
         let target = try to.map { toView ? try world.viewParty($0, notes: &notes) : try world.party($0, notes: &notes) }
@@ -170,6 +176,9 @@ struct Explain: ParsableCommand {
                             ownerSide: channel == .openFrom ? (target ?? source) : source, notes: notes)
         print(json ? report.json() : report.text())
     }
+
+    /// The APP of `APP[:ACCOUNT...]`.
+    static func appName(_ spec: String) -> String { String(spec.prefix { $0 != ":" }) }
 
     private func split(_ spec: String) -> (String, String?) {
         guard let colon = spec.firstIndex(of: ":") else { return (spec, nil) }

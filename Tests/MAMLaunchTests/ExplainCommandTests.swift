@@ -125,6 +125,26 @@ struct ExplainCommandTests {
         #expect(!personal.stdout.contains("note:"))
     }
 
+    /// An app no Apps/ folder provides is answered as the matrix runs it: the stand-in made from
+    /// its catalog entry, named by bundle id or by the entry's name, targeted by a policy file
+    /// that names its apps (the vendor's Level 2 export targets Outlook and Word, not Gmail).
+    @Test func catalogAppsAreAnsweredAsTheirStandIns() throws {
+        let level2 = ["--policy", "Policies/frameworks/level-2-enterprise-enhanced-data-protection-iOS.json"]
+        let managed = try CommandRunner.run(["explain", "--from", "com.microsoft.office.outlook", "--to", "Word",
+                                             "--channel", "send", "--json"] + level2)
+        #expect(managed.status == 0, "\(managed.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(managed.stdout.utf8)) as? [String: Any], "\(managed.stdout)")
+        #expect(object["outcome"] as? String == "allowed", "\(managed.stdout)")
+        let text = try CommandRunner.run(["explain", "--from", "Outlook", "--to", "com.google.gmail", "--channel", "send"] + level2)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.hasPrefix("BLOCKED  send  com.microsoft.office.outlook as adele@contoso.com (managed) → com.google.gmail"), "\(text.stdout)")
+        #expect(text.stdout.contains("com.google.gmail is not installed (no Apps/ folder): it is answered as the stand-in made from the app catalog's entry"), "\(text.stdout)")
+        // Still unknown: a name neither installed, nor in the catalog, nor targeted.
+        let unknown = try CommandRunner.run(["explain", "--from", "com.example.nowhere", "--to", "Notes", "--channel", "send"])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("unknown app \"com.example.nowhere\""), "\(unknown.stderr)")
+    }
+
     /// Two browsers take https: explain says which one the device opens a link in, as the
     /// broker routes it (docs/SEMANTICS.md §4.4), when --to names the other.
     @Test func aLinkTowardsABrowserItDoesNotOpenInIsNoted() throws {

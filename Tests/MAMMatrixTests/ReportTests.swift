@@ -123,7 +123,9 @@ struct ChromiumTests {
         return child.standardOutput
     }
 
-    @Test func theHeatmapRendersAndHasOneCellPerMatrixCell() throws {
+    /// `html` as Chromium renders it, in a folder of its own (gone after `body`): `body` gets the
+    /// folder (the page is its matrix.html) and the rendered DOM. Chromium missing is a failure.
+    func withRenderedPage(_ html: String, _ body: (_ dir: String, _ dom: String) throws -> Void) throws {
         guard Self.chromium() != nil else {
             Issue.record("chromium is not installed (apt-get install -y chromium; scripts/test installs it)")
             return
@@ -131,32 +133,30 @@ struct ChromiumTests {
         let dir = NSTemporaryDirectory() + "mamlab-html-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let report = ReportTests.report
-        try Data(report.render(.html).utf8).write(to: URL(fileURLWithPath: dir + "/matrix.html"))
-        try Data("<!DOCTYPE html><html><body></body></html>".utf8).write(to: URL(fileURLWithPath: dir + "/blank.html"))
-
+        try Data(html.utf8).write(to: URL(fileURLWithPath: dir + "/matrix.html"))
         let dom = String(decoding: try run(["--dump-dom", "file://\(dir)/matrix.html"], in: dir), as: UTF8.self)
-        let cells = dom.components(separatedBy: "<div class=\"cell ").count - 1
-        #expect(cells == report.results.count)
+        try body(dir, dom)
+    }
 
-        _ = try run(["--screenshot=\(dir)/matrix.png", "--window-size=1200,900", "file://\(dir)/matrix.html"], in: dir)
-        _ = try run(["--screenshot=\(dir)/blank.png", "--window-size=1200,900", "file://\(dir)/blank.html"], in: dir)
-        let picture = try Data(contentsOf: URL(fileURLWithPath: dir + "/matrix.png"))
-        let blank = try Data(contentsOf: URL(fileURLWithPath: dir + "/blank.png"))
-        #expect(Array(picture.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "a PNG")
-        // A one-colour page of the same size compresses to almost nothing; a heatmap does not.
-        #expect(picture.count > blank.count * 10, "screenshot \(picture.count) bytes against \(blank.count) for a blank page")
+    @Test func theHeatmapRendersAndHasOneCellPerMatrixCell() throws {
+        let report = ReportTests.report
+        try withRenderedPage(report.render(.html)) { dir, dom in
+            try Data("<!DOCTYPE html><html><body></body></html>".utf8).write(to: URL(fileURLWithPath: dir + "/blank.html"))
+            let cells = dom.components(separatedBy: "<div class=\"cell ").count - 1
+            #expect(cells == report.results.count)
+
+            _ = try run(["--screenshot=\(dir)/matrix.png", "--window-size=1200,900", "file://\(dir)/matrix.html"], in: dir)
+            _ = try run(["--screenshot=\(dir)/blank.png", "--window-size=1200,900", "file://\(dir)/blank.html"], in: dir)
+            let picture = try Data(contentsOf: URL(fileURLWithPath: dir + "/matrix.png"))
+            let blank = try Data(contentsOf: URL(fileURLWithPath: dir + "/blank.png"))
+            #expect(Array(picture.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "a PNG")
+            // A one-colour page of the same size compresses to almost nothing; a heatmap does not.
+            #expect(picture.count > blank.count * 10, "screenshot \(picture.count) bytes against \(blank.count) for a blank page")
+        }
     }
 
     @Test("the admin's page: the diff first and linked from the top, each change with its setting; each policy's name, file and sharing settings")
     func theAdminsPageNamesWhyCellsChange() throws {
-        guard Self.chromium() != nil else {
-            Issue.record("chromium is not installed (apt-get install -y chromium; scripts/test installs it)")
-            return
-        }
-        let dir = NSTemporaryDirectory() + "mamlab-html-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         var report = ReportTests.report
         var settings: [String: [String: String]] = [:]
         for label in ["level1-basic", "level2-enhanced"] {
@@ -166,40 +166,32 @@ struct ChromiumTests {
             report.policyInfo[label] = PolicyInfo(displayName: policy.displayName, file: file, settings: settings[label]!)
         }
         let diff = MatrixDiff(report.results, policyA: "level1-basic", policyB: "level2-enhanced", settings: settings)
-        try Data(report.render(.html, diff: diff).utf8).write(to: URL(fileURLWithPath: dir + "/matrix.html"))
-        let dom = String(decoding: try run(["--dump-dom", "file://\(dir)/matrix.html"], in: dir), as: UTF8.self)
-        // The link at the top leads to the diff, which comes before the first heatmap.
-        let link = try #require(dom.range(of: "<a href=\"#diff\">"))
-        let diffAt = try #require(dom.range(of: "<h2 id=\"diff\">"))
-        let firstHeatmap = try #require(dom.range(of: "<table class=\"heat\""))
-        #expect(link.lowerBound < diffAt.lowerBound && diffAt.lowerBound < firstHeatmap.lowerBound)
-        // The web link's change names the managed-browser setting.
-        #expect(dom.contains("managedBrowserToOpenLinksRequired: false → true"))
-        #expect(!diff.changes.isEmpty && diff.changes.allSatisfy { !diff.reasons($0).isEmpty })
-        // Each policy's display name, file and the settings deciding sharing, beside its heatmap.
-        #expect(dom.contains("Policy: \(report.policyInfo["level2-enhanced"]!.displayName)"))
-        #expect(dom.contains("File: Policies/contoso/policies/level2-enhanced.json"))
-        #expect(dom.contains("<td>allowedOutboundDataTransferDestinations</td><td>managedApps</td>"))
-        // Blank squares are explained.
-        #expect(dom.contains("An empty square is no cell"))
+        try withRenderedPage(report.render(.html, diff: diff)) { _, dom in
+            // The link at the top leads to the diff, which comes before the first heatmap.
+            let link = try #require(dom.range(of: "<a href=\"#diff\">"))
+            let diffAt = try #require(dom.range(of: "<h2 id=\"diff\">"))
+            let firstHeatmap = try #require(dom.range(of: "<table class=\"heat\""))
+            #expect(link.lowerBound < diffAt.lowerBound && diffAt.lowerBound < firstHeatmap.lowerBound)
+            // The web link's change names the managed-browser setting.
+            #expect(dom.contains("managedBrowserToOpenLinksRequired: false → true"))
+            #expect(!diff.changes.isEmpty && diff.changes.allSatisfy { !diff.reasons($0).isEmpty })
+            // Each policy's display name, file and the settings deciding sharing, beside its heatmap.
+            #expect(dom.contains("Policy: \(report.policyInfo["level2-enhanced"]!.displayName)"))
+            #expect(dom.contains("File: Policies/contoso/policies/level2-enhanced.json"))
+            #expect(dom.contains("<td>allowedOutboundDataTransferDestinations</td><td>managedApps</td>"))
+            // Blank squares are explained.
+            #expect(dom.contains("An empty square is no cell"))
+        }
     }
 
     @Test("every cell readable without hover and in print, in plain words, under compact headers")
     func everyCellInWordsAndInPrint() throws {
-        guard Self.chromium() != nil else {
-            Issue.record("chromium is not installed (apt-get install -y chromium; scripts/test installs it)")
-            return
-        }
-        let dir = NSTemporaryDirectory() + "mamlab-html-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
         let report = ReportTests.report
         let diff = MatrixDiff(report.results, policyA: "level1-basic", policyB: "level2-enhanced")
-        try Data(report.render(.html, diff: diff).utf8).write(to: URL(fileURLWithPath: dir + "/matrix.html"))
-        let dom = String(decoding: try run(["--dump-dom", "file://\(dir)/matrix.html"], in: dir), as: UTF8.self)
-        // Each square links to its own line in words, and every cell has one.
-        for r in report.results.prefix(40) + report.results.suffix(40) {
-            #expect(dom.contains("<a class=\"sq\" href=\"#c\(r.cell.id)\"><div class=\"cell "), "square \(r.cell.id)")
+        try withRenderedPage(report.render(.html, diff: diff)) { dir, dom in
+            // Each square links to its own line in words, and every cell has one.
+            for r in report.results.prefix(40) + report.results.suffix(40) {
+                #expect(dom.contains("<a class=\"sq\" href=\"#c\(r.cell.id)\"><div class=\"cell "), "square \(r.cell.id)")
         }
         #expect(dom.components(separatedBy: "<tr id=\"c").count - 1 == report.results.count)
         // Plain words: no rule's internal name, no tag or seed citation, anywhere on the page.
@@ -221,5 +213,6 @@ struct ChromiumTests {
         #expect(pdf.hasPrefix("%PDF"))
         #expect(pdf.components(separatedBy: "/Type /Page\n").count + pdf.components(separatedBy: "/Type /Page\r").count
                 + pdf.components(separatedBy: "/Type /Page ").count + pdf.components(separatedBy: "/Type/Page").count - 4 > 3)
+        }
     }
 }
