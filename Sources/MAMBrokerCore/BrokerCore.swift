@@ -58,6 +58,10 @@ public struct BrokerCore: Sendable {
     /// Files with a save in flight: another save or an open of them waits (refused) until it
     /// lands, so no open is decided on an owner that is about to change.
     var writing: Set<StoredFileKey> = []
+    /// The last decision site spelled out, and its text: an app asking the same thing again
+    /// (a paste after a paste) is decided at the same site, and the text is in its audit record
+    /// and its answer.
+    var lastSite: (site: DecisionSite, text: String)?
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
@@ -459,13 +463,13 @@ public struct BrokerCore: Sendable {
     /// with `auditParty(_:)` (which is mutating) among its arguments made Swift copy the whole
     /// core first, every field retained and released, on every audited decision.
     static func entry(_ d: Decision, revision: Int, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
-                      target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil) -> AuditEntry {
+                      target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil, site: String? = nil) -> AuditEntry {
         // An open-url entry always names its URL: as the engine rewrote it, else as asked (an
         // unmanaged sender's URL is not rewritten, and was audited without one).
         let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
         return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
                           outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision,
-                          ruleName: d.rule.rawValue, decidedAt: d.site.description)
+                          ruleName: d.rule.rawValue, decidedAt: site ?? d.site.description)
     }
 
     public static func isPowerOfTen(_ n: Int) -> Bool {
@@ -489,12 +493,21 @@ public struct BrokerCore: Sendable {
         WireOutcome(rawValue: UInt8(outcomes.firstIndex(of: o)!))!
     }
 
-    /// A decision as it travels.
-    static func record(_ d: Decision) -> DecisionRecord {
+    /// `d.site.description`, spelled once per site in a row rather than once per decision.
+    mutating func siteText(_ d: Decision) -> String {
+        if let last = lastSite, last.site == d.site { return last.text }
+        let text = d.site.description
+        lastSite = (d.site, text)
+        return text
+    }
+
+    /// A decision as it travels. `site`: `d.site.description` when the caller has it already
+    /// (a decision both audited and answered spells its site once).
+    static func record(_ d: Decision, site: String? = nil) -> DecisionRecord {
         let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
         return DecisionRecord(allowed: d.allowed, outcome: Self.wireOutcome(d.outcome).rawValue, rule: d.rule.id,
                               tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail,
-                              ruleName: d.rule.rawValue, decidedAt: d.site.description)
+                              ruleName: d.rule.rawValue, decidedAt: site ?? d.site.description)
     }
 
     /// The pid the launcher handed a session over with (the shell matches sign-ins to it).

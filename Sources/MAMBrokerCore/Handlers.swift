@@ -197,10 +197,11 @@ extension BrokerCore {
         }
         // The copier is judged as it was when it copied: its party is kept with the item.
         let d = engine.paste(clip.item, into: target)
+        let site = siteText(d)
         out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "paste", source: clip.owner, target: auditParty(id),
-                                type: clip.state.types.first, size: clip.item.length)))
+                                type: clip.state.types.first, size: clip.item.length, site: site)))
         let text = d.allowed ? clip.state.text : (d.replacementText ?? UserMessage.paste)
-        out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d), text: text))))
+        out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d, site: site), text: text))))
     }
 
     mutating func restore(_ row: PasteboardState) {
