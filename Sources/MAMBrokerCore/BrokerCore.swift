@@ -266,7 +266,8 @@ public struct BrokerCore: Sendable {
     // MARK: Frames
 
     mutating func receive(_ id: SessionID, _ frame: Frame, _ attachment: Attachment?, _ out: inout [BrokerEffect]) {
-        guard sessions[id] != nil else {
+        // Not `sessions[id] != nil`: that copies the session out (every field retained) per frame.
+        guard sessions.keys.contains(id) else {
             attachment.map { out.append(.release(attachment: $0.token)) }
             return
         }
@@ -495,7 +496,12 @@ public struct BrokerCore: Sendable {
 
     /// `d.site.description`, spelled once per site in a row rather than once per decision.
     mutating func siteText(_ d: Decision) -> String {
-        if let last = lastSite, last.site == d.site { return last.text }
+        // The same site is the same literal: one pointer compare, not the path byte by byte.
+        if let last = lastSite, last.site.line == d.site.line,
+           last.site.filePath.hasPointerRepresentation && d.site.filePath.hasPointerRepresentation
+               && last.site.filePath.utf8Start == d.site.filePath.utf8Start || last.site == d.site {
+            return last.text
+        }
         let text = d.site.description
         lastSite = (d.site, text)
         return text
@@ -719,10 +725,18 @@ final class PartyCache: Sendable {
 }
 
 /// The pasteboard's item: the copier's party as it was, its text and where it came from.
-struct Clip: Sendable {
-    var item: PasteboardItem
-    var owner: AuditEntry.Party
-    var state: PasteboardState
+/// What was copied, as the copier was when it copied. Immutable, and an object: a paste takes it
+/// with one retain, where a struct copied its item, party and state field by field per paste.
+final class Clip: Sendable {
+    let item: PasteboardItem
+    let owner: AuditEntry.Party
+    let state: PasteboardState
+
+    init(item: PasteboardItem, owner: AuditEntry.Party, state: PasteboardState) {
+        self.item = item
+        self.owner = owner
+        self.state = state
+    }
 }
 
 struct PendingImport: Sendable {
