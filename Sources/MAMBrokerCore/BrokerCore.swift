@@ -266,13 +266,15 @@ public struct BrokerCore: Sendable {
     // MARK: Frames
 
     mutating func receive(_ id: SessionID, _ frame: Frame, _ attachment: Attachment?, _ out: inout [BrokerEffect]) {
-        // Not `sessions[id] != nil`: that copies the session out (every field retained) per frame.
-        guard sessions.keys.contains(id) else {
+        // Not `sessions[id] != nil` and `sessions[id]!.…`: the first copies the session out (every
+        // field retained), the second moves it out and back, per frame; `values[slot]` changes it
+        // where it is.
+        guard let slot = sessions.index(forKey: id) else {
             attachment.map { out.append(.release(attachment: $0.token)) }
             return
         }
         do {
-            try sessions[id]!.conversation.accept(frame, hasDescriptor: attachment != nil)
+            try sessions.values[slot].conversation.accept(frame, hasDescriptor: attachment != nil)
         } catch {
             attachment.map { out.append(.release(attachment: $0.token)) }
             refuse(id, frame.id, error, &out)
