@@ -58,6 +58,10 @@ public struct BrokerCore: Sendable {
     /// Files with a save in flight: another save or an open of them waits (refused) until it
     /// lands, so no open is decided on an owner that is about to change.
     var writing: Set<StoredFileKey> = []
+    /// The last decision site spelled out, and its text: an app asking the same thing again
+    /// (a paste after a paste) is decided at the same site, and the text is in its audit record
+    /// and its answer.
+    var lastSite: (site: DecisionSite, text: String)?
 
     public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
@@ -269,12 +273,15 @@ public struct BrokerCore: Sendable {
     // MARK: Frames
 
     mutating func receive(_ id: SessionID, _ frame: Frame, _ attachment: Attachment?, _ out: inout [BrokerEffect]) {
-        guard sessions[id] != nil else {
+        // Not `sessions[id] != nil` and `sessions[id]!.…`: the first copies the session out (every
+        // field retained), the second moves it out and back, per frame; `values[slot]` changes it
+        // where it is.
+        guard let slot = sessions.index(forKey: id) else {
             attachment.map { out.append(.release(attachment: $0.token)) }
             return
         }
         do {
-            try sessions[id]!.conversation.accept(frame, hasDescriptor: attachment != nil)
+            try sessions.values[slot].conversation.accept(frame, hasDescriptor: attachment != nil)
         } catch {
             attachment.map { out.append(.release(attachment: $0.token)) }
             refuse(id, frame.id, error, &out)
@@ -468,13 +475,13 @@ public struct BrokerCore: Sendable {
     /// with `auditParty(_:)` (which is mutating) among its arguments made Swift copy the whole
     /// core first, every field retained and released, on every audited decision.
     static func entry(_ d: Decision, revision: Int, session: SessionID, request: UInt32, channel: String, source: AuditEntry.Party,
-                      target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil) -> AuditEntry {
+                      target: AuditEntry.Party?, type: String? = nil, size: Int? = nil, url: String? = nil, site: String? = nil) -> AuditEntry {
         // An open-url entry always names its URL: as the engine rewrote it, else as asked (an
         // unmanaged sender's URL is not rewritten, and was audited without one).
         let detail = d.url ?? url ?? d.receivingIdentity?.description ?? d.deliveredType
         return AuditEntry(session: session, request: request, channel: channel, source: source, target: target, dataType: type, size: size,
                           outcome: d.outcome.rawValue, rule: d.rule.id, tag: d.tag.rawValue, detail: detail, revision: revision,
-                          ruleName: d.rule.rawValue, decidedAt: d.site.description)
+                          ruleName: d.rule.rawValue, decidedAt: site ?? d.site.description)
     }
 
     public static func isPowerOfTen(_ n: Int) -> Bool {
@@ -498,12 +505,26 @@ public struct BrokerCore: Sendable {
         WireOutcome(rawValue: UInt8(outcomes.firstIndex(of: o)!))!
     }
 
-    /// A decision as it travels.
-    static func record(_ d: Decision) -> DecisionRecord {
+    /// `d.site.description`, spelled once per site in a row rather than once per decision.
+    mutating func siteText(_ d: Decision) -> String {
+        // The same site is the same literal: one pointer compare, not the path byte by byte.
+        if let last = lastSite, last.site.line == d.site.line,
+           last.site.filePath.hasPointerRepresentation && d.site.filePath.hasPointerRepresentation
+               && last.site.filePath.utf8Start == d.site.filePath.utf8Start || last.site == d.site {
+            return last.text
+        }
+        let text = d.site.description
+        lastSite = (d.site, text)
+        return text
+    }
+
+    /// A decision as it travels. `site`: `d.site.description` when the caller has it already
+    /// (a decision both audited and answered spells its site once).
+    static func record(_ d: Decision, site: String? = nil) -> DecisionRecord {
         let detail = d.url ?? d.receivingIdentity?.description ?? d.deliveredType ?? ""
         return DecisionRecord(allowed: d.allowed, outcome: Self.wireOutcome(d.outcome).rawValue, rule: d.rule.id,
                               tag: d.tag == .doc ? 0 : d.tag == .observed ? 1 : 2, message: d.message, detail: detail,
-                              ruleName: d.rule.rawValue, decidedAt: d.site.description)
+                              ruleName: d.rule.rawValue, decidedAt: site ?? d.site.description)
     }
 
     /// The pid the launcher handed a session over with (the shell matches sign-ins to it).
@@ -729,10 +750,18 @@ final class PartyCache: Sendable {
 }
 
 /// The pasteboard's item: the copier's party as it was, its text and where it came from.
-struct Clip: Sendable {
-    var item: PasteboardItem
-    var owner: AuditEntry.Party
-    var state: PasteboardState
+/// What was copied, as the copier was when it copied. Immutable, and an object: a paste takes it
+/// with one retain, where a struct copied its item, party and state field by field per paste.
+final class Clip: Sendable {
+    let item: PasteboardItem
+    let owner: AuditEntry.Party
+    let state: PasteboardState
+
+    init(item: PasteboardItem, owner: AuditEntry.Party, state: PasteboardState) {
+        self.item = item
+        self.owner = owner
+        self.state = state
+    }
 }
 
 struct PendingImport: Sendable {

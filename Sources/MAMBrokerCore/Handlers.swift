@@ -210,19 +210,21 @@ extension BrokerCore {
     }
 
     mutating func paste(_ id: SessionID, _ frameID: UInt32, _ out: inout [BrokerEffect]) {
-        let target = party(id)
+        // One look-up for the party and its audit form.
+        let (target, targetAudit) = cached(id)
         guard let clip = pasteboard else {
             let d = engine.pasteFromEmptyPasteboard(into: target)
-            out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "paste", source: auditParty(id), target: auditParty(id))))
+            out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "paste", source: targetAudit, target: targetAudit)))
             out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d), text: ""))))
             return
         }
         // The copier is judged as it was when it copied: its party is kept with the item.
         let d = engine.paste(clip.item, into: target)
-        out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "paste", source: clip.owner, target: auditParty(id),
-                                type: clip.state.types.first, size: clip.item.length)))
+        let site = siteText(d)
+        out.append(.audit(Self.entry(d, revision: revision, session: id, request: frameID, channel: "paste", source: clip.owner, target: targetAudit,
+                                type: clip.state.types.first, size: clip.item.length, site: site)))
         let text = d.allowed ? clip.state.text : (d.replacementText ?? UserMessage.paste)
-        out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d), text: text))))
+        out.append(.send(id, Frame(id: frameID, .pasteResult(decision: Self.record(d, site: site), text: text))))
     }
 
     mutating func restore(_ row: PasteboardState) {

@@ -13,6 +13,7 @@
 
 static const char usage[] =
     "usage: mambenchpeer seqpacket-echo        (the socket is descriptor 0)\n"
+    "       mambenchpeer seqpacket-answer      (answers each packet with the first one)\n"
     "       mambenchpeer dbus-echo ADDRESS\n"
     "       mambenchpeer guard PROGRAM [ARG...]\n"
     "The peers of `mamlaunch bench-broker`; each ends when the bench that started it ends.\n";
@@ -27,7 +28,8 @@ int main(int argc, char **argv) {
     if (bench && atol(bench) != (long)getppid()) return 1;
     unsetenv("MAMLAB_BENCH_PID");
 
-    if (argc == 2 && strcmp(argv[1], "seqpacket-echo") == 0) return peer_seqpacket_echo();
+    if (argc == 2 && strcmp(argv[1], "seqpacket-echo") == 0) return peer_seqpacket_echo(0);
+    if (argc == 2 && strcmp(argv[1], "seqpacket-answer") == 0) return peer_seqpacket_echo(1);
     if (argc == 3 && strcmp(argv[1], "dbus-echo") == 0) return peer_dbus_echo(argv[2]);
     if (argc >= 3 && strcmp(argv[1], "guard") == 0) {
         execvp(argv[2], argv + 2);

@@ -28,7 +28,8 @@ struct MAMBrokerCommand: ParsableCommand {
             A URL for an app that is not running starts it with `mamlaunch run` (built beside mambroker).
 
             SIGHUP reloads the tenant atomically (an invalid file keeps the old policy and logs why); SIGTERM and \
-            SIGINT shut down cleanly. An invalid tenant at start refuses to start with the file, path and reason. \
+            SIGINT shut down cleanly. Output nobody reads any more (`mambroker ... | head`) does not stop it: SIGPIPE \
+            is ignored, and what it would have said is lost. An invalid tenant at start refuses to start with the file, path and reason. \
             One device directory has one broker: it holds DIR/mambroker.lock (flock) while it runs, and a second \
             broker on the same DIR exits 1 naming the first one's pid, without touching its sockets. \
             Every value that comes from an app or a manifest is escaped in the log.
@@ -115,6 +116,10 @@ struct MAMBrokerCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Output whose reader has gone (`mambroker ... | head`) must not end the broker and cut
+        // off every app it serves: a write to it fails (EPIPE) instead, and the broker serves on.
+        // Apps it starts do not inherit this: the sandbox starts them with every signal at its default.
+        signal(SIGPIPE, SIG_IGN)
         // Signals are taken by sigwait on the main thread, not by handlers: block them before
         // any thread starts, so every thread inherits the mask and none is lost before the loop.
         var signals = sigset_t()
@@ -161,7 +166,7 @@ struct MAMBrokerCommand: ParsableCommand {
                                 clock: brokerClock, logger: logger)
             try broker.start()
         } catch {
-            FileHandle.standardError.write(Data("mambroker: \(error)\n".utf8))
+            AuditLog.warn("mambroker: \(error)\n")
             throw ExitCode(1)
         }
         print("ready \(broker.configuration.publicSocket) \(broker.configuration.launcherSocket)")

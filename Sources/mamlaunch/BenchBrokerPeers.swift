@@ -88,12 +88,15 @@ enum BenchBrokerPeers {
         return client
     }
 
-    /// An echo process holding the other end of a SOCK_SEQPACKET pair (its standard input).
-    static func startEcho(_ processes: BenchProcesses) throws -> WireSocket {
+    /// A process holding the other end of a SOCK_SEQPACKET pair (its standard input) that
+    /// answers every packet with `answer`: the bare ping-pong, moving the bytes the broker does.
+    static func startEcho(_ processes: BenchProcesses, answer: [UInt8]) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         defer { theirs.close() }
         do {
-            _ = try processes.start("seqpacket-echo", ["seqpacket-echo"], input: theirs.fd)
+            _ = try processes.start("seqpacket-answer", ["seqpacket-answer"], input: theirs.fd)
+            // Its first packet is the answer it gives; it is not answered itself.
+            try mine.sendRaw(answer)
         } catch {
             mine.close()
             throw error

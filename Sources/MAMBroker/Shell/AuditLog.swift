@@ -20,6 +20,9 @@ public final class AuditLog: @unchecked Sendable {
     /// quarter of this old, and a kept log whose newest record is older is deleted. Nil: kept
     /// until the size limit pushes them out.
     public let maximumAge: Duration?
+    /// A quarter of the maximum age in whole seconds, rounded up: the age at which the current
+    /// log is set aside, checked at every record (Duration's arithmetic is 128-bit and slow).
+    private let setAsideAge: Int?
     /// The wall clock records are stamped with and aged by (injected: tests move it by hand).
     let now: @Sendable () -> timespec
     /// When the current log's first and newest records were made (seconds since the epoch);
@@ -40,6 +43,10 @@ public final class AuditLog: @unchecked Sendable {
         self.path = path
         self.maximumBytes = min(max(maximumBytes, 4096), AuditFile.largest)
         self.maximumAge = maximumAge
+        setAsideAge = maximumAge.map { age in
+            let quarter = (age / 4).components
+            return Int(quarter.seconds) + (quarter.attoseconds > 0 ? 1 : 0)
+        }
         self.now = now
         unlink(path + ".next")
         var file = try Self.open(path, existing: true, reserve: min(Self.step, self.maximumBytes))
@@ -76,9 +83,10 @@ public final class AuditLog: @unchecked Sendable {
     }
 
     /// At each record too, so a log never holds records further apart than a quarter of the age.
-    private func setAsideIfAged() {
-        guard let maximumAge, let firstRecord, committed > AuditFile.headerSize else { return }
-        if Duration.seconds(now().tv_sec - firstRecord) >= maximumAge / 4 { rotate() }
+    /// `second`: now, when the caller has just read the clock (a record, stamped with it).
+    private func setAsideIfAged(at second: Int? = nil) {
+        guard let setAsideAge, let firstRecord, committed > AuditFile.headerSize else { return }
+        if (second ?? now().tv_sec) - firstRecord >= setAsideAge { rotate() }
     }
 
     /// Deletes the kept logs whose newest record is older than the maximum age (a kept log's
@@ -178,13 +186,13 @@ public final class AuditLog: @unchecked Sendable {
     /// and the next record is stored over it.
     private func store(_ record: [UInt8], at second: Int) {
         if committed + record.count > maximumBytes && committed > AuditFile.headerSize { rotate() }
-        setAsideIfAged()
+        setAsideIfAged(at: second)
         guard committed + record.count <= maximumBytes else { return }
         if committed + record.count > reserved {
             let more = min(max(Self.step, record.count), maximumBytes - reserved)
             let rc = posix_fallocate(fd, off_t(reserved), off_t(more))
             guard rc == 0 else {
-                FileHandle.standardError.write(Data("mambroker: the audit log \(path) cannot grow: \(String(cString: strerror(rc)))\n".utf8))
+                Self.warn("mambroker: the audit log \(path) cannot grow: \(String(cString: strerror(rc)))\n")
                 return
             }
             prefault(from: reserved, to: reserved + more)
@@ -210,7 +218,7 @@ public final class AuditLog: @unchecked Sendable {
     /// a kill at any point leaves every record in one of the kept files.
     private func rotate() {
         guard let next = try? Self.open(path + ".next", existing: false, reserve: min(Self.step, maximumBytes)), let nextMapping = try? Self.map(next.fd, maximumBytes, path) else {
-            FileHandle.standardError.write(Data("mambroker: the audit log \(path) cannot be rotated: \(String(cString: strerror(errno)))\n".utf8))
+            Self.warn("mambroker: the audit log \(path) cannot be rotated: \(String(cString: strerror(errno)))\n")
             return
         }
         // Shifted up one, the oldest dropped: a flood must write eight whole logs' worth of
@@ -240,6 +248,13 @@ public final class AuditLog: @unchecked Sendable {
         let first = start & ~(page - 1)
         guard end > first else { return }
         _ = madvise(mapping + first, end - first, MADV_POPULATE_WRITE)
+    }
+
+    /// To standard error, whoever reads it or not: a reader that has gone makes the write fail
+    /// (EPIPE; the broker ignores SIGPIPE), where FileHandle's write would stop the broker.
+    public static func warn(_ text: String) {
+        var text = text
+        text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 
     private static func shift(_ path: String, keptLogs: Int) {

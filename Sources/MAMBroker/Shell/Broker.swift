@@ -566,8 +566,13 @@ public final class Broker: @unchecked Sendable {
         var turnWrite: UInt64?
 
         func send(_ frame: Frame, to id: SessionID, attachment: Int?) -> SendResult {
+            // Not `flipped(frame) ?? frame`: that copies the frame per reply.
+            if let flip = broker.pasteFlip { return sendAsIs(flip.flipped(frame), to: id, attachment: attachment) }
+            return sendAsIs(frame, to: id, attachment: attachment)
+        }
+
+        private func sendAsIs(_ frame: Frame, to id: SessionID, attachment: Int?) -> SendResult {
             guard let socket = broker.sockets[id] else { return .noConnection }
-            let frame = broker.pasteFlip?.flipped(frame) ?? frame
             if let write = broker.heldReplies.mustWait(id, turnWrite: turnWrite) {
                 let copy = attachment.flatMap { broker.descriptors[$0] }.map { fcntl($0, F_DUPFD_CLOEXEC, 0) }
                 broker.heldReplies.hold(.frame(frame, descriptor: copy), for: id, until: write)
@@ -608,9 +613,10 @@ public final class Broker: @unchecked Sendable {
             }
         }
         func audit(_ entry: AuditEntry) {
-            let entry = broker.pasteFlip?.flipped(entry) ?? entry
             guard broker.withinSecurityBudget(entry) else { return }
-            broker.audit.append(entry, id: (try? broker.store.nextDecisionID()) ?? 0)
+            let id = (try? broker.store.nextDecisionID()) ?? 0
+            // Not `flipped(entry) ?? entry`: that copies the entry, every string retained, per decision.
+            if let flip = broker.pasteFlip { broker.audit.append(flip.flipped(entry), id: id) } else { broker.audit.append(entry, id: id) }
         }
         func log(_ line: LogLine) { broker.log(line) }
 

@@ -58,11 +58,14 @@ public struct DecisionSite: Sendable, Hashable, CustomStringConvertible {
     /// The file from the repository's root (`Sources/MAMPolicy/Decisions/Transfer.swift`): the
     /// build machine's folders say nothing to a reader and stay out of every audit line.
     public var file: String {
-        filePath.withUTF8Buffer { path in
-            let marker = Array("/Sources/".utf8)
-            var start = path.count - marker.count
-            while start >= 0 && !path[start..<start + marker.count].elementsEqual(marker) { start -= 1 }
-            return String(decoding: path[(start >= 0 ? start + 1 : 0)...], as: UTF8.self)
+        // Every answered decision asks (its audit record and its reply): no array for the marker.
+        let marker: StaticString = "/Sources/"
+        return filePath.withUTF8Buffer { path in
+            marker.withUTF8Buffer { marker in
+                var start = path.count - marker.count
+                while start >= 0 && !path[start..<start + marker.count].elementsEqual(marker) { start -= 1 }
+                return String(decoding: path[(start >= 0 ? start + 1 : 0)...], as: UTF8.self)
+            }
         }
     }
 
