@@ -279,8 +279,9 @@ public enum Sandbox {
         }
         var hidden: [String] = []
         if isolate {
-            // Other apps' containers, the broker's folder and POSIX shared memory: empty in the
-            // app's mount namespace, so it cannot stat, watch or name them.
+            // Other apps' containers, the broker's folder and POSIX shared memory: absent from the
+            // app's root (AppRoot), and covered by an empty folder where a folder it is shown
+            // holds one, so it cannot stat, watch or name them.
             for path in [root, "/dev/shm"] + config.hidden {
                 guard let real = LandlockPolicy.realPath(path), real != "/" else { continue }
                 if hidden.contains(where: { LandlockPolicy.beneath(real, $0) }) { continue }
@@ -302,28 +303,34 @@ public enum Sandbox {
             }
             appFolder = real
         }
-        // The app's uid must reach its program and files even beneath a folder only the
-        // launcher's user may enter: such folders are covered and what it needs bound back.
+        // An isolated app gets a root of its own holding only what it runs and reads, and its
+        // container at an app-side path (AppRoot): every path the app, its Landlock rules and
+        // the supervisor use is a path in that root.
         let libraries = LandlockPolicy.libraryDirectories(for: config.executable)
-        var reach = Reach()
+        let appContainer = isolate ? AppRoot.container : container
+        var appRoot = AppRoot()
         if isolate {
-            let files = [config.executable] + (interpreter.map { [$0] } ?? []) + (appFolder.map { [$0] } ?? [])
-                + libraries + config.extraReadOnly
-            reach = Reach.plan(needed: files.compactMap(LandlockPolicy.realPath), container: container)
-            hidden.removeAll { h in reach.masked.contains { LandlockPolicy.beneath(h, $0) } }
+            // A script's interpreter also at the path its #! line names (`/usr/bin/python3`, a
+            // link to python3.11): the kernel looks that path up in the app's root.
+            let named = interpreter == nil ? nil : try? Shebang.named(of: config.executable)
+            let files = [config.executable] + ([interpreter, named ?? nil].compactMap { $0 }) + (appFolder.map { [$0] } ?? [])
+                + libraries + config.extraReadOnly + AppRoot.systemFiles
+            appRoot = AppRoot.plan(needed: files, hidden: hidden, rootLinks: AppRoot.hostRootLinks)
         }
         let landlock = support.landlockABI.map {
-            LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, interpreter: interpreter,
-                                  appFolder: appFolder, extraReadOnly: config.extraReadOnly, libraries: libraries)
+            var policy = LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, interpreter: interpreter,
+                                               appFolder: appFolder, extraReadOnly: config.extraReadOnly, libraries: libraries)
+            policy.rules = policy.rules.map { $0.path == container ? (path: appContainer, access: $0.access) : $0 }
+            return policy
         }
         let tmpfs = isolate ? config.limits.disk.map { "size=\($0),nr_inodes=65536,mode=0700,uid=\(uid),gid=\(uid)" } : nil
 
         var env = config.environment
         if config.brokerDescriptor != nil { env["MAMLAB_BROKER_FD"] = String(MAM_BROKER_FD) }
         env["MAMLAB_BUNDLE_ID"] = config.bundleID
-        env["MAMLAB_CONTAINER"] = container
-        env["HOME"] = container
-        env["TMPDIR"] = container
+        env["MAMLAB_CONTAINER"] = appContainer
+        env["HOME"] = appContainer
+        env["TMPDIR"] = appContainer
         // The Swift runtime's crash reporter would exec a helper: a sandboxed app may not.
         env["SWIFT_BACKTRACE"] = "enable=no"
         // libdispatch raises a worker thread's priority, which the app's uid may not, and then
@@ -357,24 +364,31 @@ public enum Sandbox {
         let firstExec = program.map { program in
             FirstExec { listener, pid in
                 Supervisor(fd: listener, appPID: pid, bundleID: config.bundleID, executable: config.executable,
-                           byDescriptor: config.executableDescriptor != nil, container: container, names: program.numbers,
+                           byDescriptor: config.executableDescriptor != nil, container: appContainer, names: program.numbers,
                            ownPIDNamespace: isolate, report: report)
             }
         }
         // Cloned from the one long-lived spawn thread: the parent-death signal follows the thread.
         let rc: Int32 = SpawnThread.shared.run { withCStrings(argv) { cArgv in
             withCStrings(envp) { cEnv in
-                withCStrings(hidden) { cHidden in
-                withCStrings(reach.masked) { cMasked in
-                withCStrings(reach.revealed) { cRevealed in
+                withCStrings(appRoot.hidden) { cHidden in
+                withCStrings(appRoot.binds.map(\.source) + appRoot.binds.map(\.target)) { bindPaths in
+                withCStrings(appRoot.links.map(\.path) + appRoot.links.map(\.target)) { linkPaths in
                 withCStrings(landlock?.rules.map(\.path) ?? []) { rulePaths in
                     let rules = (landlock?.rules ?? []).enumerated().map { mam_landlock_rule(path: rulePaths[$0.offset], access: $0.element.access) }
-                    return rules.withUnsafeBufferPointer { rulesBuf in
+                    let count = appRoot.binds.count
+                    let binds = appRoot.binds.enumerated().map {
+                        mam_bind(source: bindPaths[$0.offset], target: bindPaths[count + $0.offset],
+                                 writable: $0.element.writable ? 1 : 0, device: $0.element.device ? 1 : 0)
+                    }
+                    return binds.withUnsafeBufferPointer { bindsBuf in
+                    rules.withUnsafeBufferPointer { rulesBuf in
                         rlimits.withUnsafeBufferPointer { limitsBuf in
                         (placement?.cgroup?.joinDescriptors ?? []).withUnsafeBufferPointer { joinFDs in
                             (program?.bytes ?? []).withUnsafeBytes { bpf in
                                 config.executable.withCString { exe in
                                     container.withCString { containerPath in
+                                    appContainer.withCString { appContainerPath in
                                     withOptionalCString(tmpfs) { tmpfsOptions in
                                         var c = mam_spawn_config()
                                         c.executable = exe
@@ -385,6 +399,7 @@ public enum Sandbox {
                                         c.stderr_fd = config.standardError ?? -1
                                         c.broker_fd = config.brokerDescriptor ?? -1
                                         c.container = containerPath
+                                        c.app_container = appContainerPath
                                         c.container_fd = containerFD
                                         c.container_tmpfs = tmpfsOptions
                                         c.change_ids = user == nil ? 0 : 1
@@ -399,12 +414,13 @@ public enum Sandbox {
                                         c.rlimit_count = Int32(limitsBuf.count)
                                         if isolate {
                                             c.clone_flags = namespaceFlags
+                                            c.binds = bindsBuf.baseAddress
+                                            c.bind_count = Int32(bindsBuf.count)
+                                            c.link_paths = UnsafePointer(OpaquePointer(linkPaths))
+                                            c.link_targets = UnsafePointer(OpaquePointer(linkPaths + appRoot.links.count))
+                                            c.link_count = Int32(appRoot.links.count)
                                             c.hidden = UnsafePointer(OpaquePointer(cHidden))
-                                            c.hidden_count = Int32(hidden.count)
-                                            c.masked = UnsafePointer(OpaquePointer(cMasked))
-                                            c.masked_count = Int32(reach.masked.count)
-                                            c.revealed = UnsafePointer(OpaquePointer(cRevealed))
-                                            c.revealed_count = Int32(reach.revealed.count)
+                                            c.hidden_count = Int32(appRoot.hidden.count)
                                             if let joining = placement?.cgroup {
                                                 c.join_fds = UnsafePointer(joinFDs.baseAddress)
                                                 c.join_count = Int32(joining.joinDescriptors.count)
@@ -432,10 +448,12 @@ public enum Sandbox {
                                         return mam_spawn(&c, &result, &error, error.count)
                                     }
                                     }
+                                    }
                                 }
                             }
                         }
                         }
+                    }
                     }
                 }
                 }
