@@ -17,6 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x80
+#endif
+const int mam_clone_newns = CLONE_NEWNS, mam_clone_newcgroup = CLONE_NEWCGROUP, mam_clone_newuts = CLONE_NEWUTS,
+          mam_clone_newipc = CLONE_NEWIPC, mam_clone_newuser = CLONE_NEWUSER, mam_clone_newpid = CLONE_NEWPID,
+          mam_clone_newnet = CLONE_NEWNET, mam_clone_newtime = CLONE_NEWTIME;
+
 // The capabilities a launch uses, by bit, with what each is for.
 static const struct { int bit; const char *name; } needed[] = {
     { 21, "CAP_SYS_ADMIN" },   // the app's namespaces and mounts

@@ -136,11 +136,7 @@ public struct SandboxSupport: Sendable {
     /// a launch uses, and its namespaces, mounts and change of uid tried in a child. Nil when
     /// all of it works; else what failed, with the remedy.
     static func isolationTrial(namespaces: [String]) -> String? {
-        var flags: Int32 = 0
-        for (name, flag) in [("pid", Int32(0x2000_0000)), ("mnt", 0x0002_0000), ("ipc", 0x0800_0000)] where namespaces.contains(name) {
-            flags |= flag
-        }
-        if namespaces.contains("uts") { flags |= 0x0400_0000 }
+        let flags = Namespaces(procNames: namespaces).intersection(Sandbox.namespaces).rawValue
         var why = [CChar](repeating: 0, count: 256)
         guard mam_probe_isolation(flags, AppUser.first, &why, why.count) != 0 else { return nil }
         return cText(why)
@@ -216,10 +212,15 @@ public final class SandboxedApp: @unchecked Sendable {
 public enum Sandbox {
     /// Namespaces every app gets when the launcher is root.
     /// (The network namespace is the launcher's empty one, joined rather than made: EmptyNetwork.)
-    static let namespaceFlags: Int32 = 0x2000_0000 | 0x0002_0000 | 0x0800_0000 | 0x0400_0000  // PID, NS, IPC, UTS
+    static let namespaces: Namespaces = [.pid, .mount, .ipc, .uts]
 
     /// Launches `config` confined. `report` receives every violation, on the supervisor's thread.
     public static func launch(_ config: LaunchConfiguration, report: @escaping @Sendable (Violation) -> Void) throws -> SandboxedApp {
+        // A relative executable is the caller's: the child is in its container by its exec.
+        var config = config
+        if !config.executable.hasPrefix("/") {
+            config.executable = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(config.executable)
+        }
         if let problem = AppManifest.bundleIDProblem(config.bundleID) {
             throw LaunchError("cannot launch: bundle id \"\(config.bundleID.prefix(80))\" \(problem)")
         }
@@ -317,6 +318,9 @@ public enum Sandbox {
                 + libraries + config.extraReadOnly + AppRoot.systemFiles
             appRoot = AppRoot.plan(needed: files, hidden: hidden, rootLinks: AppRoot.hostRootLinks)
         }
+        // A script is executed by path: its real one, the path the app's root shows it at (a
+        // folder on the way may be a link the root does not have: `.build/debug`).
+        let execPath = isolate ? LandlockPolicy.realPath(config.executable) ?? config.executable : config.executable
         let landlock = support.landlockABI.map {
             var policy = LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, interpreter: interpreter,
                                                appFolder: appFolder, extraReadOnly: config.extraReadOnly, libraries: libraries)
@@ -363,7 +367,7 @@ public enum Sandbox {
         // the exec has happened (the child shares the launcher's memory until then).
         let firstExec = program.map { program in
             FirstExec { listener, pid in
-                Supervisor(fd: listener, appPID: pid, bundleID: config.bundleID, executable: config.executable,
+                Supervisor(fd: listener, appPID: pid, bundleID: config.bundleID, executable: execPath,
                            byDescriptor: config.executableDescriptor != nil, container: appContainer, names: program.numbers,
                            ownPIDNamespace: isolate, report: report)
             }
@@ -386,7 +390,7 @@ public enum Sandbox {
                         rlimits.withUnsafeBufferPointer { limitsBuf in
                         (placement?.cgroup?.joinDescriptors ?? []).withUnsafeBufferPointer { joinFDs in
                             (program?.bytes ?? []).withUnsafeBytes { bpf in
-                                config.executable.withCString { exe in
+                                execPath.withCString { exe in
                                     container.withCString { containerPath in
                                     appContainer.withCString { appContainerPath in
                                     withOptionalCString(tmpfs) { tmpfsOptions in
@@ -413,7 +417,7 @@ public enum Sandbox {
                                         c.rlimits = limitsBuf.baseAddress
                                         c.rlimit_count = Int32(limitsBuf.count)
                                         if isolate {
-                                            c.clone_flags = namespaceFlags
+                                            c.clone_flags = namespaces.rawValue
                                             c.binds = bindsBuf.baseAddress
                                             c.bind_count = Int32(bindsBuf.count)
                                             c.link_paths = UnsafePointer(OpaquePointer(linkPaths))

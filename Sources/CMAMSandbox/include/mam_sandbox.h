@@ -174,6 +174,10 @@ unsigned int mam_seccomp_api_level(void);
 /// Whether this process may install seccomp filters (PR_GET_SECCOMP answers).
 int mam_seccomp_filters_supported(void);
 
+/// clone(2)'s namespace flags, by the kernel's names (Namespaces in MAMSandbox; isolation.c).
+extern const int mam_clone_newns, mam_clone_newcgroup, mam_clone_newuts, mam_clone_newipc, mam_clone_newuser,
+    mam_clone_newpid, mam_clone_newnet, mam_clone_newtime;
+
 static const int mam_rlimit_nproc = RLIMIT_NPROC;
 static const int mam_rlimit_as = RLIMIT_AS;
 static const int mam_rlimit_nofile = RLIMIT_NOFILE;
