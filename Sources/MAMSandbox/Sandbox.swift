@@ -346,9 +346,9 @@ public enum Sandbox {
 
         let argv = [config.executable] + config.arguments
         let envp = env.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        var rlimits: [mam_rlimit] = []
+        var limits: [LaunchPlan.Limit] = []
         func limit(_ resource: Int32, _ value: UInt64?) {
-            if let v = value { rlimits.append(mam_rlimit(resource: resource, soft: rlim_t(v), hard: rlim_t(v))) }
+            if let v = value { limits.append(LaunchPlan.Limit(resource: resource, value: v)) }
         }
         // RLIMIT_NPROC counts every process of the user: for the invoking user (no uid of its
         // own), the allowance comes on top of what that user already runs.
@@ -361,6 +361,14 @@ public enum Sandbox {
         let devNull = config.standardInput == nil ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1
         defer { if devNull >= 0 { close(devNull) } }
 
+        let plan = LaunchPlan.make(
+            namespaces: isolate ? namespaces : [], joinsNetwork: network >= 0, root: appRoot, container: container,
+            containerInApp: appContainer, containerTmpfs: tmpfs,
+            cgroups: placement.map { $0.cgroup.map { .joinedByChild(count: $0.joinDescriptors.count) } ?? .placedByLauncher },
+            broker: config.brokerDescriptor != nil, limits: limits, identity: user.map { (uid: $0.uid, gid: $0.uid) },
+            landlock: landlock, seccompInstructions: program.map { $0.bytes.count / 8 },
+            program: config.executableDescriptor != nil ? .descriptor : .path(execPath), arguments: argv, environment: envp)
+
         var result = mam_spawn_result()
         var error = [CChar](repeating: 0, count: 256)
         // The supervisor answers the app's exec from inside mam_spawn, which returns only once
@@ -372,99 +380,17 @@ public enum Sandbox {
                            ownPIDNamespace: isolate, report: report)
             }
         }
+        var executor = LaunchExecutor(
+            plan: plan, executable: execPath, container: container,
+            descriptors: .init(standardInput: config.standardInput ?? devNull, standardOutput: config.standardOutput ?? -1,
+                               standardError: config.standardError ?? -1, broker: config.brokerDescriptor ?? -1,
+                               container: containerFD, network: network, program: config.executableDescriptor ?? -1,
+                               cgroupJoins: placement?.cgroup?.joinDescriptors ?? []),
+            seccompProgram: program?.bytes ?? [])
+        if let placement { executor.place = (Placement.callback, Unmanaged.passUnretained(placement).toOpaque()) }
+        if let firstExec { executor.serveFirst = (FirstExec.callback, Unmanaged.passUnretained(firstExec).toOpaque()) }
         // Cloned from the one long-lived spawn thread: the parent-death signal follows the thread.
-        let rc: Int32 = SpawnThread.shared.run { withCStrings(argv) { cArgv in
-            withCStrings(envp) { cEnv in
-                withCStrings(appRoot.hidden) { cHidden in
-                withCStrings(appRoot.binds.map(\.source) + appRoot.binds.map(\.target)) { bindPaths in
-                withCStrings(appRoot.links.map(\.path) + appRoot.links.map(\.target)) { linkPaths in
-                withCStrings(landlock?.rules.map(\.path) ?? []) { rulePaths in
-                    let rules = (landlock?.rules ?? []).enumerated().map { mam_landlock_rule(path: rulePaths[$0.offset], access: $0.element.access) }
-                    let count = appRoot.binds.count
-                    let binds = appRoot.binds.enumerated().map {
-                        mam_bind(source: bindPaths[$0.offset], target: bindPaths[count + $0.offset],
-                                 writable: $0.element.writable ? 1 : 0, device: $0.element.device ? 1 : 0)
-                    }
-                    return binds.withUnsafeBufferPointer { bindsBuf in
-                    rules.withUnsafeBufferPointer { rulesBuf in
-                        rlimits.withUnsafeBufferPointer { limitsBuf in
-                        (placement?.cgroup?.joinDescriptors ?? []).withUnsafeBufferPointer { joinFDs in
-                            (program?.bytes ?? []).withUnsafeBytes { bpf in
-                                execPath.withCString { exe in
-                                    container.withCString { containerPath in
-                                    appContainer.withCString { appContainerPath in
-                                    withOptionalCString(tmpfs) { tmpfsOptions in
-                                        var c = mam_spawn_config()
-                                        c.executable = exe
-                                        c.argv = UnsafePointer(cArgv)
-                                        c.envp = UnsafePointer(cEnv)
-                                        c.stdin_fd = config.standardInput ?? devNull
-                                        c.stdout_fd = config.standardOutput ?? -1
-                                        c.stderr_fd = config.standardError ?? -1
-                                        c.broker_fd = config.brokerDescriptor ?? -1
-                                        c.container = containerPath
-                                        c.app_container = appContainerPath
-                                        c.container_fd = containerFD
-                                        c.container_tmpfs = tmpfsOptions
-                                        c.change_ids = user == nil ? 0 : 1
-                                        c.net_namespace_fd = network
-                                        if let program = config.executableDescriptor {
-                                            c.exec_by_fd = 1
-                                            c.executable_fd = program
-                                        }
-                                        c.uid = uid
-                                        c.gid = uid
-                                        c.rlimits = limitsBuf.baseAddress
-                                        c.rlimit_count = Int32(limitsBuf.count)
-                                        if isolate {
-                                            c.clone_flags = namespaces.rawValue
-                                            c.binds = bindsBuf.baseAddress
-                                            c.bind_count = Int32(bindsBuf.count)
-                                            c.link_paths = UnsafePointer(OpaquePointer(linkPaths))
-                                            c.link_targets = UnsafePointer(OpaquePointer(linkPaths + appRoot.links.count))
-                                            c.link_count = Int32(appRoot.links.count)
-                                            c.hidden = UnsafePointer(OpaquePointer(cHidden))
-                                            c.hidden_count = Int32(appRoot.hidden.count)
-                                            if let joining = placement?.cgroup {
-                                                c.join_fds = UnsafePointer(joinFDs.baseAddress)
-                                                c.join_count = Int32(joining.joinDescriptors.count)
-                                            } else if let placement {
-                                                c.place = Placement.callback
-                                                c.place_context = Unmanaged.passUnretained(placement).toOpaque()
-                                            }
-                                        }
-                                        if let landlock {
-                                            c.landlock_abi = Int32(landlock.abi)
-                                            c.landlock_handled_fs = landlock.handledFilesystem
-                                            c.landlock_handled_net = landlock.handledNetwork
-                                            c.landlock_scoped = landlock.scoped
-                                            c.landlock_rules = rulesBuf.baseAddress
-                                            c.landlock_rule_count = Int32(rulesBuf.count)
-                                        }
-                                        if program != nil {
-                                            c.seccomp_program = bpf.baseAddress
-                                            c.seccomp_length = UInt16(bpf.count / 8)
-                                        }
-                                        if let firstExec {
-                                            c.serve_first = FirstExec.callback
-                                            c.serve_context = Unmanaged.passUnretained(firstExec).toOpaque()
-                                        }
-                                        return mam_spawn(&c, &result, &error, error.count)
-                                    }
-                                    }
-                                    }
-                                }
-                            }
-                        }
-                        }
-                    }
-                    }
-                }
-                }
-                }
-                }
-            }
-        } }
+        let rc: Int32 = SpawnThread.shared.run { executor.run(&result, error: &error) }
         if placement?.layout.isV1 == true { placement?.cgroup?.closeDescriptors() }
         // Started even when the exec failed: the loop ends, and closes the listener, at its hang-up.
         let supervisor = firstExec?.supervisor
@@ -557,23 +483,10 @@ enum Containers {
     }
 }
 
-func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
-    guard let s else { return body(nil) }
-    return s.withCString { body($0) }
-}
-
 private func seccomp_version_string() -> String {
     guard let raw = mam_seccomp_version() else { return "unknown" }
     let v = raw.assumingMemoryBound(to: scmp_version.self).pointee
     return "\(v.major).\(v.minor).\(v.micro)"
-}
-
-/// Calls `body` with a NULL-terminated C array of the strings.
-func withCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-    let pointers = strings.map { strdup($0) } + [nil]
-    defer { pointers.forEach { free($0) } }
-    var array = pointers
-    return array.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
 }
 
 /// The text of a NUL-terminated C buffer.
