@@ -161,6 +161,13 @@ aimed("setxattr_via_container_link", options["--world-writable"], option: "--wor
 line("read_boot_id", probe_read_fingerprint("/proc/sys/kernel/random/boot_id"), "/proc/sys/kernel/random/boot_id")
 line("read_kernel_cmdline", probe_read_fingerprint("/proc/cmdline"), "/proc/cmdline")
 line("read_host_cgroup_path", probe_cgroup_path(), "/proc/self/cgroup")
+// The launcher's folders named in a mount table (issue 21): the broker's and the containers'.
+do {
+    let secrets = [brokerDir] + (otherContainer.map { [($0 as NSString).deletingLastPathComponent] } ?? [])
+    var where_ = [CChar](repeating: 0, count: 512)
+    let found = withCStringArray(secrets) { probe_mount_table($0, Int32(secrets.count), &where_, where_.count) }
+    line("read_mount_table_host_paths", found, String(decoding: where_.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+}
 var listed: Int32 = 0
 line("read_proc_net_unix", probe_proc_net_unix(&listed), "\(listed) sockets listed")
 aimed("read_other_cmdline", otherPID, option: "--other-pid") { line("read_other_cmdline", probe_read_cmdline($0), "pid \($0)") }
@@ -209,3 +216,10 @@ print(#"{"container": "\#(container)", "done": true}"#)
 fflush(nil)
 // For tests that end the launcher while the app runs, or run two apps at once.
 if let seconds = options["--linger"].flatMap(UInt32.init) { sleep(seconds) }
+
+/// Calls `body` with the strings as a C array of C strings.
+func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { UnsafePointer(strdup($0)) }
+    defer { copies.forEach { free(UnsafeMutablePointer(mutating: $0)) } }
+    return copies.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

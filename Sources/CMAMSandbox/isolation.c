@@ -17,6 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x80
+#endif
+const int mam_clone_newns = CLONE_NEWNS, mam_clone_newcgroup = CLONE_NEWCGROUP, mam_clone_newuts = CLONE_NEWUTS,
+          mam_clone_newipc = CLONE_NEWIPC, mam_clone_newuser = CLONE_NEWUSER, mam_clone_newpid = CLONE_NEWPID,
+          mam_clone_newnet = CLONE_NEWNET, mam_clone_newtime = CLONE_NEWTIME;
+
 // The capabilities a launch uses, by bit, with what each is for.
 static const struct { int bit; const char *name; } needed[] = {
     { 21, "CAP_SYS_ADMIN" },   // the app's namespaces and mounts
@@ -45,6 +52,9 @@ int mam_probe_isolation(int clone_flags, unsigned int uid, char *why, size_t siz
         // Only system calls: the parent may have threads.
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) _exit(10);
         if ((clone_flags & CLONE_NEWPID) && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) _exit(11);
+        // The app's own root: a tmpfs pivoted to (spawn.c, setup_root).
+        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k") != 0 || chdir("/tmp") != 0
+            || syscall(SYS_pivot_root, ".", ".") != 0 || umount2(".", MNT_DETACH) != 0) _exit(14);
         if (syscall(SYS_setgroups, 0, NULL) != 0 || syscall(SYS_setresgid, uid, uid, uid) != 0) _exit(12);
         if (syscall(SYS_setresuid, uid, uid, uid) != 0) _exit(13);
         _exit(0);
@@ -58,6 +68,7 @@ int mam_probe_isolation(int clone_flags, unsigned int uid, char *why, size_t siz
     case 0: return 0;
     case 10: snprintf(why, size, "making the app's mounts private was refused"); break;
     case 11: snprintf(why, size, "mounting /proc for the app's PID namespace was refused (a container that masks parts of /proc)"); break;
+    case 14: snprintf(why, size, "giving the app a root of its own (a tmpfs and pivot_root) was refused"); break;
     case 12: case 13: snprintf(why, size, "switching to an app uid (%u) was refused (a user namespace that does not map it)", uid); break;
     default: snprintf(why, size, "the trial child ended with status %d", code); break;
     }

@@ -41,6 +41,10 @@ struct mam_ll_path_beneath { uint64_t allowed_access; int32_t parent_fd; } __att
 #define MAM_SECCOMP_WAIT_KILLABLE_RECV SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #endif
 
+// Where the app's root is put together before the pivot, in its mount namespace only: a folder
+// every system has (what lay there is hidden by then, and everything shown was opened before).
+#define MAM_STAGE "/tmp"
+
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -97,63 +101,58 @@ static int make_directories(const char *path) {
     return 0;
 }
 
-// The app's uid must reach its program, its folder and its container even when the checkout
-// lies in a folder only its owner may enter (a clone in `mktemp -d`, a home of mode 0700). Such
-// a folder is covered, in the app's namespace only, by a tmpfs it may traverse, and what the app
-// needs beneath it is bound back at its own path, read-only; nothing else there is visible.
-// The paths are opened first, while the launcher's root can still reach them.
-static void reveal(const mam_spawn_config *c, int status_fd) {
-    enum { most = 64 };
-    int fds[most];
-    if (c->revealed_count > most) { errno = E2BIG; child_fail(status_fd, "too many paths to reveal"); }
-    for (int i = 0; i < c->revealed_count; i++) {
-        fds[i] = open(c->revealed[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
-        if (fds[i] < 0) child_fail(status_fd, c->revealed[i]);
-    }
-    for (int i = 0; i < c->masked_count; i++) {
-        if (mount("tmpfs", c->masked[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=4096,mode=0755") != 0)
-            child_fail(status_fd, c->masked[i]);
-    }
-    for (int i = 0; i < c->revealed_count; i++) {
-        const char *path = c->revealed[i];
-        struct stat st;
-        if (fstat(fds[i], &st) != 0) child_fail(status_fd, path);
-        if (S_ISDIR(st.st_mode)) {
-            if (make_directories(path) != 0) child_fail(status_fd, path);
-        } else {
-            // A file is bound onto an empty file made in its folder.
-            char folder[4096];
-            size_t length = strlen(path);
-            if (length >= sizeof folder) { errno = ENAMETOOLONG; child_fail(status_fd, path); }
-            memcpy(folder, path, length + 1);
-            char *slash = strrchr(folder, '/');
-            if (slash && slash != folder) *slash = 0;
-            if (make_directories(folder) != 0) child_fail(status_fd, path);
-            int made = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-            if (made < 0) child_fail(status_fd, path);
-            close(made);
-        }
-        char source[32];
-        fd_path(fds[i], source);
-        if (mount(source, path, NULL, MS_BIND, NULL) != 0) child_fail(status_fd, path);
-        // Read-only on top of what the host's mount allowed: a noexec file system stays noexec.
-        struct statvfs host;
-        unsigned long keep = fstatvfs(fds[i], &host) == 0 && (host.f_flag & ST_NOEXEC) ? MS_NOEXEC : 0;
-        if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | keep, NULL) != 0)
-            child_fail(status_fd, path);
-        close(fds[i]);
-    }
+// "/" + the new root's staging folder + `path`, for the mounts made before the pivot.
+static void staged(const char *path, char out[4096], int status_fd) {
+    static const char stage[] = MAM_STAGE;
+    size_t a = sizeof stage - 1, b = strlen(path);
+    if (a + b >= 4096) { errno = ENAMETOOLONG; child_fail(status_fd, path); }
+    memcpy(out, stage, a);
+    memcpy(out + a, path, b + 1);
 }
 
-// The app's own view of the file system: nothing it does to mounts reaches the host, a /proc of
-// its own PID namespace, empty folders over other apps' containers and the broker's files, and
-// its container (a size-bounded tmpfs, or the on-disk folder bound back in).
-static void setup_mounts(const mam_spawn_config *c, int status_fd) {
+// Shows one host file or folder (opened as `fd` while the launcher's root was still in reach)
+// at `target` in the new root: a bind of it, read-only on top of what the host's mount allowed
+// (a noexec file system stays noexec), device nodes only where the bind says so.
+static void bind_into_root(const mam_bind *b, int fd, int status_fd) {
+    char target[4096];
+    staged(b->target, target, status_fd);
+    struct stat st;
+    if (fstat(fd, &st) != 0) child_fail(status_fd, b->source);
+    if (S_ISDIR(st.st_mode)) {
+        if (make_directories(target) != 0) child_fail(status_fd, b->target);
+    } else {
+        // A file is bound onto an empty file made in its folder.
+        char folder[4096];
+        memcpy(folder, target, strlen(target) + 1);
+        char *slash = strrchr(folder, '/');
+        if (slash && slash != folder) *slash = 0;
+        if (make_directories(folder) != 0) child_fail(status_fd, b->target);
+        int made = open(target, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (made < 0) child_fail(status_fd, b->target);
+        close(made);
+    }
+    char source[32];
+    fd_path(fd, source);
+    if (mount(source, target, NULL, MS_BIND, NULL) != 0) child_fail(status_fd, b->target);
+    struct statvfs host;
+    unsigned long keep = fstatvfs(fd, &host) == 0 && (host.f_flag & ST_NOEXEC) ? MS_NOEXEC : 0;
+    unsigned long flags = MS_REMOUNT | MS_BIND | MS_NOSUID | keep | (b->writable ? 0 : MS_RDONLY) | (b->device ? 0 : MS_NODEV);
+    if (mount(NULL, target, NULL, flags, NULL) != 0) child_fail(status_fd, b->target);
+}
+
+// The app's own view of the file system: a root of its own (a tmpfs) holding, read-only, only
+// what it runs and reads, its container (a size-bounded tmpfs, or the on-disk folder bound
+// back in) at an app-side path, and a /proc of its own PID namespace. The launcher's root is
+// pivoted away and detached, so no mount table the app or its children can read names the
+// launcher's folders (the broker's, the containers'), and nothing else of the host is there to
+// see, stat, watch or lock. The folders are made in a fresh tmpfs of mode 0755, so a checkout
+// in a folder only its owner may enter (`mktemp -d`, a home of mode 0700) is no obstacle.
+static void setup_root(const mam_spawn_config *c, int status_fd) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) child_fail(status_fd, "private mounts");
-    // An on-disk container is bound back in below, after the folders above it are hidden. The
-    // launcher's descriptor names a mount of the launcher's namespace, which mount(2) refuses as
-    // a source (EINVAL); so the folder is opened again here, in the app's namespace, before it
-    // is hidden, and must be the very folder the launcher opened beneath its root.
+    // An on-disk container is bound in below. The launcher's descriptor names a mount of the
+    // launcher's namespace, which mount(2) refuses as a source (EINVAL); so the folder is
+    // opened again here, in the app's namespace, and must be the very folder the launcher
+    // opened beneath its root.
     int own_container = -1;
     if (c->container && !c->container_tmpfs && c->container_fd >= 0) {
         own_container = open(c->container, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -162,34 +161,69 @@ static void setup_mounts(const mam_spawn_config *c, int status_fd) {
             || mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino)
             child_fail(status_fd, "container changed under the launcher");
     }
-    if ((c->clone_flags & CLONE_NEWPID) && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-        child_fail(status_fd, "mount /proc");
-    // The host's fingerprint, which Landlock's read of /proc grants: its boot id (the same for
-    // every app, so two apps learn they share a machine and a boot) and its kernel command line
-    // read as empty in the app's namespace.
-    static const char *const fingerprint[] = { "/proc/sys/kernel/random/boot_id", "/proc/cmdline" };
-    for (size_t i = 0; i < sizeof fingerprint / sizeof *fingerprint; i++) {
-        if (access(fingerprint[i], F_OK) == 0 && mount("/dev/null", fingerprint[i], NULL, MS_BIND, NULL) != 0)
-            child_fail(status_fd, fingerprint[i]);
+    // Everything shown is opened first, while the launcher's root is in reach: the launcher
+    // resolved every path, so a link here was planted since, and the launch fails.
+    enum { most = 128 };
+    int fds[most];
+    if (c->bind_count > most) { errno = E2BIG; child_fail(status_fd, "too many paths to show the app"); }
+    for (int i = 0; i < c->bind_count; i++) {
+        fds[i] = open(c->binds[i].source, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (fds[i] < 0) child_fail(status_fd, c->binds[i].source);
     }
-    reveal(c, status_fd);
+    if (mount("tmpfs", MAM_STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,nr_inodes=4096,mode=0755") != 0)
+        child_fail(status_fd, "the app's root (a tmpfs on " MAM_STAGE ")");
+    char target[4096];
+    for (int i = 0; i < c->bind_count; i++) {
+        bind_into_root(&c->binds[i], fds[i], status_fd);
+        close(fds[i]);
+    }
+    for (int i = 0; i < c->link_count; i++) {
+        staged(c->link_paths[i], target, status_fd);
+        if (symlink(c->link_targets[i], target) != 0 && errno != EEXIST) child_fail(status_fd, c->link_paths[i]);
+    }
     for (int i = 0; i < c->hidden_count; i++) {
-        if (mount("tmpfs", c->hidden[i], "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=256,mode=0755") != 0)
+        staged(c->hidden[i], target, status_fd);
+        if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=256,mode=0755") != 0)
             child_fail(status_fd, c->hidden[i]);
     }
-    if (!c->container) return;
-    if (make_directories(c->container) != 0) child_fail(status_fd, "container mount point");
-    if (c->container_tmpfs) {
-        if (mount("tmpfs", c->container, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->container_tmpfs) != 0)
-            child_fail(status_fd, "container tmpfs");
-    } else if (own_container >= 0) {
-        char source[32];
-        fd_path(own_container, source);
-        if (mount(source, c->container, NULL, MS_BIND, NULL) != 0) child_fail(status_fd, "container bind mount");
-        if (mount(NULL, c->container, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-            child_fail(status_fd, "container remount");
-        close(own_container);
+    if (c->clone_flags & CLONE_NEWPID) {
+        staged("/proc", target, status_fd);
+        if (make_directories(target) != 0 || mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+            child_fail(status_fd, "mount /proc");
+        // The host's fingerprint, which Landlock's read of /proc grants: its boot id (the same
+        // for every app, so two apps learn they share a machine and a boot), its kernel command
+        // line, and the names of its disks and swap files read as empty in the app's /proc.
+        static const char *const fingerprint[] = { "/proc/sys/kernel/random/boot_id", "/proc/cmdline", "/proc/partitions",
+                                                   "/proc/diskstats", "/proc/swaps" };
+        for (size_t i = 0; i < sizeof fingerprint / sizeof *fingerprint; i++) {
+            staged(fingerprint[i], target, status_fd);
+            if (access(target, F_OK) == 0 && mount("/dev/null", target, NULL, MS_BIND, NULL) != 0)
+                child_fail(status_fd, fingerprint[i]);
+        }
     }
+    if (c->container) {
+        staged(c->app_container, target, status_fd);
+        if (make_directories(target) != 0) child_fail(status_fd, "container mount point");
+        if (c->container_tmpfs) {
+            if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->container_tmpfs) != 0)
+                child_fail(status_fd, "container tmpfs");
+        } else if (own_container >= 0) {
+            char source[32];
+            fd_path(own_container, source);
+            if (mount(source, target, NULL, MS_BIND, NULL) != 0) child_fail(status_fd, "container bind mount");
+            if (mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+                child_fail(status_fd, "container remount");
+            close(own_container);
+        }
+    }
+    // The pivot: the new root becomes "/", the launcher's is stacked on it and detached.
+    if (chdir(MAM_STAGE) != 0) child_fail(status_fd, "the app's root");
+    if (syscall(SYS_pivot_root, ".", ".") != 0) child_fail(status_fd, "pivot_root");
+    if (umount2(".", MNT_DETACH) != 0) child_fail(status_fd, "detaching the launcher's root");
+    if (chdir("/") != 0) child_fail(status_fd, "the app's root");
+    // Nothing more is made in it: its folders are mount points and links only.
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+        child_fail(status_fd, "the app's root read-only");
 }
 
 static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock) {
@@ -215,7 +249,7 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     sigemptyset(&none);
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     if (c->net_namespace_fd >= 0 && setns(c->net_namespace_fd, CLONE_NEWNET) != 0) child_fail(status_fd, "network namespace");
-    if (c->clone_flags & CLONE_NEWNS) setup_mounts(c, status_fd);
+    if (c->clone_flags & CLONE_NEWNS) setup_root(c, status_fd);
     // 3. The app's cgroups: the launcher puts this process in them meanwhile (by pid; a move
     //    costs the kernel an RCU grace period now and then, better spent beside the mounts).
     //    Nothing the app runs starts before they bind.
@@ -250,7 +284,8 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
         struct rlimit r = { c->rlimits[i].soft, c->rlimits[i].hard };
         if (setrlimit(c->rlimits[i].resource, &r) != 0) child_fail(status_fd, "resource limit");
     }
-    if (c->container && chdir(c->container) != 0) child_fail(status_fd, "container directory");
+    const char *cwd = (c->clone_flags & CLONE_NEWNS) ? c->app_container : c->container;
+    if (cwd && chdir(cwd) != 0) child_fail(status_fd, "container directory");
     // 6. Drop root to the app's own uid: limits on processes bind only without privileges, and
     //    no other app shares its files, its processes or its RLIMIT_NPROC count.
     //    Raw system calls: the C library's setuid would try to change every thread it knows of,

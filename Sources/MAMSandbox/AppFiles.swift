@@ -15,14 +15,20 @@ public enum Shebang {
     /// The interpreter of the script at `path` (resolved to its real path), or nil when the file
     /// is not a script (it does not start with `#!`).
     public static func interpreter(of path: String) throws(LaunchError) -> String? {
+        guard let named = try named(of: path) else { return nil }
+        return try check(named, script: path)
+    }
+
+    /// The interpreter as the `#!` line names it (the path the kernel looks up in the app's
+    /// root), checked for form only; nil for a native program.
+    static func named(of path: String) throws(LaunchError) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
         guard fd >= 0 else { throw LaunchError("\(path): cannot read: \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var head = [UInt8](repeating: 0, count: maximumLine + 1)
         let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard n >= 0 else { throw LaunchError("\(path): cannot read: \(String(cString: strerror(errno)))") }
-        guard let named = try parse(Array(head[0..<n]), script: path) else { return nil }
-        return try check(named, script: path)
+        return try parse(Array(head[0..<n]), script: path)
     }
 
     /// The interpreter path the first line names, checked for form only; nil without `#!`.

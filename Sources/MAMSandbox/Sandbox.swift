@@ -136,11 +136,7 @@ public struct SandboxSupport: Sendable {
     /// a launch uses, and its namespaces, mounts and change of uid tried in a child. Nil when
     /// all of it works; else what failed, with the remedy.
     static func isolationTrial(namespaces: [String]) -> String? {
-        var flags: Int32 = 0
-        for (name, flag) in [("pid", Int32(0x2000_0000)), ("mnt", 0x0002_0000), ("ipc", 0x0800_0000)] where namespaces.contains(name) {
-            flags |= flag
-        }
-        if namespaces.contains("uts") { flags |= 0x0400_0000 }
+        let flags = Namespaces(procNames: namespaces).intersection(Sandbox.namespaces).rawValue
         var why = [CChar](repeating: 0, count: 256)
         guard mam_probe_isolation(flags, AppUser.first, &why, why.count) != 0 else { return nil }
         return cText(why)
@@ -216,10 +212,15 @@ public final class SandboxedApp: @unchecked Sendable {
 public enum Sandbox {
     /// Namespaces every app gets when the launcher is root.
     /// (The network namespace is the launcher's empty one, joined rather than made: EmptyNetwork.)
-    static let namespaceFlags: Int32 = 0x2000_0000 | 0x0002_0000 | 0x0800_0000 | 0x0400_0000  // PID, NS, IPC, UTS
+    static let namespaces: Namespaces = [.pid, .mount, .ipc, .uts]
 
     /// Launches `config` confined. `report` receives every violation, on the supervisor's thread.
     public static func launch(_ config: LaunchConfiguration, report: @escaping @Sendable (Violation) -> Void) throws -> SandboxedApp {
+        // A relative executable is the caller's: the child is in its container by its exec.
+        var config = config
+        if !config.executable.hasPrefix("/") {
+            config.executable = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(config.executable)
+        }
         if let problem = AppManifest.bundleIDProblem(config.bundleID) {
             throw LaunchError("cannot launch: bundle id \"\(config.bundleID.prefix(80))\" \(problem)")
         }
@@ -279,8 +280,9 @@ public enum Sandbox {
         }
         var hidden: [String] = []
         if isolate {
-            // Other apps' containers, the broker's folder and POSIX shared memory: empty in the
-            // app's mount namespace, so it cannot stat, watch or name them.
+            // Other apps' containers, the broker's folder and POSIX shared memory: absent from the
+            // app's root (AppRoot), and covered by an empty folder where a folder it is shown
+            // holds one, so it cannot stat, watch or name them.
             for path in [root, "/dev/shm"] + config.hidden {
                 guard let real = LandlockPolicy.realPath(path), real != "/" else { continue }
                 if hidden.contains(where: { LandlockPolicy.beneath(real, $0) }) { continue }
@@ -302,28 +304,37 @@ public enum Sandbox {
             }
             appFolder = real
         }
-        // The app's uid must reach its program and files even beneath a folder only the
-        // launcher's user may enter: such folders are covered and what it needs bound back.
+        // An isolated app gets a root of its own holding only what it runs and reads, and its
+        // container at an app-side path (AppRoot): every path the app, its Landlock rules and
+        // the supervisor use is a path in that root.
         let libraries = LandlockPolicy.libraryDirectories(for: config.executable)
-        var reach = Reach()
+        let appContainer = isolate ? AppRoot.container : container
+        var appRoot = AppRoot()
         if isolate {
-            let files = [config.executable] + (interpreter.map { [$0] } ?? []) + (appFolder.map { [$0] } ?? [])
-                + libraries + config.extraReadOnly
-            reach = Reach.plan(needed: files.compactMap(LandlockPolicy.realPath), container: container)
-            hidden.removeAll { h in reach.masked.contains { LandlockPolicy.beneath(h, $0) } }
+            // A script's interpreter also at the path its #! line names (`/usr/bin/python3`, a
+            // link to python3.11): the kernel looks that path up in the app's root.
+            let named = interpreter == nil ? nil : try? Shebang.named(of: config.executable)
+            let files = [config.executable] + ([interpreter, named ?? nil].compactMap { $0 }) + (appFolder.map { [$0] } ?? [])
+                + libraries + config.extraReadOnly + AppRoot.systemFiles
+            appRoot = AppRoot.plan(needed: files, hidden: hidden, rootLinks: AppRoot.hostRootLinks)
         }
+        // A script is executed by path: its real one, the path the app's root shows it at (a
+        // folder on the way may be a link the root does not have: `.build/debug`).
+        let execPath = isolate ? LandlockPolicy.realPath(config.executable) ?? config.executable : config.executable
         let landlock = support.landlockABI.map {
-            LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, interpreter: interpreter,
-                                  appFolder: appFolder, extraReadOnly: config.extraReadOnly, libraries: libraries)
+            var policy = LandlockPolicy.forApp(executable: config.executable, container: container, abi: $0, interpreter: interpreter,
+                                               appFolder: appFolder, extraReadOnly: config.extraReadOnly, libraries: libraries)
+            policy.rules = policy.rules.map { $0.path == container ? (path: appContainer, access: $0.access) : $0 }
+            return policy
         }
         let tmpfs = isolate ? config.limits.disk.map { "size=\($0),nr_inodes=65536,mode=0700,uid=\(uid),gid=\(uid)" } : nil
 
         var env = config.environment
         if config.brokerDescriptor != nil { env["MAMLAB_BROKER_FD"] = String(MAM_BROKER_FD) }
         env["MAMLAB_BUNDLE_ID"] = config.bundleID
-        env["MAMLAB_CONTAINER"] = container
-        env["HOME"] = container
-        env["TMPDIR"] = container
+        env["MAMLAB_CONTAINER"] = appContainer
+        env["HOME"] = appContainer
+        env["TMPDIR"] = appContainer
         // The Swift runtime's crash reporter would exec a helper: a sandboxed app may not.
         env["SWIFT_BACKTRACE"] = "enable=no"
         // libdispatch raises a worker thread's priority, which the app's uid may not, and then
@@ -335,9 +346,9 @@ public enum Sandbox {
 
         let argv = [config.executable] + config.arguments
         let envp = env.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        var rlimits: [mam_rlimit] = []
+        var limits: [LaunchPlan.Limit] = []
         func limit(_ resource: Int32, _ value: UInt64?) {
-            if let v = value { rlimits.append(mam_rlimit(resource: resource, soft: rlim_t(v), hard: rlim_t(v))) }
+            if let v = value { limits.append(LaunchPlan.Limit(resource: resource, value: v)) }
         }
         // RLIMIT_NPROC counts every process of the user: for the invoking user (no uid of its
         // own), the allowance comes on top of what that user already runs.
@@ -350,99 +361,36 @@ public enum Sandbox {
         let devNull = config.standardInput == nil ? open("/dev/null", O_RDONLY | O_CLOEXEC) : -1
         defer { if devNull >= 0 { close(devNull) } }
 
+        let plan = LaunchPlan.make(
+            namespaces: isolate ? namespaces : [], joinsNetwork: network >= 0, root: appRoot, container: container,
+            containerInApp: appContainer, containerTmpfs: tmpfs,
+            cgroups: placement.map { $0.cgroup.map { .joinedByChild(count: $0.joinDescriptors.count) } ?? .placedByLauncher },
+            broker: config.brokerDescriptor != nil, limits: limits, identity: user.map { (uid: $0.uid, gid: $0.uid) },
+            landlock: landlock, seccompInstructions: program.map { $0.bytes.count / 8 },
+            program: config.executableDescriptor != nil ? .descriptor : .path(execPath), arguments: argv, environment: envp)
+
         var result = mam_spawn_result()
         var error = [CChar](repeating: 0, count: 256)
         // The supervisor answers the app's exec from inside mam_spawn, which returns only once
         // the exec has happened (the child shares the launcher's memory until then).
         let firstExec = program.map { program in
             FirstExec { listener, pid in
-                Supervisor(fd: listener, appPID: pid, bundleID: config.bundleID, executable: config.executable,
-                           byDescriptor: config.executableDescriptor != nil, container: container, names: program.numbers,
+                Supervisor(fd: listener, appPID: pid, bundleID: config.bundleID, executable: execPath,
+                           byDescriptor: config.executableDescriptor != nil, container: appContainer, names: program.numbers,
                            ownPIDNamespace: isolate, report: report)
             }
         }
+        var executor = LaunchExecutor(
+            plan: plan, executable: execPath, container: container,
+            descriptors: .init(standardInput: config.standardInput ?? devNull, standardOutput: config.standardOutput ?? -1,
+                               standardError: config.standardError ?? -1, broker: config.brokerDescriptor ?? -1,
+                               container: containerFD, network: network, program: config.executableDescriptor ?? -1,
+                               cgroupJoins: placement?.cgroup?.joinDescriptors ?? []),
+            seccompProgram: program?.bytes ?? [])
+        if let placement { executor.place = (Placement.callback, Unmanaged.passUnretained(placement).toOpaque()) }
+        if let firstExec { executor.serveFirst = (FirstExec.callback, Unmanaged.passUnretained(firstExec).toOpaque()) }
         // Cloned from the one long-lived spawn thread: the parent-death signal follows the thread.
-        let rc: Int32 = SpawnThread.shared.run { withCStrings(argv) { cArgv in
-            withCStrings(envp) { cEnv in
-                withCStrings(hidden) { cHidden in
-                withCStrings(reach.masked) { cMasked in
-                withCStrings(reach.revealed) { cRevealed in
-                withCStrings(landlock?.rules.map(\.path) ?? []) { rulePaths in
-                    let rules = (landlock?.rules ?? []).enumerated().map { mam_landlock_rule(path: rulePaths[$0.offset], access: $0.element.access) }
-                    return rules.withUnsafeBufferPointer { rulesBuf in
-                        rlimits.withUnsafeBufferPointer { limitsBuf in
-                        (placement?.cgroup?.joinDescriptors ?? []).withUnsafeBufferPointer { joinFDs in
-                            (program?.bytes ?? []).withUnsafeBytes { bpf in
-                                config.executable.withCString { exe in
-                                    container.withCString { containerPath in
-                                    withOptionalCString(tmpfs) { tmpfsOptions in
-                                        var c = mam_spawn_config()
-                                        c.executable = exe
-                                        c.argv = UnsafePointer(cArgv)
-                                        c.envp = UnsafePointer(cEnv)
-                                        c.stdin_fd = config.standardInput ?? devNull
-                                        c.stdout_fd = config.standardOutput ?? -1
-                                        c.stderr_fd = config.standardError ?? -1
-                                        c.broker_fd = config.brokerDescriptor ?? -1
-                                        c.container = containerPath
-                                        c.container_fd = containerFD
-                                        c.container_tmpfs = tmpfsOptions
-                                        c.change_ids = user == nil ? 0 : 1
-                                        c.net_namespace_fd = network
-                                        if let program = config.executableDescriptor {
-                                            c.exec_by_fd = 1
-                                            c.executable_fd = program
-                                        }
-                                        c.uid = uid
-                                        c.gid = uid
-                                        c.rlimits = limitsBuf.baseAddress
-                                        c.rlimit_count = Int32(limitsBuf.count)
-                                        if isolate {
-                                            c.clone_flags = namespaceFlags
-                                            c.hidden = UnsafePointer(OpaquePointer(cHidden))
-                                            c.hidden_count = Int32(hidden.count)
-                                            c.masked = UnsafePointer(OpaquePointer(cMasked))
-                                            c.masked_count = Int32(reach.masked.count)
-                                            c.revealed = UnsafePointer(OpaquePointer(cRevealed))
-                                            c.revealed_count = Int32(reach.revealed.count)
-                                            if let joining = placement?.cgroup {
-                                                c.join_fds = UnsafePointer(joinFDs.baseAddress)
-                                                c.join_count = Int32(joining.joinDescriptors.count)
-                                            } else if let placement {
-                                                c.place = Placement.callback
-                                                c.place_context = Unmanaged.passUnretained(placement).toOpaque()
-                                            }
-                                        }
-                                        if let landlock {
-                                            c.landlock_abi = Int32(landlock.abi)
-                                            c.landlock_handled_fs = landlock.handledFilesystem
-                                            c.landlock_handled_net = landlock.handledNetwork
-                                            c.landlock_scoped = landlock.scoped
-                                            c.landlock_rules = rulesBuf.baseAddress
-                                            c.landlock_rule_count = Int32(rulesBuf.count)
-                                        }
-                                        if program != nil {
-                                            c.seccomp_program = bpf.baseAddress
-                                            c.seccomp_length = UInt16(bpf.count / 8)
-                                        }
-                                        if let firstExec {
-                                            c.serve_first = FirstExec.callback
-                                            c.serve_context = Unmanaged.passUnretained(firstExec).toOpaque()
-                                        }
-                                        return mam_spawn(&c, &result, &error, error.count)
-                                    }
-                                    }
-                                }
-                            }
-                        }
-                        }
-                    }
-                }
-                }
-                }
-                }
-            }
-        } }
+        let rc: Int32 = SpawnThread.shared.run { executor.run(&result, error: &error) }
         if placement?.layout.isV1 == true { placement?.cgroup?.closeDescriptors() }
         // Started even when the exec failed: the loop ends, and closes the listener, at its hang-up.
         let supervisor = firstExec?.supervisor
@@ -535,23 +483,10 @@ enum Containers {
     }
 }
 
-func withOptionalCString<R>(_ s: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
-    guard let s else { return body(nil) }
-    return s.withCString { body($0) }
-}
-
 private func seccomp_version_string() -> String {
     guard let raw = mam_seccomp_version() else { return "unknown" }
     let v = raw.assumingMemoryBound(to: scmp_version.self).pointee
     return "\(v.major).\(v.minor).\(v.micro)"
-}
-
-/// Calls `body` with a NULL-terminated C array of the strings.
-func withCStrings<R>(_ strings: [String], _ body: (UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-    let pointers = strings.map { strdup($0) } + [nil]
-    defer { pointers.forEach { free($0) } }
-    var array = pointers
-    return array.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
 }
 
 /// The text of a NUL-terminated C buffer.

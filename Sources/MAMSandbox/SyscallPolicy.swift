@@ -87,11 +87,7 @@ public enum SyscallPolicy {
     /// `clone` with any of these flags makes a namespace, in which the app would hold every
     /// capability: the app is killed. `clone3` hides its flags in memory a filter cannot read, so
     /// the kernel answers it ENOSYS and the C library falls back to `clone`.
-    public static let namespaceFlags: [(name: String, flag: Int32)] = [
-        ("CLONE_NEWNS", 0x0002_0000), ("CLONE_NEWCGROUP", 0x0200_0000), ("CLONE_NEWUTS", 0x0400_0000),
-        ("CLONE_NEWIPC", 0x0800_0000), ("CLONE_NEWUSER", 0x1000_0000), ("CLONE_NEWPID", 0x2000_0000),
-        ("CLONE_NEWNET", 0x4000_0000), ("CLONE_NEWTIME", 0x80),
-    ]
+    public static let namespaceFlags: [(name: String, flag: Int32)] = Namespaces.all.map { ($0.flag, $0.namespaces.rawValue) }
 
     /// Calls whose only use here is an attack on the host or another process: the app is killed.
     public static let fatal: [String] = [

@@ -41,14 +41,27 @@ struct ReachTests {
         #expect(results(r.out)["exec_shell"]?["result"] as? String == "blocked", "\(r.out)\(r.err)")
     }
 
-    @Test func onlyTheFoldersOthersCannotEnterAreCoveredAndOnlyWhatTheAppNeedsIsBoundBack() {
-        let modes: [String: mode_t] = ["/home": 0o40755, "/home/me": 0o40700, "/home/me/src": 0o40755,
-                                       "/home/me/src/app": 0o40755, "/home/me/src/app/lib": 0o40755,
-                                       "/tmp": 0o41777, "/tmp/x": 0o40700, "/tmp/x/c": 0o40700, "/opt": 0o40755]
-        let reach = Reach.plan(needed: ["/home/me/src/app/prog", "/home/me/src/app", "/home/me/src/app/lib/a.so", "/opt/swift/lib"],
-                               container: "/tmp/x/c/com.example.app") { modes[$0] }
-        #expect(reach.masked == ["/home/me", "/tmp/x"])
-        #expect(reach.revealed == ["/home/me/src/app"])
-        #expect(Reach.plan(needed: ["/opt/swift/lib"], container: "/opt/c/app") { modes[$0] ?? 0o40755 } == Reach())
+    @Test func theAppRootShowsWhatTheAppNamesAtItsPathsAndNothingOfTheFoldersAround() {
+        // A checkout in a 0700 folder, python3 a link to python3.11, /etc/localtime a link into
+        // zoneinfo, a merged /usr (/lib64 -> usr/lib64), the containers beside the program.
+        let links = ["/usr/bin/python3": "/usr/bin/python3.11", "/etc/localtime": "/usr/share/zoneinfo/Etc/UTC",
+                     "/lib64": "/usr/lib64", "/home/me/src/app/lib/libzz.so": "/"]
+        let resolve: (String) -> String? = { links[$0] ?? $0 }
+        let root = AppRoot.plan(
+            needed: ["/home/me/src/app/prog", "/usr/bin/python3", "/home/me/src/app", "/home/me/src/app/lib/a.so",
+                     "/home/me/src/app/lib/libzz.so", "/usr/lib", "/usr/lib/swift", "/lib64", "/etc/localtime", "/usr/share/zoneinfo"],
+            hidden: ["/home/me/src/app/containers", "/var/lib/mambroker", "/dev/shm"],
+            rootLinks: [AppRoot.Link(path: "/lib64", target: "usr/lib64"), AppRoot.Link(path: "/proc", target: "/elsewhere"),
+                        AppRoot.Link(path: "/usr", target: "/nowhere")],
+            resolve: resolve)
+        #expect(root.binds.map(\.target) == ["/dev/null", "/dev/random", "/dev/urandom", "/etc/localtime", "/home/me/src/app",
+                                              "/usr/bin/python3", "/usr/bin/python3.11", "/usr/lib", "/usr/lib64", "/usr/share/zoneinfo"])
+        #expect(root.binds.first { $0.target == "/usr/bin/python3" }?.source == "/usr/bin/python3.11")
+        #expect(root.binds.first { $0.target == "/etc/localtime" }?.source == "/usr/share/zoneinfo/Etc/UTC")
+        #expect(root.binds.filter(\.writable).map(\.target) == ["/dev/null"])
+        #expect(root.binds.filter(\.device).count == 3)
+        // Only the root's own links that stand nowhere else; only the hidden folders a shown one holds.
+        #expect(root.links == [AppRoot.Link(path: "/lib64", target: "usr/lib64")])
+        #expect(root.hidden == ["/home/me/src/app/containers"])
     }
 }

@@ -434,6 +434,51 @@ probe_result probe_cgroup_path(void) {
     return ENODATA;
 }
 
+// Reads a whole /proc file (a mount table can be long) into `buffer`; its length, or -1.
+static ssize_t read_all(const char *path, char *buffer, size_t size) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t n = 0;
+    for (;;) {
+        ssize_t got = read(fd, buffer + n, size - 1 - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        n += (size_t)got;
+        if (n + 1 >= size) break;
+    }
+    close(fd);
+    buffer[n] = 0;
+    return (ssize_t)n;
+}
+
+// The launcher's folders in a mount table: succeeded when any table the app can read (its
+// own, a thread's, the classic /proc/mounts, a child's) names one of `secrets` (the broker's
+// folder, the containers' root). `where` says which table named which.
+probe_result probe_mount_table(const char *const *secrets, int count, char *where, size_t size) {
+    static char buffer[1 << 20];
+    char child_table[64];
+    pid_t child = fork();
+    if (child == 0) { pause(); _exit(0); }
+    snprintf(child_table, sizeof child_table, "/proc/%d/mountinfo", (int)child);
+    const char *tables[] = { "/proc/self/mountinfo", "/proc/thread-self/mountinfo", "/proc/self/mounts", "/proc/mounts",
+                             child > 0 ? child_table : "/proc/self/mountinfo" };
+    probe_result result = ENOENT;
+    int read_any = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof *tables && result != 0; t++) {
+        if (read_all(tables[t], buffer, sizeof buffer) < 0) continue;
+        read_any = 1;
+        for (int i = 0; i < count; i++) {
+            if (!strstr(buffer, secrets[i])) continue;
+            snprintf(where, size, "%s names %s", tables[t], secrets[i]);
+            result = 0;
+            break;
+        }
+    }
+    if (child > 0) { kill(child, SIGKILL); waitpid(child, NULL, 0); }
+    if (result != 0) snprintf(where, size, read_any ? "no table names them" : "no table readable");
+    return result;
+}
+
 // A write through openat2, whose flags a seccomp filter cannot read (they are in memory).
 probe_result probe_openat2_write(const char *path) {
     struct open_how how = { .flags = O_WRONLY | O_CREAT | O_CLOEXEC, .mode = 0600 };

@@ -23,13 +23,22 @@ typedef struct {
     uint64_t access;   // Landlock access rights for beneath this path
 } mam_landlock_rule;
 
+/// One file or folder of the host shown in the app's root, read-only unless `writable`;
+/// `device`: a device node (not mounted nodev).
+typedef struct {
+    const char *source;  // its resolved path in the launcher's view
+    const char *target;  // where the app sees it
+    int writable;
+    int device;
+} mam_bind;
+
 typedef struct {
     const char *executable;
     char *const *argv;
     char *const *envp;
     int stdin_fd, stdout_fd, stderr_fd;  // -1: inherit the launcher's
     int broker_fd;                       // -1: none; else lands on MAM_BROKER_FD
-    const char *container;               // the working directory
+    const char *container;               // the container in the launcher's view (the working directory without CLONE_NEWNS)
     int change_ids;                      // drop to uid/gid before confining
     uid_t uid;
     gid_t gid;
@@ -44,14 +53,17 @@ typedef struct {
     const void *seccomp_program;         // struct sock_filter[]; NULL: no filter
     unsigned short seccomp_length;       // instructions
     int clone_flags;                     // CLONE_NEW* namespaces of the app's own (0: none)
-    const char *const *hidden;           // directories covered by an empty tmpfs (needs CLONE_NEWNS)
+    // The app's own root (needs CLONE_NEWNS): a tmpfs holding only `binds`, `links`, its
+    // container at `app_container`, and a /proc of its PID namespace; the launcher's root is
+    // then pivoted away, so no mount the app can list names the launcher's folders.
+    const mam_bind *binds;
+    int bind_count;
+    const char *const *link_paths;       // symbolic links made in the new root: path ...
+    const char *const *link_targets;     // ... and what each points to
+    int link_count;
+    const char *const *hidden;           // folders beneath a bind covered by an empty tmpfs
     int hidden_count;
-    // Folders the app's uid cannot enter (mode without o+x: a clone in a 0700 folder), covered
-    // by a tmpfs of mode 0755; each of `revealed` beneath one is bound back in at its own path.
-    const char *const *masked;
-    int masked_count;
-    const char *const *revealed;
-    int revealed_count;
+    const char *app_container;           // where the container is in the app's root (its working directory)
     const char *container_tmpfs;         // tmpfs options: the container becomes a tmpfs; NULL: the folder itself
     int container_fd;                    // O_PATH of the on-disk container (opened beneath its root), or -1
     // Called in the launcher right after the clone, while the child makes its mounts: puts the
@@ -161,6 +173,10 @@ unsigned int mam_seccomp_api_level(void);
 
 /// Whether this process may install seccomp filters (PR_GET_SECCOMP answers).
 int mam_seccomp_filters_supported(void);
+
+/// clone(2)'s namespace flags, by the kernel's names (Namespaces in MAMSandbox; isolation.c).
+extern const int mam_clone_newns, mam_clone_newcgroup, mam_clone_newuts, mam_clone_newipc, mam_clone_newuser,
+    mam_clone_newpid, mam_clone_newnet, mam_clone_newtime;
 
 static const int mam_rlimit_nproc = RLIMIT_NPROC;
 static const int mam_rlimit_as = RLIMIT_AS;

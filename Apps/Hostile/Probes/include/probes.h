@@ -65,6 +65,8 @@ probe_result probe_openat2_write(const char *path);
 probe_result probe_mkdir(const char *path);
 probe_result probe_read_fingerprint(const char *path);
 probe_result probe_cgroup_path(void);
+/// Succeeded when a mount table the app can read names one of `secrets`; `where` says which.
+probe_result probe_mount_table(const char *const *secrets, int count, char *where, size_t size);
 probe_result probe_name_to_handle(const char *path);
 /// Reads /proc/net/unix; 0 when it lists at least one socket, else ENOENT.
 probe_result probe_proc_net_unix(int *listed);
