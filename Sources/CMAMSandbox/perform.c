@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -368,4 +369,10 @@ ssize_t mam_write_memory(pid_t pid, uint64_t address, const void *buffer, size_t
     ssize_t n = process_vm_writev(pid, &local, 1, &remote, 1, 0);
     if (n != (ssize_t)size) { errno = EFAULT; return -1; }
     return n;
+}
+
+long long mam_file_size_limit(pid_t pid) {
+    struct rlimit limit;
+    if (prlimit(pid, RLIMIT_FSIZE, NULL, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
+    return (long long)limit.rlim_cur;
 }

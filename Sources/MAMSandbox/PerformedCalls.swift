@@ -19,10 +19,10 @@ extension Supervisor {
         case outside(String)
         /// Failed as the kernel would have failed it (no such file, a bad descriptor...).
         case failed(Int32)
-        /// Performed: the result, or -errno.
-        case performed(Int)
-        /// An open: our descriptor of the file, handed to the app.
-        case opened(Int32, closeOnExec: Bool)
+        /// To perform, once the call is known to stand: the result, or -errno.
+        case performed(() -> Int)
+        /// An open to perform: our descriptor of the file (or -errno), handed to the app.
+        case opened(() -> Int, closeOnExec: Bool)
         /// A lock that may have to wait: tried again off the supervisor's thread until it is
         /// taken or the call is gone, so one waiting lock holds up no other call of the app.
         case waits(@Sendable () -> Int)
@@ -61,11 +61,9 @@ extension Supervisor {
                 verdict = .failed(EIO)
             }
         }
-        // Read and resolved for a thread that has gone (its tid may name another by now): no one's call.
-        guard stillAsked(n) else {
-            if case let .opened(fd, _) = verdict { close(fd) }
-            return
-        }
+        // Read and resolved for a thread that has gone (its tid may name another process by now,
+        // whose identity and files were taken): no one's call, and nothing is performed.
+        guard stillAsked(n) else { return }
         switch verdict {
         case let .outside(path):
             _ = mam_notify_deny(fd, n.id, EACCES)
@@ -73,11 +71,13 @@ extension Supervisor {
             violation(pid, opens ? "\(name) for writing" : name, path, .denied)
         case let .failed(code):
             _ = mam_notify_deny(fd, n.id, code)
-        case let .performed(result):
-            answer(n.id, result)
-        case let .opened(file, cloexec):
-            if mam_notify_send_fd(fd, n.id, file, cloexec ? 1 : 0) < 0 { _ = mam_notify_deny(fd, n.id, errno) }
-            close(file)
+        case let .performed(call):
+            answer(n.id, call())
+        case let .opened(call, cloexec):
+            let file = call()
+            guard file >= 0 else { return answer(n.id, file) }
+            if mam_notify_send_fd(fd, n.id, Int32(file), cloexec ? 1 : 0) < 0 { _ = mam_notify_deny(fd, n.id, errno) }
+            close(Int32(file))
         case let .waits(attempt):
             let listener = fd
             let id = n.id
@@ -139,7 +139,7 @@ extension Supervisor {
             try ownFolder(d, leaf)
             return (d, leaf)
         }
-        func done(_ r: Int) -> Verdict { .performed(r) }
+        func done(_ call: @escaping @autoclosure () -> Int) -> Verdict { .performed(call) }
 
         switch name {
         case "flock":
@@ -175,7 +175,12 @@ extension Supervisor {
         case "utimensat", "futimesat", "utimes", "utime":
             return try times(name, n, pid: pid, a, object: object, descriptor: { try descriptor($0) })
         case "truncate":
-            return done(mam_do_truncate(a, try object(AT_FDCWD, text(0), follows: true), Int64(Int(bitPattern: UInt(arg(1))))))
+            let file = try object(AT_FDCWD, text(0), follows: true)
+            let length = Int64(Int(bitPattern: UInt(arg(1))))
+            // The app's own file-size limit, which the supervisor does not have.
+            let limit = mam_file_size_limit(pid)
+            if limit >= 0 && length > limit { return .failed(EFBIG) }
+            return done(mam_do_truncate(a, file, length))
         case "mkdir", "mkdirat":
             let at = name == "mkdir" ? 0 : 1
             let (dir, leaf) = try folder(at == 0 ? AT_FDCWD : int(0), text(at), dots: EEXIST)
@@ -273,11 +278,15 @@ extension Supervisor {
         let ofd: Int32 = [5: 36, 6: 37, 7: 38][command] ?? command  // F_GETLK/F_SETLK/F_SETLKW to F_OFD_*
         switch ofd {
         case 36:
-            let r = mam_do_ofd_lock(a, d, 36, &l)
-            // The holder's pid, when it is another process's record lock, is a host pid.
-            if l.l_pid > 0 { l.l_pid = -1 }
-            if r == 0 && mam_write_memory(pid, address, &l, MemoryLayout<flock>.size) < 0 { return .failed(EFAULT) }
-            return .performed(r)
+            let asked = l
+            return .performed {
+                var l = asked
+                let r = mam_do_ofd_lock(a, d, 36, &l)
+                // The holder's pid, when it is another process's record lock, is a host pid.
+                if l.l_pid > 0 { l.l_pid = -1 }
+                if r == 0 && mam_write_memory(pid, address, &l, MemoryLayout<flock>.size) < 0 { return -Int(EFAULT) }
+                return r
+            }
         case 38:
             let copy = l
             return .waits { [held] in
@@ -285,7 +294,11 @@ extension Supervisor {
                 return mam_do_ofd_lock(held.asker, d, 37, &l)
             }
         default:
-            return .performed(mam_do_ofd_lock(a, d, 37, &l))
+            let asked = l
+            return .performed {
+                var l = asked
+                return mam_do_ofd_lock(a, d, 37, &l)
+            }
         }
     }
 
@@ -305,7 +318,7 @@ extension Supervisor {
             file = try object(at ? Int32(truncatingIfNeeded: arg(0)) : AT_FDCWD, path, flags & AT_SYMLINK_NOFOLLOW == 0, 0)
         }
         let address = arg(at ? 2 : 1)
-        guard address != 0 else { return .performed(mam_do_utimens(a, file, nil)) }
+        guard address != 0 else { return .performed { mam_do_utimens(a, file, nil) } }
         var t = [timespec(), timespec()]
         switch name {
         case "utimensat":
@@ -320,7 +333,11 @@ extension Supervisor {
             guard v.allSatisfy({ $0.tv_usec >= 0 && $0.tv_usec < 1_000_000 }) else { return .failed(EINVAL) }
             t = v.map { timespec(tv_sec: $0.tv_sec, tv_nsec: $0.tv_usec * 1000) }
         }
-        return .performed(mam_do_utimens(a, file, &t))
+        let times = t
+        return .performed {
+            var t = times
+            return mam_do_utimens(a, file, &t)
+        }
     }
 }
 
@@ -352,7 +369,7 @@ extension Supervisor {
         }
         guard !path.isEmpty else { return .failed(ENOENT) }
         let cloexec = flags & O_CLOEXEC != 0
-        func opened(_ r: Int) -> Verdict { r >= 0 ? .opened(Int32(r), closeOnExec: cloexec) : .performed(r) }
+        func opened(_ call: @escaping @autoclosure () -> Int) -> Verdict { .opened(call, closeOnExec: cloexec) }
         if flags & 0o20_000_000 != 0 {  // __O_TMPFILE: an unnamed file in the folder named
             let d = held.keep(mam_asker_resolve(a, dirfd, path, 1, resolve))
             guard d >= 0 else { throw unresolved(errno, path, from: dirfd, held) }
@@ -384,13 +401,12 @@ extension Supervisor {
             }
             let leaf = cText(buffer)
             try ownFolder(dir, leaf)
-            let r = mam_do_create(a, dir, leaf, flags, mode)
-            guard r == -Int(ELOOP) && follows else { return opened(r) }
             // A dangling link at the name, which the kernel follows to create its target: its
-            // target is taken from the link's folder, and judged again.
+            // target is taken from the link's folder, and judged again. (One made there after
+            // this look makes the creation fail ELOOP: no link is followed then.)
             var target = [CChar](repeating: 0, count: 4096)
-            let length = readlinkat(dir, leaf, &target, target.count - 1)
-            guard length > 0 else { return opened(r) }
+            let length = follows ? readlinkat(dir, leaf, &target, target.count - 1) : -1
+            guard length > 0 else { return opened(mam_do_create(a, dir, leaf, flags, mode)) }
             path = cText(target)
             base = dir
         }

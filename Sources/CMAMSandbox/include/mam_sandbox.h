@@ -177,6 +177,9 @@ long mam_do_reopen(const mam_asker *a, int fd, int flags, mode_t mode);
 /// Creates and opens `name` in the judged folder, following no link: a descriptor or -errno.
 long mam_do_create(const mam_asker *a, int parent, const char *name, int flags, mode_t mode);
 
+/// Process `pid`'s soft RLIMIT_FSIZE, or -1 when it has none.
+long long mam_file_size_limit(pid_t pid);
+
 /// Answers a notification with a return value, or with a failure (`error`, a positive errno).
 int mam_notify_answer(int fd, uint64_t id, int64_t value, int error);
 /// Puts `file` in the asker's descriptor table and answers the call with its number, at once.
