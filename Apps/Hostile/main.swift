@@ -84,8 +84,9 @@ if let ms = options["--race-ms"].flatMap(Int32.init) {
     exit(0)
 }
 
-// --not-mine FOLDER: a folder of root's in the container, holding root.txt (mode 0644). The
-// supervisor performs these calls for the app; each must fail as it would for the app's uid.
+// --not-mine FOLDER: a folder of root's in the container, holding root.txt (mode 0644) and
+// locked/open.txt (mode 0666 in a folder of mode 0700). The supervisor performs these calls for
+// the app; each must fail as it would for the app's uid.
 if let folder = options["--not-mine"] {
     let file = folder + "/root.txt"
     line("performed_setxattr_not_mine", probe_performed_setxattr(file), file)
@@ -93,6 +94,10 @@ if let folder = options["--not-mine"] {
     line("performed_truncate_not_mine", probe_performed_truncate(file), file)
     line("performed_mkdir_not_mine", probe_performed_mkdir(folder + "/new"), folder + "/new")
     line("performed_unlink_not_mine", probe_performed_unlink(file), file)
+    // A file any uid may write, in a folder of root's the app's uid may not search (0700).
+    let behind = folder + "/locked/open.txt"
+    line("performed_write_behind_locked_folder", probe_open_write(behind), behind)
+    line("performed_setxattr_behind_locked_folder", probe_performed_setxattr(behind), behind)
     exit(0)
 }
 

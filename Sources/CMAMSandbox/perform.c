@@ -26,6 +26,16 @@
 
 static _Thread_local int private_fs;
 
+// The supervisor's own identity on this thread, kept while it acts as the app (below).
+typedef struct identity {
+    int fsuid, fsgid, ngroups;
+    gid_t groups[MAM_ASKER_GROUPS];
+    struct __user_cap_header_struct header;
+    struct __user_cap_data_struct caps[2];
+} identity;
+static int become(const mam_asker *a, identity *saved);
+static void unbecome(identity *saved);
+
 int mam_private_fs(void) {
     // umask (and cwd) become this thread's own: the app's umask is set here for each call
     // without touching the launcher's other threads.
@@ -62,19 +72,29 @@ int mam_asker_open(pid_t tid, mam_asker *a) {
     }
     fclose(f);
     if (seen != 31) { errno = ESRCH; return -1; }
-    a->pidfd = (int)syscall(SYS_pidfd_open, a->tgid, 0);
-    snprintf(path, sizeof path, "/proc/%d/root", (int)tid);
-    a->root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    snprintf(path, sizeof path, "/proc/%d/cwd", (int)tid);
-    a->cwd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (a->pidfd < 0 || a->root < 0 || a->cwd < 0) {
-        int e = errno;
-        mam_asker_close(a);
-        errno = e;
-        return -1;
-    }
     return 0;
 }
+
+// The process, root and cwd are opened when a call first needs them (each costs a system call
+// or two, and most calls need one of them), always with the supervisor's own rights: the /proc
+// links of another process are not the app's identity's to follow.
+static int opened_pidfd(const mam_asker *a) {
+    mam_asker *m = (mam_asker *)a;
+    if (m->pidfd < 0) m->pidfd = (int)syscall(SYS_pidfd_open, m->tgid, 0);
+    return m->pidfd;
+}
+
+static int opened_link(const mam_asker *a, int *slot, const char *name) {
+    if (*slot < 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)a->tid, name);
+        *slot = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    }
+    return *slot;
+}
+
+int mam_asker_cwd(const mam_asker *a) { return opened_link(a, &((mam_asker *)a)->cwd, "cwd"); }
+static int opened_root(const mam_asker *a) { return opened_link(a, &((mam_asker *)a)->root, "root"); }
 
 void mam_asker_close(mam_asker *a) {
     if (a->pidfd >= 0) close(a->pidfd);
@@ -85,6 +105,7 @@ void mam_asker_close(mam_asker *a) {
 
 int mam_asker_descriptor(const mam_asker *a, int number) {
     if (number < 0) { errno = EBADF; return -1; }
+    if (opened_pidfd(a) < 0) return -1;
     return (int)syscall(SYS_pidfd_getfd, a->pidfd, number, 0);
 }
 
@@ -125,20 +146,32 @@ static int resolve_from(const mam_asker *a, int base, const char *path, int foll
 // caller) or its working directory (the asker's, not to be closed).
 static int base_of(const mam_asker *a, int dirfd, const char *path, uint64_t resolve, int *owned) {
     *owned = 0;
-    if (dirfd == AT_FDCWD || (path[0] == '/' && !(resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)))) return a->cwd;
+    if (dirfd == AT_FDCWD || (path[0] == '/' && !(resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)))) return mam_asker_cwd(a);
     *owned = 1;
     return mam_asker_descriptor(a, dirfd);
 }
 
+// Every lookup is made with the app's identity: a folder its uid may not search (root's, mode
+// 0700, even inside its container) stops the walk as it would stop the app's own call. Only
+// the starting points (its root, cwd, descriptors) are taken with the supervisor's rights.
+static int resolve_as_app(const mam_asker *a, int base, const char *path, int follow, uint64_t resolve) {
+    if (opened_root(a) < 0) return -1;
+    identity saved;
+    if (become(a, &saved) != 0) return -1;
+    int fd = resolve_from(a, base, path, follow, resolve);
+    unbecome(&saved);
+    return fd;
+}
+
 int mam_asker_resolve_at(const mam_asker *a, int base, const char *path, int follow, uint64_t resolve) {
-    return resolve_from(a, base, path, follow, resolve);
+    return resolve_as_app(a, base, path, follow, resolve);
 }
 
 int mam_asker_resolve(const mam_asker *a, int dirfd, const char *path, int follow, uint64_t resolve) {
     int owned;
     int base = base_of(a, dirfd, path, resolve, &owned);
     if (base < 0) return -1;
-    int fd = resolve_from(a, base, path, follow, resolve);
+    int fd = resolve_as_app(a, base, path, follow, resolve);
     int e = errno;
     if (owned) close(base);
     errno = e;
@@ -165,7 +198,7 @@ int mam_asker_parent_at(const mam_asker *a, int base, const char *path, uint64_t
     if (start >= sizeof folder) { errno = ENAMETOOLONG; return -1; }
     memcpy(folder, path, start);
     folder[start] = 0;
-    int fd = resolve_from(a, base, start ? folder : ".", 1, resolve);
+    int fd = resolve_as_app(a, base, start ? folder : ".", 1, resolve);
     if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) { close(fd); errno = ENOTDIR; return -1; }
@@ -186,12 +219,6 @@ int mam_asker_parent(const mam_asker *a, int dirfd, const char *path, uint64_t r
 // The app's identity on this thread alone (the system calls, not the C library's wrappers,
 // which would apply setgroups to every thread): its file-system uid and gid, its groups, no
 // effective capability (a uid-0 app's DAC overrides included), and its umask.
-typedef struct {
-    int fsuid, fsgid, ngroups;
-    gid_t groups[MAM_ASKER_GROUPS];
-    struct __user_cap_header_struct header;
-    struct __user_cap_data_struct caps[2];
-} identity;
 
 static int become(const mam_asker *a, identity *saved) {
     if (!private_fs) { errno = EPERM; return -1; }

@@ -233,7 +233,7 @@ extension Supervisor {
         }
         var base = "/"
         if !path.hasPrefix("/") {
-            let d = dirfd == AT_FDCWD ? held.asker.pointee.cwd : held.keep(mam_asker_descriptor(held.asker, dirfd))
+            let d = dirfd == AT_FDCWD ? mam_asker_cwd(held.asker) : held.keep(mam_asker_descriptor(held.asker, dirfd))
             if d >= 0, mam_descriptor_path(d, &buffer, buffer.count) >= 0 { base = cText(buffer) }
         }
         let written = ((base as NSString).appendingPathComponent(path) as NSString).standardizingPath

@@ -94,16 +94,24 @@ import Testing
         defer { scene.remove() }
         let container = scene.containers.appendingPathComponent("com.example.hostile")
         let folder = try Self.notMine(in: container)
-        let r = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--containers", scene.containers.path, "--", "--not-mine", "not-mine"])
+        // The on-disk container (no tmpfs of its own), where the files of root's were put.
+        let r = try Built.run("mamlaunch", ["run", "Hostile", "--no-broker", "--limit", "disk=none", "--containers", scene.containers.path,
+                                            "--", "--not-mine", "not-mine"])
         #expect(r.status == 0, "\(r.err)")
         let byAttempt = results(r.out)
         for attempt in Self.performed {
-            #expect(byAttempt[attempt]?["result"] as? String == "blocked", "\(attempt): \(byAttempt[attempt] ?? [:])\n\(r.out)")
+            // Refused for want of permission: the file is there (no "No such file").
+            let detail = byAttempt[attempt]?["detail"] as? String ?? ""
+            #expect(byAttempt[attempt]?["result"] as? String == "blocked" && (detail.contains("denied") || detail.contains("not permitted")),
+                    "\(attempt): \(byAttempt[attempt] ?? [:])\n\(r.out)")
         }
         let file = folder.appendingPathComponent("root.txt").path
         #expect(!Self.attributeSet(on: file, named: "user.mamlab.perm"))
         #expect((try? String(contentsOfFile: file, encoding: .utf8)) == "root's\n")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("new").path))
+        let behind = folder.appendingPathComponent("locked/open.txt").path
+        #expect((try? String(contentsOfFile: behind, encoding: .utf8)) == "root's\n")
+        #expect(!Self.attributeSet(on: behind, named: "user.mamlab.perm"))
 
         // Control: root, as the supervisor is, may do each of them.
         let throwaway = scene.root.appendingPathComponent("throwaway")
@@ -115,16 +123,23 @@ import Testing
     }
 
     static let performed = ["performed_setxattr_not_mine", "performed_touch_not_mine", "performed_truncate_not_mine",
-                            "performed_mkdir_not_mine", "performed_unlink_not_mine"]
+                            "performed_mkdir_not_mine", "performed_unlink_not_mine",
+                            "performed_write_behind_locked_folder", "performed_setxattr_behind_locked_folder"]
 
-    /// A folder of root's (0755) holding root.txt (0644, root's) in `directory`.
+    /// A folder of root's (0755) holding root.txt (0644, root's) in `directory`, and
+    /// locked/open.txt (0666) in a folder of root's the app's uid may not search (0700).
     static func notMine(in directory: URL) throws -> URL {
         let folder = directory.appendingPathComponent("not-mine")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let locked = folder.appendingPathComponent("locked")
+        try FileManager.default.createDirectory(at: locked, withIntermediateDirectories: true)
         chmod(folder.path, 0o755)
+        chmod(locked.path, 0o700)
         let file = folder.appendingPathComponent("root.txt")
         try Data("root's\n".utf8).write(to: file)
         chmod(file.path, 0o644)
+        let open = locked.appendingPathComponent("open.txt")
+        try Data("root's\n".utf8).write(to: open)
+        chmod(open.path, 0o666)
         return folder
     }
 }

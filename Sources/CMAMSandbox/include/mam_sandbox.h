@@ -138,10 +138,13 @@ typedef struct {
 /// Gives the calling thread its own umask and working directory (unshare CLONE_FS): required
 /// before any mam_do_* call, which sets the app's umask. 0 or -1 with errno.
 int mam_private_fs(void);
-/// Reads thread `tid`'s identity and opens its process, root and cwd. 0 or -1 with errno.
+/// Reads thread `tid`'s identity (its process, root and cwd are opened when first needed).
+/// 0 or -1 with errno.
 /// The caller checks the notification is still pending afterwards (the tid may have been reused).
 int mam_asker_open(pid_t tid, mam_asker *a);
 void mam_asker_close(mam_asker *a);
+/// The thread's working directory (O_PATH, the asker's: not to be closed), or -1 with errno.
+int mam_asker_cwd(const mam_asker *a);
 /// A duplicate of the app's descriptor `number` (pidfd_getfd): the same open file, which no
 /// later dup2 in the app can change. -1 with errno.
 int mam_asker_descriptor(const mam_asker *a, int number);
