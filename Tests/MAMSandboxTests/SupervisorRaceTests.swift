@@ -118,7 +118,10 @@ import Testing
         _ = try Self.notMine(in: throwaway)
         let control = try Built.run("Hostile", ["--not-mine", "not-mine"], in: throwaway)
         for attempt in Self.performed {
-            #expect(results(control.out)[attempt]?["result"] as? String == "succeeded", "\(attempt): \(control.out)")
+            let outcome = results(control.out)[attempt]
+            // A tmpfs before Linux 6.6 (the kernel lab's /tmp) has no user attributes at all.
+            let unsupported = attempt.contains("setxattr") && (outcome?["detail"] as? String ?? "").contains("not supported")
+            #expect(outcome?["result"] as? String == "succeeded" || unsupported, "\(attempt): \(control.out)")
         }
     }
 
