@@ -6,7 +6,9 @@
 // --broker-dir DIR --outside PATH --other-pid PID --readable PATH --shm-key N --msg-key N
 // --posix-shm NAME --daemon NAME --world-writable PATH; sizes: --memory-mib N --tasks N --disk-mib N --cpu-ms N;
 // [--destructive] adds the attempts that would harm the machine if they worked; --race-ms N runs
-// only the races against the supervisor's check.
+// only the races against the supervisor's check (--race-dir DIR: a host folder every uid may
+// write, for the races on times, write-opens and renames); --not-mine FOLDER only the calls the
+// supervisor performs, on a folder of root's in the container.
 import CHostileProbes
 import Foundation
 
@@ -64,6 +66,38 @@ if let ms = options["--race-ms"].flatMap(Int32.init) {
         // The probe cannot read the attribute back unconfined; the test reads it.
         line("setxattr_race_host_file", outcome: r == 0 ? "tried" : "failed", r, "\(target), \(tries) tries")
     }
+    let system = "/etc/ld.so.cache"
+    tries = 0
+    line("inotify_race_system_file", probe_inotify_race(system, ms, &tries), "\(system), \(tries) tries")
+    tries = 0
+    line("fcntl_lock_race_system_file", probe_fcntl_lock_race(system, inside + "-fcntl", ms, &tries), "\(system), \(tries) tries")
+    // In a host folder every uid may write (as /tmp): times.txt and write.txt, and a new name.
+    if let folder = options["--race-dir"] {
+        for (attempt, probe, file) in [("utimensat_race_host_file", probe_utimensat_race, "times.txt"),
+                                       ("write_open_race_host_file", probe_write_open_race, "write.txt"),
+                                       ("rename_race_host_folder", probe_rename_race, "escaped-rename.txt")] {
+            tries = 0
+            let r = probe(folder + "/" + file, ms, &tries)
+            line(attempt, outcome: r == 0 ? "tried" : "failed", r, "\(folder)/\(file), \(tries) tries")
+        }
+    }
+    exit(0)
+}
+
+// --not-mine FOLDER: a folder of root's in the container, holding root.txt (mode 0644) and
+// locked/open.txt (mode 0666 in a folder of mode 0700). The supervisor performs these calls for
+// the app; each must fail as it would for the app's uid.
+if let folder = options["--not-mine"] {
+    let file = folder + "/root.txt"
+    line("performed_setxattr_not_mine", probe_performed_setxattr(file), file)
+    line("performed_touch_not_mine", probe_performed_touch(file), file)
+    line("performed_truncate_not_mine", probe_performed_truncate(file), file)
+    line("performed_mkdir_not_mine", probe_performed_mkdir(folder + "/new"), folder + "/new")
+    line("performed_unlink_not_mine", probe_performed_unlink(file), file)
+    // A file any uid may write, in a folder of root's the app's uid may not search (0700).
+    let behind = folder + "/locked/open.txt"
+    line("performed_write_behind_locked_folder", probe_open_write(behind), behind)
+    line("performed_setxattr_behind_locked_folder", probe_performed_setxattr(behind), behind)
     exit(0)
 }
 

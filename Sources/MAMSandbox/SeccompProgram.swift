@@ -48,7 +48,7 @@ public struct SeccompProgram: Sendable {
         for (name, _) in SyscallPolicy.denied { try add(name) }
         for name in SyscallPolicy.fatal { try add(name) }
         for name in SyscallPolicy.exec { try add(name) }
-        for (name, _) in SyscallPolicy.confined { try add(name) }
+        for name in SyscallPolicy.confined { try add(name) }
         for (_, command) in SyscallPolicy.lockCommands {
             try add("fcntl", [scmp_arg_cmp(arg: 1, op: SCMP_CMP_EQ, datum_a: UInt64(command), datum_b: 0)])
         }

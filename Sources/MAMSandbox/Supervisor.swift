@@ -7,14 +7,14 @@ import Glibc
 /// write-opens against the container, refuses or kills on the listed calls, and reports each
 /// refusal by name. The app cannot silence it: the kernel blocks the call until it answers.
 final class Supervisor: @unchecked Sendable {
-    private let fd: Int32
+    let fd: Int32
     private let appPID: Int32
     private let bundleID: String
     /// The one exec the app's process makes, the launcher's: of this path, or (`byDescriptor`)
     /// of the launcher's open descriptor of it, an `execveat` with an empty path.
     private let executable: String
     private let byDescriptor: Bool
-    private let container: String
+    let container: String
     private let names: [Int32: String]
     /// The app has a PID namespace of its own: every pid it can name is one of its own processes.
     private let ownPIDNamespace: Bool
@@ -60,12 +60,14 @@ final class Supervisor: @unchecked Sendable {
             if errno == EINTR { continue }
             return  // the child died before its exec: the status pipe says why
         }
-        handle(n)
+        handle(n, performs: false)
     }
 
     private func loop() {
         // Only this thread closes the listener, after its last use of the number.
         defer { close(fd) }
+        // The calls performed for the app set its umask: on this thread only (perform.c).
+        let ownFS = mam_private_fs() == 0
         var n = mam_notification()
         while true {
             if mam_notify_receive(fd, &n) != 0 {
@@ -74,7 +76,7 @@ final class Supervisor: @unchecked Sendable {
                 if errno == EINTR || errno == ENOENT { continue }
                 return
             }
-            handle(n)
+            handle(n, performs: ownFS)
         }
     }
 
@@ -83,11 +85,13 @@ final class Supervisor: @unchecked Sendable {
     /// names another process, whose memory was read) or, on kernels without
     /// WAIT_KILLABLE_RECV, be interrupted and make the call again under a new notification.
     /// Either way what was read is no one's call, and it is not answered.
-    private func stillAsked(_ n: mam_notification) -> Bool {
+    func stillAsked(_ n: mam_notification) -> Bool {
         mam_notify_valid(fd, n.id) != 0
     }
 
-    private func handle(_ n: mam_notification) {
+    /// `performs`: whether this thread may perform calls for the app (it has a umask of its
+    /// own); only the launcher's first answer, the exec, is given on another.
+    private func handle(_ n: mam_notification, performs: Bool) {
         let name = names[n.nr] ?? SeccompProgram.name(of: n.nr)
         let pid = Int32(bitPattern: n.pid)
         switch name {
@@ -109,25 +113,20 @@ final class Supervisor: @unchecked Sendable {
                 violation(pid, name, path, .denied)
             }
         case "openat2" where !mayWrite(openHowAt: argument(n, 2), pid: pid):
-            // Its flags are in memory the filter cannot read, so every openat2 comes here; one
-            // that cannot write is Landlock's to judge, as a read-only open is.
-            _ = mam_notify_continue(fd, n.id)
-        case "open", "openat", "openat2", "creat":
-            // Only opens that may write reach here (the filter checks their flags): they must
-            // stay in the container.
-            // The path as the kernel will take it, links and ".." in order (`container/link/..`
-            // is the link's parent, not the container): read lexically, a link made in the
-            // container led a write past this check, with only Landlock (if any) to stop it.
-            let raw = string(pid, argument(n, name.hasPrefix("openat") ? 1 : 0)) ?? ""
-            let flags = name == "open" ? Int32(truncatingIfNeeded: argument(n, 1)) : name == "openat" ? Int32(truncatingIfNeeded: argument(n, 2)) : 0
-            let at = joined(raw, pid: pid, dirfd: name.hasPrefix("openat") ? Int32(truncatingIfNeeded: argument(n, 0)) : AT_FDCWD)
-            let resolved = real(at, pid: pid, followsLink: flags & O_NOFOLLOW == 0)
+            // Its flags are in memory the filter cannot read, so every openat2 comes here, and a
+            // read-only one cannot be let through: another thread could make it a write after
+            // this look. Landlock judges reads, which the supervisor, not under Landlock itself,
+            // cannot make for the app: ENOSYS, as a kernel without openat2 answers, and callers
+            // fall back to openat, which the filter sees.
             guard stillAsked(n) else { return }
-            if isOwn(resolved) {
-                _ = mam_notify_continue(fd, n.id)
+            _ = mam_notify_deny(fd, n.id, ENOSYS)
+        case "open", "openat", "openat2", "creat":
+            // Only opens that may write reach here (the filter checks their flags, and openat2's
+            // are read just above): they must stay in the container, and are performed.
+            if performs {
+                perform(name, n, pid: pid)
             } else {
-                _ = mam_notify_deny(fd, n.id, EACCES)
-                violation(pid, "\(name) for writing", resolved ?? (at as NSString).standardizingPath, .denied)
+                _ = mam_notify_deny(fd, n.id, EPERM)
             }
         case "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal":
             if name == "pidfd_send_signal" {
@@ -156,13 +155,11 @@ final class Supervisor: @unchecked Sendable {
             violation(pid, name, named, .killed)
         default:
             // (Only fcntl's lock commands reach here: the filter checks the command.)
-            if let targets = name == "fcntl" ? [.descriptor(0)] : SyscallPolicy.confined.first(where: { $0.name == name })?.targets {
-                let files = targets.map { self.file($0, n, pid: pid) }
-                if let outside = files.first(where: { !isOwn($0) }) {
-                    _ = mam_notify_deny(fd, n.id, EACCES)
-                    violation(pid, name, outside ?? "an unreadable path", .denied)
+            if name == "fcntl" || SyscallPolicy.confined.contains(name) {
+                if performs {
+                    perform(name, n, pid: pid)
                 } else {
-                    _ = mam_notify_continue(fd, n.id)
+                    _ = mam_notify_deny(fd, n.id, EPERM)
                 }
                 return
             }
@@ -190,11 +187,11 @@ final class Supervisor: @unchecked Sendable {
         }
     }
 
-    private func beneath(_ path: String, _ base: String) -> Bool {
+    func beneath(_ path: String, _ base: String) -> Bool {
         path == base || path.hasPrefix(base.hasSuffix("/") ? base : base + "/")
     }
 
-    private func argument(_ n: mam_notification, _ i: Int) -> UInt64 {
+    func argument(_ n: mam_notification, _ i: Int) -> UInt64 {
         withUnsafeBytes(of: n.args) { $0.load(fromByteOffset: i * 8, as: UInt64.self) }
     }
 
@@ -204,7 +201,7 @@ final class Supervisor: @unchecked Sendable {
     /// lines in 1.5 s).
     private var refusals: [String: Int] = [:]
 
-    private func violation(_ pid: Int32, _ syscall: String, _ path: String?, _ action: Violation.Action) {
+    func violation(_ pid: Int32, _ syscall: String, _ path: String?, _ action: Violation.Action) {
         let n = refusals[syscall, default: 0] + 1
         refusals[syscall] = n
         guard n <= 10 || Self.isPowerOfTen(n) else { return }
@@ -219,29 +216,10 @@ final class Supervisor: @unchecked Sendable {
         return n == 1
     }
 
-    private func string(_ pid: Int32, _ address: UInt64) -> String? {
+    func string(_ pid: Int32, _ address: UInt64) -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         guard mam_read_string(pid, address, &buffer, buffer.count) >= 0 else { return nil }
         return cText(buffer)
-    }
-
-    /// The file a confined call names, symbolic links resolved (a link in the container may
-    /// point anywhere); nil when it cannot be told.
-    private func file(_ target: SyscallPolicy.Target, _ n: mam_notification, pid: Int32) -> String? {
-        switch target {
-        case let .descriptor(i):
-            return descriptorPath(pid, Int32(truncatingIfNeeded: argument(n, i)))
-        case let .path(i, follows):
-            guard let raw = string(pid, argument(n, i)) else { return nil }
-            return real(joined(raw, pid: pid, dirfd: AT_FDCWD), pid: pid, followsLink: follows)
-        case let .pathAt(dirfd, i, flags):
-            let dir = Int32(truncatingIfNeeded: argument(n, dirfd))
-            // utimensat(fd, NULL, ...) is futimens: the descriptor's own file.
-            guard argument(n, i) != 0 else { return descriptorPath(pid, dir) }
-            guard let raw = string(pid, argument(n, i)) else { return nil }
-            let follows = flags == -1 || (flags >= 0 && Int32(truncatingIfNeeded: argument(n, flags)) & AT_SYMLINK_NOFOLLOW == 0)
-            return real(joined(raw, pid: pid, dirfd: dir), pid: pid, followsLink: follows)
-        }
     }
 
     /// Whether the `struct open_how` at `address` asks for a write, a creation or a truncation
@@ -257,55 +235,8 @@ final class Supervisor: @unchecked Sendable {
     }
 
     /// The container (however its path is spelled) or /dev/null.
-    private func isOwn(_ file: String?) -> Bool {
+    func isOwn(_ file: String?) -> Bool {
         guard let file else { return false }
         return file == "/dev/null" || beneath(file, container)
-    }
-
-    private func descriptorPath(_ pid: Int32, _ fd: Int32) -> String? {
-        guard fd >= 0 else { return nil }
-        return try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")
-    }
-
-    /// `path` with its links resolved as the app sees them (mam_resolve_in_root: its root, its
-    /// mount namespace, where its container may be a tmpfs the launcher cannot see into). A path
-    /// that does not exist yet resolves through its folder; one whose folder does not exist
-    /// either stays as it is written (the call fails on it anyway).
-    private func real(_ path: String, pid: Int32, followsLink: Bool) -> String? {
-        func resolved(_ p: String, _ follow: Bool) -> String? {
-            var buffer = [CChar](repeating: 0, count: 4096)
-            guard mam_resolve_in_root(pid, p, follow ? 1 : 0, &buffer, buffer.count) >= 0 else { return nil }
-            return cText(buffer)
-        }
-        if let whole = resolved(path, followsLink) { return whole }
-        // ".." is the kernel's to resolve, after the links before it: never taken off by hand.
-        let parts = path.split(separator: "/")
-        guard errno == ENOENT, let last = parts.last, last != "..", last != "." else { return nil }
-        let folder = "/" + parts.dropLast().joined(separator: "/")
-        guard let parent = resolved(folder, true) else {
-            return errno == ENOENT && !parts.contains("..") ? (path as NSString).standardizingPath : nil
-        }
-        return (parent as NSString).appendingPathComponent(String(last))
-    }
-
-    /// An absolute form of a path as the asking thread would see it, ".." and links left for
-    /// the kernel to resolve (`a/link/..` is not `a`).
-    private func joined(_ path: String, pid: Int32, dirfd: Int32) -> String {
-        if path.hasPrefix("/") { return path }
-        let link = dirfd == AT_FDCWD ? "/proc/\(pid)/cwd" : "/proc/\(pid)/fd/\(dirfd)"
-        let base = (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) ?? "/"
-        return base + "/" + path
-    }
-
-    /// An absolute, normalised form of a path as the asking thread would see it.
-    private func resolve(_ path: String, pid: Int32, dirfd: Int32) -> String {
-        if path.hasPrefix("/") { return (path as NSString).standardizingPath }
-        let base: String
-        if dirfd == AT_FDCWD {
-            base = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/cwd")) ?? "/"
-        } else {
-            base = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(dirfd)")) ?? "/"
-        }
-        return ((base as NSString).appendingPathComponent(path) as NSString).standardizingPath
     }
 }

@@ -38,44 +38,24 @@ public enum SyscallPolicy {
         ("F_GETLK", 5), ("F_SETLK", 6), ("F_SETLKW", 7), ("F_OFD_GETLK", 36), ("F_OFD_SETLK", 37), ("F_OFD_SETLKW", 38),
     ]
 
-    /// Where a confined call names its file.
-    public enum Target: Sendable, Equatable {
-        /// A path argument (relative to the working directory).
-        case path(Int, followsLink: Bool = true)
-        /// A directory descriptor and a path relative to it; a null path means the descriptor's
-        /// file. `flags`: the argument with AT_SYMLINK_NOFOLLOW, -1 when the call always follows
-        /// a link, -2 when it never does.
-        case pathAt(dirfd: Int, path: Int, flags: Int)
-        /// A descriptor argument.
-        case descriptor(Int)
-    }
-
     /// Calls allowed on the app's own files only (its container, /dev/null), refused with EACCES
-    /// and reported elsewhere; every file a call names must qualify.
+    /// and reported elsewhere; every file a call names must qualify. The supervisor performs
+    /// them itself on the file it judged (PerformedCalls.swift), never letting the app's call
+    /// run after the check.
     ///
     /// Landlock has no right for the first group, so an app could otherwise pass bits to another
     /// through `flock` on a read-only system file both can open, learn new names in host folders
     /// through `inotify`, or stamp attributes and times on any host file its uid may write (a
     /// world-writable one). Landlock refuses the second group outside the grant, but silently:
     /// here each attempt is reported by name and path.
-    public static let confined: [(name: String, targets: [Target])] = [
-        ("flock", [.descriptor(0)]), ("inotify_add_watch", [.path(1)]),
-        ("setxattr", [.path(0)]), ("lsetxattr", [.path(0, followsLink: false)]), ("fsetxattr", [.descriptor(0)]),
-        ("removexattr", [.path(0)]), ("lremovexattr", [.path(0, followsLink: false)]), ("fremovexattr", [.descriptor(0)]),
-        ("utimensat", [.pathAt(dirfd: 0, path: 1, flags: 3)]), ("futimesat", [.pathAt(dirfd: 0, path: 1, flags: -1)]),
-        ("utimes", [.path(0)]), ("utime", [.path(0)]),
+    public static let confined: [String] = [
+        "flock", "inotify_add_watch",
+        "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+        "utimensat", "futimesat", "utimes", "utime",
         // Changes to names, which Landlock's write rights cover.
-        ("mkdir", [.path(0, followsLink: false)]), ("mkdirat", [.pathAt(dirfd: 0, path: 1, flags: -2)]),
-        ("rmdir", [.path(0, followsLink: false)]), ("unlink", [.path(0, followsLink: false)]),
-        ("unlinkat", [.pathAt(dirfd: 0, path: 1, flags: -2)]),
-        ("mknod", [.path(0, followsLink: false)]), ("mknodat", [.pathAt(dirfd: 0, path: 1, flags: -2)]),
-        ("rename", [.path(0, followsLink: false), .path(1, followsLink: false)]),
-        ("renameat", [.pathAt(dirfd: 0, path: 1, flags: -2), .pathAt(dirfd: 2, path: 3, flags: -2)]),
-        ("renameat2", [.pathAt(dirfd: 0, path: 1, flags: -2), .pathAt(dirfd: 2, path: 3, flags: -2)]),
-        ("link", [.path(0, followsLink: false), .path(1, followsLink: false)]),
-        ("linkat", [.pathAt(dirfd: 0, path: 1, flags: -2), .pathAt(dirfd: 2, path: 3, flags: -2)]),
-        ("symlink", [.path(1, followsLink: false)]), ("symlinkat", [.pathAt(dirfd: 1, path: 2, flags: -2)]),
-        ("truncate", [.path(0)]),
+        "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "mknod", "mknodat",
+        "rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat",
+        "truncate",
     ]
 
     /// `prctl` options refused (and reported): the app may neither clear its parent-death

@@ -663,3 +663,153 @@ probe_result probe_setxattr_race(const char *outside, int ms, int *tries) {
     pthread_join(t, NULL);
     return 0;
 }
+
+// A path race for any call: the path's first byte flips between '/' (the absolute `outside`)
+// and 'x' (its twin in the container, "x<outside without its first slash>", made here with
+// its folders; a file unless `folder`). `call` returns 1 once it can tell it reached `outside`.
+typedef int (*path_call)(const char *path, void *context);
+
+static probe_result path_race(const char *outside, int ms, int *tries, int folder, path_call call, void *context, int *won) {
+    static char path[4096];
+    size_t n = strlen(outside);
+    if (outside[0] != '/' || n + 1 > sizeof path) return EINVAL;
+    memcpy(path, outside, n + 1);
+    path[0] = 'x';
+    for (char *s = strchr(path, '/'); s; s = strchr(s + 1, '/')) { *s = 0; mkdir(path, 0700); *s = '/'; }
+    if (folder) {
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) return fail();
+    } else {
+        int twin = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (twin < 0) return fail();
+        close(twin);
+    }
+    struct byte_flip f = { 0, path, 'x', '/' };
+    pthread_t t;
+    if (pthread_create(&t, NULL, flip_byte, &f) != 0) return fail();
+    double end = now_ms() + ms;
+    *won = 0;
+    for (*tries = 0; now_ms() < end && !*won; ++*tries) *won = call(path, context);
+    f.stop = 1;
+    pthread_join(t, NULL);
+    return 0;
+}
+
+// Times set to now: allowed to any uid that may write the file (a world-writable one).
+static int touch_now(const char *path, void *context) {
+    (void)context;
+    utimensat(AT_FDCWD, path, NULL, 0);
+    return 0;
+}
+probe_result probe_utimensat_race(const char *outside, int ms, int *tries) {
+    int won;
+    return path_race(outside, ms, tries, 0, touch_now, NULL, &won);
+}
+
+static int append_line(const char *path, void *context) {
+    (void)context;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+        if (write(fd, "raced\n", 6) < 0) { /* judged by the test */ }
+        close(fd);
+    }
+    return 0;
+}
+probe_result probe_write_open_race(const char *outside, int ms, int *tries) {
+    int won;
+    return path_race(outside, ms, tries, 0, append_line, NULL, &won);
+}
+
+// A file of the container renamed to a name that flips between the container and `outside`
+// (a new name in a host folder every uid may write, as /tmp): it would leave the container.
+static int rename_out(const char *path, void *context) {
+    (void)context;
+    int fd = open("race-rename-source", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+    rename("race-rename-source", path);
+    return 0;
+}
+probe_result probe_rename_race(const char *outside, int ms, int *tries) {
+    int won;
+    probe_result r = path_race(outside, ms, tries, 0, rename_out, NULL, &won);
+    unlink("race-rename-source");
+    return r;
+}
+
+// A watch for opens of a path that flips between a twin in the container and `outside` (a
+// read-only system file). The twin is never opened afterwards, so an open event after opening
+// `outside` means the watch landed on it: the probe tells on its own.
+static int watch_then_open(const char *path, void *context) {
+    int inotify = *(int *)context;
+    const char *outside = (const char *)((int *)context + 2);
+    int wd = inotify_add_watch(inotify, path, IN_OPEN);
+    if (wd < 0) return 0;
+    int fd = open(outside, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) close(fd);
+    char events[4096] __attribute__((aligned(8)));
+    ssize_t n = read(inotify, events, sizeof events);
+    int opened = 0;
+    for (ssize_t at = 0; n > 0 && at < n;) {
+        struct inotify_event *e = (struct inotify_event *)(events + at);
+        if (e->wd == wd && (e->mask & IN_OPEN)) opened = 1;
+        at += (ssize_t)(sizeof *e + e->len);
+    }
+    inotify_rm_watch(inotify, wd);
+    // What the removal queued (IN_IGNORED) is read now, so it is not taken for an open later.
+    while (read(inotify, events, sizeof events) > 0) {}
+    return opened;
+}
+probe_result probe_inotify_race(const char *outside, int ms, int *tries) {
+    struct { int inotify, pad; char outside[4096]; } context;
+    context.inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (context.inotify < 0) return fail();
+    snprintf(context.outside, sizeof context.outside, "%s", outside);
+    int won = 0;
+    probe_result r = path_race(outside, ms, tries, 0, watch_then_open, &context, &won);
+    close(context.inotify);
+    return r != 0 ? r : won ? 0 : EACCES;
+}
+
+// fcntl's record lock (a read lock: a read-only descriptor may take one) on a descriptor number
+// that flips between a container file and `outside`. Told as flock's race is, from a child (a
+// process's own record locks never conflict with each other): the inside file still free to a
+// write lock means the lock went to `outside`.
+probe_result probe_fcntl_lock_race(const char *outside, const char *inside, int ms, int *tries) {
+    int out = open(outside, O_RDONLY | O_CLOEXEC);
+    int in = open(inside, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (out < 0 || in < 0) return fail();
+    struct descriptor_flip f = { 0, dup(in), out, in };
+    pthread_t t;
+    if (f.number < 0 || pthread_create(&t, NULL, flip_descriptor, &f) != 0) return fail();
+    probe_result result = EACCES;
+    double end = now_ms() + ms;
+    for (*tries = 0; now_ms() < end; ++*tries) {
+        struct flock lock = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+        if (fcntl(f.number, F_SETLK, &lock) != 0) continue;
+        pid_t child = fork();
+        if (child == 0) {
+            int check = open(inside, O_RDWR | O_CLOEXEC);
+            struct flock w = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+            _exit(check >= 0 && fcntl(check, F_SETLK, &w) == 0 ? 0 : 1);
+        }
+        int status = 1;
+        if (child > 0) waitpid(child, &status, 0);
+        struct flock un = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+        fcntl(in, F_SETLK, &un);
+        if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) { result = 0; break; }
+    }
+    f.stop = 1;
+    pthread_join(t, NULL);
+    close(f.number);
+    close(in);
+    close(out);
+    unlink(inside);
+    return result;
+}
+
+// Calls the supervisor performs for the app on files in its container that its uid may not
+// change (root's, mode 0644, in a folder of root's): each must fail as it would for the app.
+probe_result probe_performed_setxattr(const char *path) { return setxattr(path, "user.mamlab.perm", "x", 1, 0) == 0 ? 0 : fail(); }
+probe_result probe_performed_touch(const char *path) { return utimensat(AT_FDCWD, path, NULL, 0) == 0 ? 0 : fail(); }
+probe_result probe_performed_truncate(const char *path) { return truncate(path, 0) == 0 ? 0 : fail(); }
+probe_result probe_performed_mkdir(const char *path) { return mkdir(path, 0700) == 0 ? 0 : fail(); }
+probe_result probe_performed_unlink(const char *path) { return unlink(path) == 0 ? 0 : fail(); }

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <time.h>
 
 /// The descriptor number the broker connection always lands on in the app.
 #define MAM_BROKER_FD 3
@@ -131,6 +133,77 @@ ssize_t mam_read_string(pid_t pid, uint64_t address, char *buffer, size_t size);
 /// What the absolute `path` names as process `pid` sees it (its root, its mount namespace, its
 /// links; the last one followed when `follow`): the file's path written to `out`, or -1 with errno.
 ssize_t mam_resolve_in_root(pid_t pid, const char *path, int follow, char *out, size_t size);
+
+/// The thread of an app that made a confined call, as the supervisor needs it to perform the
+/// call itself (perform.c): its identity for files, its process (pidfd), its root and cwd.
+#define MAM_ASKER_GROUPS 64
+typedef struct {
+    pid_t tid, tgid;
+    uid_t fsuid;
+    gid_t fsgid;
+    unsigned int umask;
+    int ngroups;
+    gid_t groups[MAM_ASKER_GROUPS];
+    int pidfd, root, cwd;   // O_PATH of the thread's root and working directory
+} mam_asker;
+
+/// Gives the calling thread its own umask and working directory (unshare CLONE_FS): required
+/// before any mam_do_* call, which sets the app's umask. 0 or -1 with errno.
+int mam_private_fs(void);
+/// Reads thread `tid`'s identity (its process, root and cwd are opened when first needed).
+/// 0 or -1 with errno.
+/// The caller checks the notification is still pending afterwards (the tid may have been reused).
+int mam_asker_open(pid_t tid, mam_asker *a);
+void mam_asker_close(mam_asker *a);
+/// The thread's working directory (O_PATH, the asker's: not to be closed), or -1 with errno.
+int mam_asker_cwd(const mam_asker *a);
+/// A duplicate of the app's descriptor `number` (pidfd_getfd): the same open file, which no
+/// later dup2 in the app can change. -1 with errno.
+int mam_asker_descriptor(const mam_asker *a, int number);
+/// What `path` (from the app's descriptor `dirfd`, or its cwd for AT_FDCWD) names as the app
+/// sees it, as an O_PATH descriptor; the last link followed when `follow`. -1 with errno.
+/// `resolve`: an openat2 caller's RESOLVE_* flags (0 otherwise).
+int mam_asker_resolve(const mam_asker *a, int dirfd, const char *path, int follow, uint64_t resolve);
+/// The same from a descriptor of the supervisor's own (a link's folder).
+int mam_asker_resolve_at(const mam_asker *a, int base, const char *path, int follow, uint64_t resolve);
+/// The folder `path`'s last name is in (O_PATH, a directory) and that name, with any trailing
+/// slashes, in `name`. -1 with errno: EINVAL for a last name "." or "..", EBUSY for "/".
+int mam_asker_parent(const mam_asker *a, int dirfd, const char *path, uint64_t resolve, char *name, size_t size);
+int mam_asker_parent_at(const mam_asker *a, int base, const char *path, uint64_t resolve, char *name, size_t size);
+/// The path of one of the supervisor's descriptors (its /proc link). -1 with errno.
+ssize_t mam_descriptor_path(int fd, char *out, size_t size);
+
+/// Calls performed for the app on files already judged, with the app's fsuid, fsgid, groups and
+/// umask and no effective capability, on the calling thread only. The result, or -errno.
+long mam_do_flock(const mam_asker *a, int fd, int operation);  // never waits (LOCK_NB added)
+long mam_do_ofd_lock(const mam_asker *a, int fd, int command, struct flock *lock);
+long mam_do_xattr(const mam_asker *a, int fd, const char *name, const void *value, size_t size, int flags, int remove);
+long mam_do_utimens(const mam_asker *a, int fd, const struct timespec *times);
+long mam_do_inotify(const mam_asker *a, int inotify, int fd, uint32_t mask);
+long mam_do_truncate(const mam_asker *a, int fd, long long length);
+long mam_do_mkdir(const mam_asker *a, int parent, const char *name, mode_t mode);
+long mam_do_mknod(const mam_asker *a, int parent, const char *name, mode_t mode, dev_t dev);
+long mam_do_unlink(const mam_asker *a, int parent, const char *name, int flags);
+long mam_do_rename(const mam_asker *a, int from, const char *fromName, int to, const char *toName, unsigned flags);
+long mam_do_symlink(const mam_asker *a, const char *target, int parent, const char *name);
+long mam_do_link(const mam_asker *a, int file, int parent, const char *name);
+/// Opens the judged file `fd` again with the app's open flags: a new descriptor or -errno.
+long mam_do_reopen(const mam_asker *a, int fd, int flags, mode_t mode);
+/// Creates and opens `name` in the judged folder, following no link: a descriptor or -errno.
+long mam_do_create(const mam_asker *a, int parent, const char *name, int flags, mode_t mode);
+
+/// Process `pid`'s soft RLIMIT_FSIZE, or -1 when it has none.
+long long mam_file_size_limit(pid_t pid);
+
+/// Answers a notification with a return value, or with a failure (`error`, a positive errno).
+int mam_notify_answer(int fd, uint64_t id, int64_t value, int error);
+/// Puts `file` in the asker's descriptor table and answers the call with its number, at once.
+/// The number, or -1 with errno.
+int mam_notify_send_fd(int fd, uint64_t id, int file, int cloexec);
+/// Reads exactly `size` bytes of process `pid`'s memory. -1 with errno.
+ssize_t mam_read_memory(pid_t pid, uint64_t address, void *buffer, size_t size);
+/// Writes exactly `size` bytes into process `pid`'s memory. -1 with errno.
+ssize_t mam_write_memory(pid_t pid, uint64_t address, const void *buffer, size_t size);
 
 /// The Landlock ABI the kernel offers, or a negative errno.
 int mam_landlock_abi(void);
