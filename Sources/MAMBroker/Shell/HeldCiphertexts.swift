@@ -37,13 +37,18 @@ final class HeldCiphertexts: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         prune(app)
+        let kept = held[app] ?? []
         if held.values.reduce(0, { $0 + $1.count }) >= totalLimit {
             for other in held.keys { prune(other) }
-            if held.values.reduce(0, { $0 + $1.count }) >= totalLimit {
-                return "the apps hold \(totalLimit) encrypted documents the broker made; it makes more as they close some"
+            // A full pool refuses only the apps holding their equal share of it or more: eight
+            // receivers at their own limit of 64 filled all 512 and kept every other app from
+            // an encrypted share (a red team's finding). The broker's descriptors stay bounded
+            // by the receivers it knows times `countLimit`.
+            let holders = held.count + (held[app] == nil ? 1 : 0)
+            if held.values.reduce(0, { $0 + $1.count }) >= totalLimit && kept.count >= totalLimit / max(holders, 1) {
+                return "the apps hold \(totalLimit) encrypted documents the broker made, \(app) \(kept.count) of them (its share is \(totalLimit / max(holders, 1))); it makes more as they close some"
             }
         }
-        let kept = held[app] ?? []
         let bytes = kept.reduce(0) { $0 + $1.bytes }
         if kept.count >= countLimit || bytes + Self.charge(size) > byteLimit {
             return "\(app) still holds \(kept.count) encrypted document\(kept.count == 1 ? "" : "s") of \(Self.mib(bytes)) the broker made for it; "
