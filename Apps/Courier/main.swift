@@ -7,8 +7,8 @@
 // Steps: hello | identity ACCOUNT | copy TEXT | paste | can-open URL | open-url URL | wait-url |
 // targets TYPE | share TARGET TYPE NAME CONTENT | wait-document | serve-export NAME CONTENT |
 // import SOURCE TYPE | save LOCATION ACCOUNT|- NAME CONTENT | open LOCATION ACCOUNT|- NAME |
-// enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice | app-config ACCOUNT | token ACCOUNT |
-// remediate ACCOUNT silent|interactive | wait-compliance | restart-answer self|sdk [SECONDS] | allowed-accounts |
+// enroll ACCOUNT | unenroll ACCOUNT wipe|keep | wait-notice [SECONDS] | app-config ACCOUNT | token ACCOUNT |
+// remediate ACCOUNT silent|interactive | wait-compliance [SECONDS] | restart-answer self|sdk [SECONDS] | allowed-accounts |
 // key ACCOUNT | raw HEX | sleep MS | bye
 import Foundation
 import Glibc
@@ -196,18 +196,20 @@ while !args.isEmpty {
         let account = take(), silent = take() != "interactive"
         result(step, request(.remediateCompliance(account: account, silent: silent)))
     case "wait-compliance":
-        result(step, waitFor { if case .complianceStatus = $0 { return true } else { return false } }.map { [$0] } ?? [])
+        let seconds = Double(args.first ?? "").map { _ in Double(take())! } ?? 10
+        result(step, waitFor({ if case .complianceStatus = $0 { return true } else { return false } }, seconds: seconds).map { [$0] } ?? [])
     case "unenroll":
         let account = take(), wipe = take() == "wipe"
         result(step, request(.unenroll(account: account, wipe: wipe)))
     case "wait-notice":
         // The next thing the service tells the app on its own (a restart or wipe request, a check-in).
-        let got = waitFor { m in
+        let seconds = Double(args.first ?? "").map { _ in Double(take())! } ?? 10
+        let got = waitFor({ m in
             switch m {
             case .enrollmentNotice, .restartRequest, .wipeRequest, .signedIn: return true
             default: return false
             }
-        }
+        }, seconds: seconds)
         result(step, got.map { [$0] } ?? [])
     case "restart-answer":
         // Waits for the restart delegate's call and answers it: `self` restarts itself, `sdk`

@@ -30,8 +30,9 @@ extension BrokerCore {
     mutating func appConfigChanges(from old: Tenant, _ out: inout [BrokerEffect]) {
         let pairs = service.enrollments.values.filter(\.isEnrolledAndManaged).map { (app: $0.app, account: $0.account) }
         for change in AppConfigChanges.between(old: old, new: engine.tenant, pairs: pairs) {
-            for s in sessions.values where s.conversation.greeted && s.bundleID.lowercased() == change.app.lowercased() {
-                out.append(.send(s.id, Frame(id: brokerFrameID(), .appConfigChanged(account: change.account))))
+            // Only to the instances the account is signed in to (not another user's instance).
+            for id in noticeInstances(of: change.app, account: change.account, requester: nil) {
+                out.append(.send(id, Frame(id: brokerFrameID(), .appConfigChanged(account: change.account))))
             }
         }
     }

@@ -95,7 +95,9 @@ extension BrokerCore {
         for r in results {
             out.append(caAudit(nil, 0, channel: "ca.compliance", app: r.app, account: r.accountId, outcome: "\(r.status)",
                                reason: r.outcome.reason, detail: r.outcome.detail))
-            for s in sessions.values where s.conversation.greeted && s.bundleID.lowercased() == r.app.lowercased() {
+            // Only to the instances the account is signed in to (not another user's instance).
+            for s in sessions.values where s.conversation.greeted && s.bundleID.lowercased() == r.app.lowercased()
+                && s.signedIn.contains(where: { Self.canonicalName($0).lowercased() == Self.canonicalName(r.account).lowercased() }) {
                 out.append(.send(s.id, Frame(id: brokerFrameID(), .complianceStatus(account: r.accountId, status: UInt8(r.status.rawValue),
                                                                                    title: Self.fitting(r.outcome.title),
                                                                                    message: Self.fitting(r.outcome.message)))))

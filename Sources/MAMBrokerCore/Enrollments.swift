@@ -102,7 +102,7 @@ extension BrokerCore {
                 case let .wipe(app, account): return (app, account, .wipeRequest(account: account), nil)
                 }
             }()
-            let instances = serviceInstances(of: app)
+            let instances = noticeInstances(of: app, account: account, requester: requester?.0)
             if let status {
                 let source = instances.first.map { auditParty($0) } ?? AuditEntry.Party(app: app, identity: account, managed: false)
                 out.append(.audit(AuditEntry(session: requester?.0 ?? SessionID(0), request: requester?.1 ?? 0, channel: "enrollment", source: source,
@@ -132,6 +132,17 @@ extension BrokerCore {
         }
         out.append(persistEnrollments)
         out += told
+    }
+
+    /// The instances of `app` a notice about `account` is for: those the account is signed in
+    /// to, and the one whose request it answers. Another instance, run for another user, hears
+    /// nothing of the account (its enrollment, policy, compliance).
+    func noticeInstances(of app: String, account: String, requester: SessionID?) -> [SessionID] {
+        // By canonical name: an account signed in before the tenant knew it is the one it names now.
+        let name = Self.canonicalName(account, in: engine.tenant).lowercased()
+        return serviceInstances(of: app).filter { id in
+            id == requester || (!name.isEmpty && sessions[id]!.signedIn.contains { Self.canonicalName($0).lowercased() == name })
+        }
     }
 
     /// After a notice: the app's instances act under the account the service enrolled (a

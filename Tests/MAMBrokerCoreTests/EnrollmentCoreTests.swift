@@ -152,6 +152,23 @@ struct AppConfigurationCoreTests {
         lab.run(lab.core.reload(tenant))
         #expect(lab.received(m).contains { if case .appConfigChanged("adele@contoso.com") = $0.frame.message { return true } else { return false } })
     }
+
+    /// A second Mail run for Ben beside Mail enrolled as Adele heard that Adele's configuration
+    /// changed: a notice about an account reaches only the instances it is signed in to.
+    @Test func aConfigurationChangeIsNotToldToAnotherUsersInstance() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail", account: "adele@contoso.com")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        let ben = lab.launch("com.contoso.mail", account: "ben@contoso.com")
+        var tenant = CoreLab.sampleTenant
+        guard var defaults = tenant.appConfigurationDefault else { Issue.record("the sample tenant has no default configuration"); return }
+        defaults.settings = defaults.settings.map { var x = $0; x.value = x.value + "-changed"; return x }
+        tenant.appConfigurationDefault = defaults
+        lab.run(lab.core.reload(tenant))
+        #expect(lab.received(m).contains { if case .appConfigChanged("adele@contoso.com") = $0.frame.message { return true } else { return false } })
+        #expect(!lab.received(ben).contains { if case .appConfigChanged = $0.frame.message { return true } else { return false } },
+                "\(lab.received(ben).map(\.frame.message))")
+    }
 }
 
 @Suite("Broker core: the settings table's launch keys")

@@ -65,6 +65,7 @@ struct IdentityLifecyclePropertyTests {
         var model = LifecycleModel(engine: lab.core.engine)
         let engine = lab.core.engine
         var seen: [Int: Int] = [:]
+        var auditsSeen = 0
         var trail: [String] = []
         /// "app|account" enrollments a wipe was issued against (the admin's, or the app's own
         /// unenroll with wipe) and not yet delivered: a wipe request for any other is a wipe of an
@@ -101,9 +102,22 @@ struct IdentityLifecyclePropertyTests {
                     case .enrollmentNotice, .wipeRequest, .restartRequest, .signedIn: trail.append("    #\(n) is told \(d.frame.message)")
                     default: break
                     }
-                    model.told(n, d.frame.message)
+                    // What the service said of an enrollment is learned from its audit line below:
+                    // a notice reaches only the instances its account is signed in to.
+                    switch d.frame.message {
+                    case .enrollmentNotice, .wipeRequest: break
+                    default: model.told(n, d.frame.message)
+                    }
                 }
             }
+            for entry in lab.shell.audits.dropFirst(auditsSeen) where entry.channel == "enrollment" {
+                let parts = (entry.detail ?? "").split(separator: ":", omittingEmptySubsequences: false)
+                guard parts.count == 2, let status = UInt16(parts[1].trimmingCharacters(in: .whitespaces)),
+                      let n = model.instances.keys.sorted().first(where: { model.instances[$0]!.app.bundleID.lowercased() == entry.source.app.lowercased() })
+                else { continue }
+                model.told(n, .enrollmentNotice(kind: status == 102 || status == 104 ? 2 : 0, account: String(parts[0]), status: status))
+            }
+            auditsSeen = lab.shell.audits.count
             return nil
         }
 
