@@ -220,7 +220,8 @@ struct RedTeamS5Tests {
 
     /// A wipe signs the account out of the app until the user signs it in again; a remediation
     /// asked for just before (silent, compliant a second later) enrolled the account again when
-    /// it ended, without the user.
+    /// it ended, without the user. (Mail, signed out of Ben, no longer hears the remediation's
+    /// end: the wait gives it three seconds to happen.)
     @Test func aRemediationEndingAfterAWipeDoesNotEnrollTheAccountAgain() throws {
         let b = try TestBroker(prefix: "mamlab-red5")
         defer { b.stop() }
@@ -228,7 +229,7 @@ struct RedTeamS5Tests {
         let mail = try ScriptedProcess(TestBroker.bin + "/mamlaunch",
                                        ["run", "--manifest", "\(TestBroker.root)/Apps/Mail/Info.plist", "--broker", b.launcherSocket,
                                         "--containers", b.containers, "--developer", "--user", ben, "--", TestBroker.bin + "/Courier",
-                                        "hello", "remediate", benOID, "silent", "unenroll", ben, "wipe", "wait-compliance", "sleep", "500", "bye"],
+                                        "hello", "remediate", benOID, "silent", "unenroll", ben, "wipe", "wait-compliance", "3", "sleep", "500", "bye"],
                                        environment: TestBroker.environment).allLines()
         #expect(mail.contains { $0["step"]?.string == "wait-compliance" }, "\(mail)")
         let records = b.auditRecords.filter { ($0["source"] as? [String: Any])?["app"] as? String == "com.contoso.mail" || $0["app"] as? String == "com.contoso.mail" }
