@@ -148,7 +148,14 @@ struct IsolationTests {
         _ = try launcher.waitForOutput("its attempts done", timeout: 60) { String(decoding: $0, as: UTF8.self).contains(#""done": true"#) }
         let seen = launcher.standardOutput
         #expect(!processes(named: scene.daemonName).isEmpty, "the daemon did not start: \(String(decoding: seen, as: UTF8.self))")
-        let app = processes(named: "Hostile").filter { (try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8))?.contains(scene.daemonName) == true }
+        // The daemon leaves the app by a double fork: its first child, still named Hostile, may
+        // not have exited yet on a loaded machine. Wait (bounded) for the app alone.
+        var app: [Int32] = []
+        for _ in 0..<500 {
+            app = processes(named: "Hostile").filter { (try? String(contentsOfFile: "/proc/\($0)/cmdline", encoding: .utf8))?.contains(scene.daemonName) == true }
+            if app.count == 1 { break }
+            usleep(10000)
+        }
         #expect(app.count == 1)
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
