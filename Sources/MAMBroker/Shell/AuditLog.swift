@@ -36,8 +36,10 @@ public final class AuditLog: @unchecked Sendable {
     private var reserved: Int
     static let step = 1 << 20
     private var cachedSecond = -1
-    private var cachedPrefix: [UInt8] = []
-    private var buffer: [UInt8] = []
+    /// The current second's `2026-11-22T13:30:02.` (20 bytes), for the records made in it.
+    private let cachedPrefix = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 20)
+    /// Where a record is rendered when the mapped space left may not hold it.
+    private var scratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 0)
 
     public init(path: String, maximumBytes: Int = 64 << 20, maximumAge: Duration? = nil, now: @escaping @Sendable () -> timespec = AuditLog.realTime) throws {
         self.path = path
@@ -118,6 +120,8 @@ public final class AuditLog: @unchecked Sendable {
     deinit {
         munmap(mapping, maximumBytes)
         close(fd)
+        cachedPrefix.deallocate()
+        scratch.deallocate()
     }
 
     /// Opens (or makes) a log file readable by root alone; a new one gets its header and a first
@@ -154,37 +158,64 @@ public final class AuditLog: @unchecked Sendable {
     /// Appends one decision. Keys come out sorted, as a reader expects; every string is escaped,
     /// so no value from an app can end a line or start a forged one.
     public func append(_ r: AuditEntry, id: UInt64) {
-        // Written byte by byte: this runs for every decision, and Foundation's JSON writer, its
-        // date formatter, and even string interpolation cost more than the decision itself.
-        var b: [UInt8] = []
-        swap(&b, &buffer)  // one buffer reused, never copied
-        b.removeAll(keepingCapacity: true)
-        b.reserveCapacity(384)
-        b += Self.literal("{\"channel\":"); string(r.channel, &b)
-        if let s = r.decidedAt { b += Self.literal(",\"decidedAt\":"); string(s, &b) }
-        if let d = r.detail { b += Self.literal(",\"detail\":"); string(d, &b) }
-        b += Self.literal(",\"id\":"); number(id, &b)
-        b += Self.literal(",\"outcome\":"); string(r.outcome, &b)
-        b += Self.literal(",\"request\":"); number(UInt64(r.request), &b)
-        b += Self.literal(",\"revision\":"); number(UInt64(r.revision), &b)
-        b += Self.literal(",\"rule\":"); string(r.rule, &b)
-        if let n = r.ruleName { b += Self.literal(",\"ruleName\":"); string(n, &b) }
-        b += Self.literal(",\"session\":"); number(UInt64(r.session.raw), &b)
-        if let size = r.size { b += Self.literal(",\"size\":"); number(UInt64(size), &b) }
-        b += Self.literal(",\"source\":"); party(r.source, &b)
-        b += Self.literal(",\"tag\":"); string(r.tag, &b)
-        if let t = r.target { b += Self.literal(",\"target\":"); party(t, &b) }
+        // Written byte by byte, straight into the mapped page when the reserved space holds the
+        // longest the record could be: this runs for every decision, and Foundation's JSON
+        // writer, its date formatter, string interpolation, even an array's append per byte,
+        // cost more than the decision itself.
         let time = now()
-        b += Self.literal(",\"time\":\""); timestamp(time, &b); b.append(UInt8(ascii: "\""))
-        if let d = r.dataType { b += Self.literal(",\"type\":"); string(d, &b) }
-        b += Self.literal("}\n")
-        store(b, at: time.tv_sec)
-        buffer = b
+        setAsideIfAged(at: time.tv_sec)
+        let bound = Self.longest(r)
+        // (A log reopened larger than the limit is reserved past the mapping's end.)
+        if committed + bound <= min(reserved, maximumBytes) {
+            var w = RecordWriter(mapping.assumingMemoryBound(to: UInt8.self) + committed)
+            render(r, id: id, time: time, &w)
+            commit(w.p - (mapping.assumingMemoryBound(to: UInt8.self) + committed), at: time.tv_sec)
+            return
+        }
+        // Near the end of the reserved space (or of the log): rendered aside, then stored the
+        // way store decides (grown, rotated or dropped at the size limit).
+        if scratch.count < bound {
+            scratch.deallocate()
+            scratch = .allocate(capacity: bound)
+        }
+        var w = RecordWriter(scratch.baseAddress!)
+        render(r, id: id, time: time, &w)
+        store(UnsafeRawBufferPointer(start: scratch.baseAddress!, count: w.p - scratch.baseAddress!), at: time.tv_sec)
+    }
+
+    /// The most bytes `render` can write for `r`: every string escaped at its worst (`\u00XX`,
+    /// six bytes a byte) and every number at 20 digits, plus the keys and punctuation (under 400).
+    static func longest(_ r: AuditEntry) -> Int {
+        var text = r.channel.utf8.count + r.outcome.utf8.count + r.rule.utf8.count + r.tag.utf8.count
+        text += (r.decidedAt?.utf8.count ?? 0) + (r.detail?.utf8.count ?? 0) + (r.ruleName?.utf8.count ?? 0) + (r.dataType?.utf8.count ?? 0)
+        text += r.source.app.utf8.count + r.source.identity.utf8.count
+        if let t = r.target { text += t.app.utf8.count + t.identity.utf8.count }
+        return 512 + 6 * text
+    }
+
+    private func render(_ r: AuditEntry, id: UInt64, time: timespec, _ w: inout RecordWriter) {
+        w.literal("{\"channel\":"); w.string(r.channel)
+        if let s = r.decidedAt { w.literal(",\"decidedAt\":"); w.string(s) }
+        if let d = r.detail { w.literal(",\"detail\":"); w.string(d) }
+        w.literal(",\"id\":"); w.number(id)
+        w.literal(",\"outcome\":"); w.string(r.outcome)
+        w.literal(",\"request\":"); w.number(UInt64(r.request))
+        w.literal(",\"revision\":"); w.number(UInt64(r.revision))
+        w.literal(",\"rule\":"); w.string(r.rule)
+        if let n = r.ruleName { w.literal(",\"ruleName\":"); w.string(n) }
+        w.literal(",\"session\":"); w.number(UInt64(r.session.raw))
+        if let size = r.size { w.literal(",\"size\":"); w.number(UInt64(size)) }
+        w.literal(",\"source\":"); party(r.source, &w)
+        w.literal(",\"tag\":"); w.string(r.tag)
+        if let t = r.target { w.literal(",\"target\":"); party(t, &w) }
+        w.literal(",\"time\":\""); timestamp(time, &w); w.byte(UInt8(ascii: "\""))
+        if let d = r.dataType { w.literal(",\"type\":"); w.string(d) }
+        w.literal("}\n")
     }
 
     /// Copies a whole record in, then commits it: a kill between the two leaves it uncommitted,
     /// and the next record is stored over it.
-    private func store(_ record: [UInt8], at second: Int) {
+    private func store(_ record: UnsafeRawBufferPointer, at second: Int) {
         if committed + record.count > maximumBytes && committed > AuditFile.headerSize { rotate() }
         setAsideIfAged(at: second)
         guard committed + record.count <= maximumBytes else { return }
@@ -198,17 +229,23 @@ public final class AuditLog: @unchecked Sendable {
             prefault(from: reserved, to: reserved + more)
             reserved += more
         }
-        record.withUnsafeBytes { (mapping + committed).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        (mapping + committed).copyMemory(from: record.baseAddress!, byteCount: record.count)
+        commit(record.count, at: second)
+    }
+
+    /// Counts the `count` bytes stored past the committed length: the header's length moves
+    /// over them only once they are all in place.
+    @inline(__always) private func commit(_ count: Int, at second: Int) {
         if committed == AuditFile.headerSize { firstRecord = second }
         newestRecord = second
-        committed += record.count
+        committed += count
         mam_store_release_u64(mapping + AuditFile.committedOffset, AuditFile.committedWord(committed))
     }
-    private func party(_ p: AuditEntry.Party, _ b: inout [UInt8]) {
-        b += Self.literal("{\"app\":"); string(p.app, &b)
-        b += Self.literal(",\"identity\":"); string(p.identity, &b)
-        b += Self.literal(",\"managed\":"); b += p.managed ? Self.literal("true") : Self.literal("false")
-        b.append(UInt8(ascii: "}"))
+
+    private func party(_ p: AuditEntry.Party, _ w: inout RecordWriter) {
+        w.literal("{\"app\":"); w.string(p.app)
+        w.literal(",\"identity\":"); w.string(p.identity)
+        if p.managed { w.literal(",\"managed\":true}") } else { w.literal(",\"managed\":false}") }
     }
 
     /// Older logs kept beside the current one: `audit.jsonl.1` (the newest) to `.N`.
@@ -262,84 +299,96 @@ public final class AuditLog: @unchecked Sendable {
         for n in stride(from: keptLogs - 1, through: 1, by: -1) { _ = rename(path + ".\(n)", path + ".\(n + 1)") }
     }
 
-    static let hex = Array("0123456789abcdef".utf8)
-
-    @inline(__always) static func literal(_ s: StaticString) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount)
-    }
-
-    /// A JSON string literal: quotes, backslashes and control characters escaped.
-    func string(_ s: String, _ b: inout [UInt8]) {
-        b.append(UInt8(ascii: "\""))
-        // Most values need no escape: copied whole.
-        var text = s
-        let plain = text.withUTF8 { bytes -> Bool in
-            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F }) else { return false }
-            b.append(contentsOf: bytes)
-            return true
-        }
-        if plain {
-            b.append(UInt8(ascii: "\""))
-            return
-        }
-        for c in s.utf8 {
-            switch c {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): b.append(UInt8(ascii: "\\")); b.append(c)
-            case 0x0A: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "n"))
-            case 0x0D: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "r"))
-            case 0x09: b.append(UInt8(ascii: "\\")); b.append(UInt8(ascii: "t"))
-            case 0..<0x20, 0x7F:
-                b += Self.literal("\\u00")
-                b.append(Self.hex[Int(c >> 4)]); b.append(Self.hex[Int(c & 0xF)])
-            default: b.append(c)
-            }
-        }
-        b.append(UInt8(ascii: "\""))
-    }
-
-    func number(_ v: UInt64, _ b: inout [UInt8]) {
-        // Digits written in place, highest first: no array per number.
-        var divisor: UInt64 = 1
-        while divisor <= v / 10 { divisor *= 10 }
-        var n = v
-        while divisor > 0 {
-            b.append(UInt8(ascii: "0") + UInt8(n / divisor))
-            n %= divisor
-            divisor /= 10
-        }
-    }
-
-    @inline(__always) func digits(_ v: Int, _ width: Int, _ b: inout [UInt8]) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        var n = v
-        while divisor > 0 {
-            b.append(UInt8(ascii: "0") + UInt8((n / divisor) % 10))
-            n %= divisor
-            divisor /= 10
-        }
-    }
-
     /// UTC with milliseconds: 2026-11-22T13:30:02.272Z. The calendar fields are worked out once
     /// per second, not per line.
-    func timestamp(_ ts: timespec, _ b: inout [UInt8]) {
+    private func timestamp(_ ts: timespec, _ w: inout RecordWriter) {
         if ts.tv_sec != cachedSecond {
             var t = tm()
             var seconds = ts.tv_sec
             gmtime_r(&seconds, &t)
-            var prefix: [UInt8] = []
-            prefix.reserveCapacity(20)
-            digits(Int(t.tm_year) + 1900, 4, &prefix); prefix.append(UInt8(ascii: "-"))
-            digits(Int(t.tm_mon) + 1, 2, &prefix); prefix.append(UInt8(ascii: "-"))
-            digits(Int(t.tm_mday), 2, &prefix); prefix.append(UInt8(ascii: "T"))
-            digits(Int(t.tm_hour), 2, &prefix); prefix.append(UInt8(ascii: ":"))
-            digits(Int(t.tm_min), 2, &prefix); prefix.append(UInt8(ascii: ":"))
-            digits(Int(t.tm_sec), 2, &prefix); prefix.append(UInt8(ascii: "."))
+            var p = RecordWriter(cachedPrefix.baseAddress!)
+            p.digits(Int(t.tm_year) + 1900, 4); p.byte(UInt8(ascii: "-"))
+            p.digits(Int(t.tm_mon) + 1, 2); p.byte(UInt8(ascii: "-"))
+            p.digits(Int(t.tm_mday), 2); p.byte(UInt8(ascii: "T"))
+            p.digits(Int(t.tm_hour), 2); p.byte(UInt8(ascii: ":"))
+            p.digits(Int(t.tm_min), 2); p.byte(UInt8(ascii: ":"))
+            p.digits(Int(t.tm_sec), 2); p.byte(UInt8(ascii: "."))
             cachedSecond = ts.tv_sec
-            cachedPrefix = prefix
         }
-        b += cachedPrefix
-        digits(ts.tv_nsec / 1_000_000, 3, &b); b.append(UInt8(ascii: "Z"))
+        w.bytes(UnsafeBufferPointer(cachedPrefix))
+        w.digits(ts.tv_nsec / 1_000_000, 3); w.byte(UInt8(ascii: "Z"))
+    }
+}
+
+/// A cursor storing a record's bytes into memory sized for it ahead (`AuditLog.longest`): no
+/// bounds or uniqueness check per byte, as an array's append makes.
+struct RecordWriter {
+    var p: UnsafeMutablePointer<UInt8>
+    init(_ p: UnsafeMutablePointer<UInt8>) { self.p = p }
+
+    @inline(__always) mutating func byte(_ c: UInt8) {
+        p.pointee = c
+        p += 1
+    }
+
+    @inline(__always) mutating func bytes(_ b: UnsafeBufferPointer<UInt8>) {
+        guard let base = b.baseAddress else { return }
+        p.update(from: base, count: b.count)
+        p += b.count
+    }
+
+    @inline(__always) mutating func literal(_ s: StaticString) {
+        bytes(UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    static let hex: StaticString = "0123456789abcdef"
+
+    /// A JSON string literal: quotes, backslashes and control characters escaped.
+    mutating func string(_ s: String) {
+        byte(UInt8(ascii: "\""))
+        if s.utf8.withContiguousStorageIfAvailable({ escaped($0) }) == nil {
+            Array(s.utf8).withUnsafeBufferPointer { escaped($0) }
+        }
+        byte(UInt8(ascii: "\""))
+    }
+
+    @inline(__always) private mutating func escaped(_ text: UnsafeBufferPointer<UInt8>) {
+        for c in text {
+            switch c {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte(UInt8(ascii: "\\")); byte(c)
+            case 0x0A: byte(UInt8(ascii: "\\")); byte(UInt8(ascii: "n"))
+            case 0x0D: byte(UInt8(ascii: "\\")); byte(UInt8(ascii: "r"))
+            case 0x09: byte(UInt8(ascii: "\\")); byte(UInt8(ascii: "t"))
+            case 0..<0x20, 0x7F:
+                literal("\\u00")
+                byte(Self.hex.utf8Start[Int(c >> 4)]); byte(Self.hex.utf8Start[Int(c & 0xF)])
+            default: byte(c)
+            }
+        }
+    }
+
+    /// Digits stored in place, highest first: no array per number.
+    mutating func number(_ v: UInt64) {
+        var divisor: UInt64 = 1
+        while divisor <= v / 10 { divisor *= 10 }
+        var n = v
+        while divisor > 0 {
+            byte(UInt8(ascii: "0") + UInt8(n / divisor))
+            n %= divisor
+            divisor /= 10
+        }
+    }
+
+    /// Exactly `width` digits, zero-padded.
+    @inline(__always) mutating func digits(_ v: Int, _ width: Int) {
+        var divisor = 1
+        for _ in 1..<width { divisor *= 10 }
+        var n = v
+        while divisor > 0 {
+            byte(UInt8(ascii: "0") + UInt8((n / divisor) % 10))
+            n %= divisor
+            divisor /= 10
+        }
     }
 }
 

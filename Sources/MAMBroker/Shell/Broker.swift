@@ -484,11 +484,29 @@ public final class Broker: @unchecked Sendable {
     /// `epoll_wait`: an app that sent its next request while its answer was being made, as a
     /// ping-pong does when both ends share a CPU, costs the loop two system calls a round trip,
     /// not three; one that did not costs one failed `recvmsg` before the loop waits again.
+    /// After such a miss the next `skipsAfterMiss` turns of that descriptor serve one frame
+    /// and leave any other to the next `epoll_wait` (level-triggered, so nothing waits longer
+    /// than a turn): an app whose requests never overlap its answers stops paying the failed
+    /// read every round trip; a flooding app never misses and is read on as before.
     private func serveApp(_ id: SessionID, _ fd: Int32) {
-        for _ in 0..<Self.framesPerTurn {
-            guard serveFrame(id) else { return }
+        let slot = Int(fd)
+        if slot >= readAgainSkips.count { readAgainSkips += repeatElement(0, count: slot + 1 - readAgainSkips.count) }
+        guard serveFrame(id) else { return }
+        if readAgainSkips[slot] > 0 {
+            readAgainSkips[slot] -= 1
+            return
+        }
+        for n in 1..<Self.framesPerTurn {
+            guard serveFrame(id) else {
+                if n == 1 { readAgainSkips[slot] = Self.skipsAfterMiss }
+                return
+            }
         }
     }
+
+    /// Per descriptor: the turns left that serve one frame without asking for another.
+    private var readAgainSkips: [UInt8] = []
+    static let skipsAfterMiss: UInt8 = 4
 
     /// Reads and handles one frame; false when there was none, or the connection is gone.
     private func serveFrame(_ id: SessionID) -> Bool {
