@@ -71,13 +71,13 @@ let package = Package(
         // Encrypted documents, protected data, file owners, encrypted files, wipe of an
         // account's files (docs/PROTECTION.md). Keys come in as parameters: no lookup, no network.
         .target(name: "CMAMProtect"),
-        .target(name: "MAMProtect", dependencies: ["CMAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "MAMProtect", dependencies: ["CMAMProtect", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")]),
         // Benchmarks/protect: protect and unprotect against bare AES-256-GCM, release build.
         .executableTarget(name: "mamprotectbench", dependencies: [
             "MAMProtect", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")]),
         // The broker's core: no I/O, no clock of its own (messages in, effects out), and the one
         // interpreter of its effects (BrokerShell). The engine, the service and the wire only.
         .target(name: "MAMBrokerCore", dependencies: ["MAMPolicy", "MAMService", "MAMWire"]),
@@ -92,9 +92,10 @@ let package = Package(
             "MAMBrokerCore", "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMCatalog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ]),
         .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBrokerCore", "MAMBrokerEmbedded", "MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport",
-                                                         .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
+                                                         .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "SystemPackage", package: "swift-system")]),
         .executableTarget(name: "mambroker", dependencies: [
             "MAMBroker", "MAMBrokerCore", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),

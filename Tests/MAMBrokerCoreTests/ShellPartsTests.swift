@@ -6,6 +6,7 @@ import Glibc
 import MAMPolicy
 import MAMProtect
 import MAMWire
+import SystemPackage
 import Testing
 
 /// Pieces of the broker's shell that need no broker process.
@@ -19,7 +20,7 @@ struct ShellPartsTests {
         let output = mam_memfd_sealable("test")
         defer { close(output) }
         let key = DocumentCipher.newKey()
-        try DocumentCipher.seal(input: input, size: size, into: output, key: key, keyID: "oid-1")
+        try DocumentCipher.seal(input: FileDescriptor(rawValue: input), size: size, into: FileDescriptor(rawValue: output), key: key, keyID: "oid-1")
         let sealed = SealedDocument.read(output)
         #expect(try DocumentCipher.keyID(of: sealed) == "oid-1")
         #expect(try DocumentCipher.open(sealed, key: key) == plain)

@@ -15,12 +15,6 @@ struct DescriptorSeamTests {
         "MAMLauncher/Handoff.swift: fd",
         "MAMLauncher/Handoff.swift: socket",
         "MAMLauncher/RestartWatch.swift: control",
-        // DocumentCipher reads and writes the broker's and the kit's documents by descriptor;
-        // MAMProtect does not link MAMWire, where Descriptor is.
-        "MAMProtect/DocumentCipher+Descriptor.swift: input",
-        "MAMProtect/DocumentCipher+Descriptor.swift: output",
-        "MAMProtect/DocumentCipher.swift: input",
-        "MAMProtect/DocumentCipher.swift: output",
         // The sandbox's (its launch is being rebuilt as a launch plan).
         "MAMSandbox/Sandbox.swift: brokerDescriptor",
         "MAMSandbox/Sandbox.swift: executableDescriptor",

@@ -8,6 +8,7 @@ import MAMPolicy
 import MAMProtect
 import MAMService
 import MAMWire
+import SystemPackage
 
 /// Starts an app the broker needs (a URL's target that is not running). Called off the event
 /// loop, so it may block; returns nil once the app is on its way, or why it could not start.
@@ -768,7 +769,7 @@ public final class Broker: @unchecked Sendable {
             do {
                 guard out >= 0 else { throw BrokerError("memfd_create: \(String(cString: strerror(errno)))") }
                 let key = try store.key(for: keyID)
-                try DocumentCipher.seal(input: fd, size: SealedDocument.size(fd), into: out, key: key, keyID: keyID)
+                try DocumentCipher.seal(input: FileDescriptor(rawValue: fd), size: SealedDocument.size(fd), into: FileDescriptor(rawValue: out), key: key, keyID: keyID)
                 guard SealedDocument.seal(out) else { throw BrokerError("the encrypted document could not be sealed") }
                 // Sent as a read-only open of its own, which the quota can tell is still held.
                 let sent = heldCiphertexts.keep(out, for: receiver)
