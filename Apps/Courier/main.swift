@@ -122,7 +122,7 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
     emit(object)
 }
 
-func document(_ content: String) -> Int32? { try? SealedDocument.create(Array(content.utf8)) }
+func document(_ content: String) -> Int32? { try? SealedDocument.create(Array(content.utf8)).release() }
 func optional(_ s: String) -> String? { s == "-" ? nil : s }
 
 nonisolated(unsafe) var args = Array(CommandLine.arguments.dropFirst())

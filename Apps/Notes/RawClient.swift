@@ -102,8 +102,7 @@ final class RawClient: @unchecked Sendable {
             let doc = served[type.lowercased()] ?? served.values.first
             condition.unlock()
             if let doc, let fd = try? SealedDocument.create(doc.bytes) {
-                try? socket.send(Frame(id: r.frame.id, .exportReply(contentType: type, name: doc.name)), descriptor: fd)
-                close(fd)
+                try? socket.send(Frame(id: r.frame.id, .exportReply(contentType: type, name: doc.name)), descriptor: fd.rawValue)
             }
         default:
             r.descriptor.map { _ = close($0) }
@@ -201,8 +200,7 @@ final class RawClient: @unchecked Sendable {
         case let .share(target, type, name, content):
             answer(retrying {
                 guard let fd = try? SealedDocument.create(Array(content.utf8)) else { return [] }
-                defer { close(fd) }
-                return request(.share(target: target, contentType: type, name: name), descriptor: fd)
+                return request(.share(target: target, contentType: type, name: name), descriptor: fd.rawValue)
             }, decision)
         case let .serve(type, name, content):
             condition.lock()
@@ -218,8 +216,7 @@ final class RawClient: @unchecked Sendable {
         case let .save(place, account, name, content):
             guard let location = Self.location(place, save: true) else { return usage("LOCATION ACCOUNT|- NAME CONTENT (a SaveLocation case)") }
             guard let fd = try? SealedDocument.create(Array(content.utf8)) else { return output.failure(n, command: c.name, "could not seal") }
-            defer { close(fd) }
-            answer(request(.saveTo(location: location, account: account, name: name), descriptor: fd), decision)
+            answer(request(.saveTo(location: location, account: account, name: name), descriptor: fd.rawValue), decision)
         case let .open(place, account, name):
             guard let location = Self.location(place, save: false) else { return usage("LOCATION ACCOUNT|- NAME (an OpenLocation case)") }
             let replies = request(.openFrom(location: location, account: account, name: name), twoWhenAllowed: true)

@@ -6,12 +6,12 @@ import Glibc
 public enum SealedDocument {
     static let allSeals: Int32 = 0x0001 | 0x0002 | 0x0004 | 0x0008  // F_SEAL_SEAL, SHRINK, GROW, WRITE
 
-    /// A sealed memfd holding `bytes`.
-    public static func create(_ bytes: [UInt8], name: String = "mamlab-document") throws(WireError) -> Int32 {
+    /// A sealed memfd holding `bytes`, the caller's to own (closed when it lets go).
+    public static func create(_ bytes: [UInt8], name: String = "mamlab-document") throws(WireError) -> Descriptor {
         let document: Descriptor
         do { document = try unsealed(bytes, name: name) } catch { throw WireError(.internalError, error.description) }
         guard seal(document.rawValue) else { throw WireError(.internalError, "sealing the document failed") }
-        return document.release()
+        return document
     }
 
     /// A memfd holding `bytes`, still open to seals; closed again if a write fails.

@@ -148,8 +148,8 @@ struct BenchBroker: ParsableCommand {
         let before = rss(broker.pid)
         let size = 64 << 20
         let doc = try SealedDocument.create([UInt8](repeating: 0x41, count: size))
-        try sender.send(Frame(id: 99, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "big.pdf")), descriptor: doc)
-        close(doc)
+        try sender.send(Frame(id: 99, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "big.pdf")), descriptor: doc.rawValue)
+        doc.close()
         _ = sender.receive()
         let got = receiver.receive()
         let after = rss(broker.pid)

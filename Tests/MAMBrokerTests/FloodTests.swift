@@ -69,7 +69,7 @@ struct FloodTests {
             guard fd >= 0, ftruncate(fd, off_t(bytes)) == 0, SealedDocument.seal(fd) else { return nil }
             return fd
         }
-        return try? SealedDocument.create([UInt8](repeating: 0x41, count: bytes))
+        return try? SealedDocument.create([UInt8](repeating: 0x41, count: bytes)).release()
     }
 
     enum Kind: String, CaseIterable, Sendable {

@@ -21,7 +21,6 @@ struct DescriptorSeamTests {
         "MAMSandbox/Terminal.swift: input",
         // WireSocket is a copyable struct over a bare descriptor; the rest follow it.
         "MAMWire/Launcher.swift: descriptor",
-        "MAMWire/SealedDocument.swift: create →",
         "MAMWire/SealedDocument.swift: fd",
         "MAMWire/Socket.swift: descriptor",
         "MAMWire/Socket.swift: fd",

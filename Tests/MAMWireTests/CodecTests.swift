@@ -130,12 +130,12 @@ struct SocketTests {
         defer { a.close(); b.close() }
         let content = Array("quarterly numbers".utf8)
         let doc = try SealedDocument.create(content)
-        #expect(SealedDocument.isSealed(doc))
+        #expect(SealedDocument.isSealed(doc.rawValue))
         // Sealed: nobody, not even the sender, can change it after the decision.
-        #expect(content.withUnsafeBytes { pwrite(doc, $0.baseAddress, $0.count, 0) } == -1)
-        #expect(ftruncate(doc, 1) == -1)
-        try a.send(Frame(id: 5, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf")), descriptor: doc)
-        Glibc.close(doc)
+        #expect(content.withUnsafeBytes { pwrite(doc.rawValue, $0.baseAddress, $0.count, 0) } == -1)
+        #expect(ftruncate(doc.rawValue, 1) == -1)
+        try a.send(Frame(id: 5, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf")), descriptor: doc.rawValue)
+        doc.close()
         let got = try #require(b.receive())
         #expect(try got.frame.get() == Frame(id: 5, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf")))
         let received = try #require(got.descriptor)

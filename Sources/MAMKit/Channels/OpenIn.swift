@@ -55,7 +55,7 @@ public struct OpenIn: Sendable {
 /// Sealed memfds, as the broker takes documents.
 enum Documents {
     static func seal(_ bytes: [UInt8]) throws -> Int32 {
-        do { return try SealedDocument.create(bytes) } catch { throw MAMKitError(.invalidArgument, "the document could not be sealed: \(error)") }
+        do { return try SealedDocument.create(bytes).release() } catch { throw MAMKitError(.invalidArgument, "the document could not be sealed: \(error)") }
     }
 
     /// Reads and closes a received descriptor.
