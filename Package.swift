@@ -37,6 +37,7 @@ let package = Package(
                 "MAMLauncher", "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // What mamlaunch does, as a library its commands and the tests call: the tenant and apps
@@ -44,14 +45,14 @@ let package = Package(
         // the live matrix runner (a broker per policy, the apps in their sandboxes, the cells).
         .target(name: "MAMLauncher", dependencies: [
             "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "MAMMatrix", "MAMScript",
-            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The broker protocol: frames, strict decoding, descriptors and sealed documents; the
         // owned descriptor and the one system-call helper (SystemPackage: its Errno).
         .target(name: "CMAMWire"),
         .target(name: "MAMWire", dependencies: ["CMAMWire", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "MAMWireTests", dependencies: ["MAMWire", .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", "MAMTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", "MAMTestSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "SystemPackage", package: "swift-system")]),
         // The tenant's emulated MAM service (enrollment, check-in, wipe, app config, conditional
         // access): pure, with an injected clock; the broker carries it out.
         .target(name: "MAMService", dependencies: ["MAMPolicy"]),

@@ -4,6 +4,7 @@ import MAMCatalog
 import MAMSandbox
 import MAMWire
 import Synchronization
+import SystemPackage
 
 /// The launcher's messages to the broker's launcher socket: MAMWire's typed `LauncherMessage`
 /// (docs/PROTOCOL.md, "Launcher hand-off").
@@ -27,8 +28,8 @@ package enum Handoff {
 
     /// Sends a message to the broker; a failure is the caller's to handle (an app the broker did
     /// not adopt would run on a dead connection).
-    package static func send(_ socket: Int32, _ message: LauncherMessage, fd: Int32 = -1) throws {
-        do { try message.send(on: WireSocket(fd: socket), descriptor: fd >= 0 ? fd : nil) } catch {
+    package static func send(_ socket: Int32, _ message: LauncherMessage, fd: FileDescriptor? = nil) throws {
+        do { try message.send(on: WireSocket(fd: socket), descriptor: fd) } catch {
             throw World.Failure(description: "the broker's launcher socket refused the message: \(error)")
         }
     }

@@ -6,6 +6,7 @@ import MAMPolicy
 import MAMSandbox
 import MAMScript
 import MAMWire
+import SystemPackage
 
 /// One sample app running in its sandbox in scripted mode (docs/SCRIPTING.md), connected to a
 /// broker through the launcher hand-off, driven through pipes: command lines in, JSON lines out.
@@ -83,7 +84,7 @@ final class ScriptedApp: @unchecked Sendable {
         do {
             try Handoff.send(control, .adopt(Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
                                                       executableDigest: Handoff.digest(of: program, ran: config), developer: false, personal: personal)),
-                             fd: pair[1])
+                             fd: FileDescriptor(rawValue: pair[1]))
         } catch {
             kill(app.pid, SIGKILL)
             _ = app.wait()

@@ -7,6 +7,7 @@ import MAMLauncher
 import MAMPolicy
 import MAMSandbox
 import MAMWire
+import SystemPackage
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -212,7 +213,7 @@ struct Run: ParsableCommand {
         if control >= 0 {
             do {
                 try Handoff.send(control, .adopt(Adoption(bundleID: config.bundleID, pid: app.pid, account: user, manifestDigest: manifestDigest,
-                                                              executableDigest: Handoff.digest(of: program, ran: config), developer: developer)), fd: brokerEnd)
+                                                              executableDigest: Handoff.digest(of: program, ran: config), developer: developer)), fd: FileDescriptor(rawValue: brokerEnd))
             } catch {
                 // Not adopted, the app would run on a connection nobody serves: it goes, and the
                 // launch fails saying why.

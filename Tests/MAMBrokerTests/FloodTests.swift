@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import MAMWire
+import SystemPackage
 import Testing
 
 /// One app floods the broker; a quiet one beside it keeps its round trips under 10 ms at the
@@ -56,7 +57,7 @@ struct FloodTests {
     static func adopt(_ launcher: WireSocket, _ bundle: String, account: String? = nil) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         // The test process is no installed app's build: it says so (developer), keeping the id.
-        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: account, developer: true)).send(on: launcher, descriptor: theirs.fd)
+        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: account, developer: true)).send(on: launcher, descriptor: FileDescriptor(rawValue: theirs.fd))
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
         _ = mine.receive(within: 10)
