@@ -104,7 +104,7 @@ let package = Package(
         // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),
-        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp", "MAMPolicy", "MAMWire"]),
+        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp", "MAMPolicy", "MAMWire", .product(name: "SystemPackage", package: "swift-system")]),
         // bench-broker's peers: a SEQPACKET echo and a D-Bus echo service (sd-bus from libsystemd)
         // run as their own processes; the D-Bus client and CPU pinning are C that mamlaunch calls.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),

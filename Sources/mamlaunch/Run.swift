@@ -153,7 +153,7 @@ struct Run: ParsableCommand {
         var status: Int32
         while true {
             let app = try launchOnce(config, control: controlFD, manifestDigest: manifestDigest, program: program, report: report,
-                                     startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? 0 : nil, output: terminals[1] ? 1 : 2) } } : nil)
+                                     startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? .standardInput : nil, output: terminals[1] ? .standardOutput : .standardError) } } : nil)
             let watch = controlFD >= 0 ? RestartWatch(control: controlFD, pid: app.pid) : nil
             // An interruption kills the app's whole namespace; the app is then reaped below,
             // which removes its cgroups.

@@ -17,7 +17,6 @@ struct DescriptorSeamTests {
         // The sandbox's (its launch is being rebuilt as a launch plan).
         "MAMSandbox/Sandbox.swift: brokerDescriptor",
         "MAMSandbox/Sandbox.swift: executableDescriptor",
-        "MAMSandbox/Terminal.swift: input",
         // WireSocket is a copyable struct over a bare descriptor; the rest follow it.
         "MAMWire/SealedDocument.swift: fd",
         "MAMWire/Socket.swift: descriptor",
