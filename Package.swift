@@ -120,13 +120,14 @@ let package = Package(
         .target(name: "CHostileProbes", path: "Apps/Hostile/Probes"),
         .executableTarget(name: "Hostile", dependencies: ["CHostileProbes"], path: "Apps/Hostile", exclude: ["Info.plist", "Probes"]),
         // Apps/Courier: a scriptable MAMWire client the broker tests launch as two apps.
-        .executableTarget(name: "Courier", dependencies: ["MAMWire"], path: "Apps/Courier", exclude: ["Info.plist"]),
+        .executableTarget(name: "Courier", dependencies: ["MAMWire", .product(name: "SystemPackage", package: "swift-system")], path: "Apps/Courier", exclude: ["Info.plist"]),
         // MAMKit: the SDK an app links (identities, policy, channels, data protection, the
         // service's managers), over its broker connection. docs/MAMKIT.md maps it to the real SDK.
         .target(name: "MAMKit", dependencies: [
             "MAMPolicy", "MAMWire", "MAMProtect",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The scripted mode over MAMKit (docs/SCRIPTING.md), which the SDK sample apps run.
         .target(name: "MAMKitScripting", dependencies: ["MAMKit", "MAMScript", "MAMPolicy", "MAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
@@ -142,7 +143,7 @@ let package = Package(
         // interactive through a pseudo-terminal; their manifests configured and checked.
         .testTarget(name: "SampleAppTests", dependencies: ["CMAMSandbox", "MAMSampleSupport", "MAMScript", "MAMTestSupport"]),
         // Apps/Notes: no SDK; the same scripted commands over raw MAMWire.
-        .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto")],
+        .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
                           path: "Apps/Notes", exclude: ["Info.plist"]),
         // The cost of a policy query through MAMKit against the engine call it wraps.
         .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),

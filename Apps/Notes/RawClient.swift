@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import MAMScript
 import MAMWire
+import SystemPackage
 
 /// One reply frame and its descriptor.
 struct Reply {
@@ -111,7 +112,7 @@ final class RawClient: @unchecked Sendable {
 
     /// A document as the scripted mode reports it: an app without the SDK never reads ciphertext.
     static func document(_ type: String, _ name: String, _ owner: String?, _ encrypted: Bool, _ fd: Int32?, via: String) -> [String: JSONValue] {
-        let bytes = fd.map { d -> [UInt8] in defer { close(d) }; return SealedDocument.read(d) } ?? []
+        let bytes = fd.map { d -> [UInt8] in defer { close(d) }; return SealedDocument.read(FileDescriptor(rawValue: d)) } ?? []
         return ["type": .string(type), "name": .string(name), "owner": JSONValue(owner), "encrypted": .bool(encrypted),
                 "readable": .bool(!encrypted), "sha256": .string(sha256(bytes)), "identity": .null, "via": .string(via),
                 "size": .number(Double(bytes.count))]
@@ -224,7 +225,7 @@ final class RawClient: @unchecked Sendable {
                 guard case let .decision(d) = r.frame.message else { return nil }
                 var fields: [String: JSONValue] = ["decision": Self.decision(d), "readable": false, "sha256": .null, "owner": .null]
                 if replies.count > 1, case let .file(_, owner) = replies[1].frame.message {
-                    let bytes = replies[1].descriptor.map { d -> [UInt8] in defer { close(d) }; return SealedDocument.read(d) } ?? []
+                    let bytes = replies[1].descriptor.map { d -> [UInt8] in defer { close(d) }; return SealedDocument.read(FileDescriptor(rawValue: d)) } ?? []
                     fields["readable"] = true
                     fields["sha256"] = .string(Self.sha256(bytes))
                     fields["owner"] = JSONValue(owner)

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import MAMCatalog
 import MAMWire
+import SystemPackage
 
 struct BenchBroker: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -153,7 +154,7 @@ struct BenchBroker: ParsableCommand {
         _ = sender.receive()
         let got = receiver.receive()
         let after = rss(broker.pid)
-        let received = got?.descriptor.map { SealedDocument.size($0) } ?? -1
+        let received = got?.descriptor.map { SealedDocument.size(FileDescriptor(rawValue: $0)) } ?? -1
         got?.descriptor.map { _ = close($0) }
         print(String(format: "64 MiB open-in    delivered %d bytes; broker RSS %.1f MiB before, %.1f MiB after (+%.1f MiB)",
                      received, Double(before) / 1024, Double(after) / 1024, Double(after - before) / 1024))

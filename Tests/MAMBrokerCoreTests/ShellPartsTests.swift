@@ -20,7 +20,7 @@ struct ShellPartsTests {
         defer { close(output) }
         let key = DocumentCipher.newKey()
         try DocumentCipher.seal(input: FileDescriptor(rawValue: input.rawValue), size: size, into: FileDescriptor(rawValue: output), key: key, keyID: "oid-1")
-        let sealed = SealedDocument.read(output)
+        let sealed = SealedDocument.read(FileDescriptor(rawValue: output))
         #expect(try DocumentCipher.keyID(of: sealed) == "oid-1")
         #expect(try DocumentCipher.open(sealed, key: key) == plain)
         // Dropping the last chunk is noticed.

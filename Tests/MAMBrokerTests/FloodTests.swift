@@ -67,7 +67,7 @@ struct FloodTests {
     static func sealed(_ bytes: Int, sparse: Bool = false) -> Int32? {
         if sparse {
             let fd = mam_memfd_sealable("sparse")
-            guard fd >= 0, ftruncate(fd, off_t(bytes)) == 0, SealedDocument.seal(fd) else { return nil }
+            guard fd >= 0, ftruncate(fd, off_t(bytes)) == 0, SealedDocument.seal(FileDescriptor(rawValue: fd)) else { return nil }
             return fd
         }
         return try? SealedDocument.create([UInt8](repeating: 0x41, count: bytes)).release()

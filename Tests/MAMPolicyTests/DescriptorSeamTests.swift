@@ -18,7 +18,6 @@ struct DescriptorSeamTests {
         "MAMSandbox/Sandbox.swift: brokerDescriptor",
         "MAMSandbox/Sandbox.swift: executableDescriptor",
         // WireSocket is a copyable struct over a bare descriptor; the rest follow it.
-        "MAMWire/SealedDocument.swift: fd",
         "MAMWire/Socket.swift: descriptor",
         "MAMWire/Socket.swift: fd",
     ]

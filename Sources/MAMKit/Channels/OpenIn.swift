@@ -1,6 +1,7 @@
 import Glibc
 import MAMPolicy
 import MAMWire
+import SystemPackage
 
 /// Open-in and share: the share sheet, pushes to another app, active imports from one, and
 /// what this app hands out when another imports from it.
@@ -62,6 +63,6 @@ enum Documents {
     static func take(_ fd: Int32?) -> [UInt8] {
         guard let fd else { return [] }
         defer { close(fd) }
-        return SealedDocument.read(fd)
+        return SealedDocument.read(FileDescriptor(rawValue: fd))
     }
 }
