@@ -11,13 +11,14 @@ struct DescriptorSeamTests {
     /// The public seams not yet converted, as `file: name` (a returned one as `name →`).
     static let notYetOwned: Set<String> = [
         // The launcher's socket to the broker, held by mamlaunch's commands and a watching
-        // thread; Handoff forwards to LauncherMessage.send until WireSocket owns its descriptor.
+        // thread; Handoff wraps it in a WireSocket, so it follows WireSocket's fd.
         "MAMLauncher/Handoff.swift: socket",
         "MAMLauncher/RestartWatch.swift: control",
         // The sandbox's (its launch is being rebuilt as a launch plan).
         "MAMSandbox/Sandbox.swift: brokerDescriptor",
         "MAMSandbox/Sandbox.swift: executableDescriptor",
-        // WireSocket is a copyable struct over a bare descriptor; the rest follow it.
+        // WireSocket is a copyable struct over a bare descriptor (its fd, and the descriptor a
+        // packet carries, sent or received): owning it is a change to every holder of a socket.
         "MAMWire/Socket.swift: descriptor",
         "MAMWire/Socket.swift: fd",
     ]
