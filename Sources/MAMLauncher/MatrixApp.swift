@@ -73,7 +73,7 @@ final class ScriptedApp: @unchecked Sendable {
             app = try LaunchThreads.shared.run {
                 try Sandbox.launch(launching) { v in
                     Violations.shared.record(v)
-                    Handoff.report(control, v)
+                    Handoff.report(FileDescriptor(rawValue: control), v)
                 }
             }
         } catch {
@@ -82,7 +82,7 @@ final class ScriptedApp: @unchecked Sendable {
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
         do {
-            try Handoff.send(control, .adopt(Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
+            try Handoff.send(FileDescriptor(rawValue: control), .adopt(Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
                                                       executableDigest: Handoff.digest(of: program, ran: config), developer: false, personal: personal)),
                              fd: FileDescriptor(rawValue: pair[1]))
         } catch {

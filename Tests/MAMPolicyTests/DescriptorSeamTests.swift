@@ -10,10 +10,6 @@ import Testing
 struct DescriptorSeamTests {
     /// The public seams not yet converted, as `file: name` (a returned one as `name →`).
     static let notYetOwned: Set<String> = [
-        // The launcher's socket to the broker, held by mamlaunch's commands and a watching
-        // thread; Handoff wraps it in a WireSocket, so it follows WireSocket's fd.
-        "MAMLauncher/Handoff.swift: socket",
-        "MAMLauncher/RestartWatch.swift: control",
         // The sandbox's (its launch is being rebuilt as a launch plan).
         "MAMSandbox/Sandbox.swift: brokerDescriptor",
         "MAMSandbox/Sandbox.swift: executableDescriptor",
