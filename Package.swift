@@ -37,6 +37,7 @@ let package = Package(
                 "MAMLauncher", "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         // What mamlaunch does, as a library its commands and the tests call: the tenant and apps
@@ -44,14 +45,14 @@ let package = Package(
         // the live matrix runner (a broker per policy, the apps in their sandboxes, the cells).
         .target(name: "MAMLauncher", dependencies: [
             "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "MAMMatrix", "MAMScript",
-            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The broker protocol: frames, strict decoding, descriptors and sealed documents; the
         // owned descriptor and the one system-call helper (SystemPackage: its Errno).
         .target(name: "CMAMWire"),
         .target(name: "MAMWire", dependencies: ["CMAMWire", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "MAMWireTests", dependencies: ["MAMWire", .product(name: "SystemPackage", package: "swift-system")]),
-        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", "MAMTestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "MAMBrokerTests", dependencies: ["MAMWire", "CMAMWire", "MAMProtect", "MAMTestSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "SystemPackage", package: "swift-system")]),
         // The tenant's emulated MAM service (enrollment, check-in, wipe, app config, conditional
         // access): pure, with an injected clock; the broker carries it out.
         .target(name: "MAMService", dependencies: ["MAMPolicy"]),
@@ -71,13 +72,13 @@ let package = Package(
         // Encrypted documents, protected data, file owners, encrypted files, wipe of an
         // account's files (docs/PROTECTION.md). Keys come in as parameters: no lookup, no network.
         .target(name: "CMAMProtect"),
-        .target(name: "MAMProtect", dependencies: ["CMAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "MAMProtect", dependencies: ["CMAMProtect", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")]),
         // Benchmarks/protect: protect and unprotect against bare AES-256-GCM, release build.
         .executableTarget(name: "mamprotectbench", dependencies: [
             "MAMProtect", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MAMProtectTests", dependencies: ["MAMProtect", "CMAMProtect", "MAMTestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")]),
         // The broker's core: no I/O, no clock of its own (messages in, effects out), and the one
         // interpreter of its effects (BrokerShell). The engine, the service and the wire only.
         .target(name: "MAMBrokerCore", dependencies: ["MAMPolicy", "MAMService", "MAMWire"]),
@@ -92,9 +93,10 @@ let package = Package(
             "MAMBrokerCore", "MAMPolicy", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMCatalog",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ]),
         .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBrokerCore", "MAMBrokerEmbedded", "MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport",
-                                                         .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift")]),
+                                                         .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "SystemPackage", package: "swift-system")]),
         .executableTarget(name: "mambroker", dependencies: [
             "MAMBroker", "MAMBrokerCore", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
@@ -102,7 +104,7 @@ let package = Package(
         // The sandbox: libseccomp from the system (pkg-config), the fork/exec-safe part in C.
         .systemLibrary(name: "CSeccomp", pkgConfig: "libseccomp", providers: [.apt(["libseccomp-dev"])]),
         .target(name: "CMAMSandbox", dependencies: ["CSeccomp"]),
-        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp", "MAMPolicy", "MAMWire"]),
+        .target(name: "MAMSandbox", dependencies: ["CMAMSandbox", "CSeccomp", "MAMPolicy", "MAMWire", .product(name: "SystemPackage", package: "swift-system")]),
         // bench-broker's peers: a SEQPACKET echo and a D-Bus echo service (sd-bus from libsystemd)
         // run as their own processes; the D-Bus client and CPU pinning are C that mamlaunch calls.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -118,13 +120,14 @@ let package = Package(
         .target(name: "CHostileProbes", path: "Apps/Hostile/Probes"),
         .executableTarget(name: "Hostile", dependencies: ["CHostileProbes"], path: "Apps/Hostile", exclude: ["Info.plist", "Probes"]),
         // Apps/Courier: a scriptable MAMWire client the broker tests launch as two apps.
-        .executableTarget(name: "Courier", dependencies: ["MAMWire"], path: "Apps/Courier", exclude: ["Info.plist"]),
+        .executableTarget(name: "Courier", dependencies: ["MAMWire", .product(name: "SystemPackage", package: "swift-system")], path: "Apps/Courier", exclude: ["Info.plist"]),
         // MAMKit: the SDK an app links (identities, policy, channels, data protection, the
         // service's managers), over its broker connection. docs/MAMKIT.md maps it to the real SDK.
         .target(name: "MAMKit", dependencies: [
             "MAMPolicy", "MAMWire", "MAMProtect",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The scripted mode over MAMKit (docs/SCRIPTING.md), which the SDK sample apps run.
         .target(name: "MAMKitScripting", dependencies: ["MAMKit", "MAMScript", "MAMPolicy", "MAMProtect", .product(name: "Crypto", package: "swift-crypto")]),
@@ -140,7 +143,7 @@ let package = Package(
         // interactive through a pseudo-terminal; their manifests configured and checked.
         .testTarget(name: "SampleAppTests", dependencies: ["CMAMSandbox", "MAMSampleSupport", "MAMScript", "MAMTestSupport"]),
         // Apps/Notes: no SDK; the same scripted commands over raw MAMWire.
-        .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto")],
+        .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
                           path: "Apps/Notes", exclude: ["Info.plist"]),
         // The cost of a policy query through MAMKit against the engine call it wraps.
         .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),

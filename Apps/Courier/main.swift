@@ -13,6 +13,7 @@
 import Foundation
 import Glibc
 import MAMWire
+import SystemPackage
 
 guard let fdText = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"], let fd = Int32(fdText) else {
     print(#"{"error": "no broker connection (MAMLAB_BROKER_FD)"}"#)
@@ -91,15 +92,15 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
         case let .document(type, name, owner, encrypted):
             object["type"] = type; object["name"] = name; object["owner"] = owner ?? NSNull(); object["encrypted"] = encrypted
             if let d {
-                let bytes = SealedDocument.read(d)
+                let bytes = SealedDocument.read(FileDescriptor(rawValue: d))
                 object["content"] = String(decoding: bytes, as: UTF8.self)
                 object["hex"] = bytes.map { String(format: "%02x", $0) }.joined()
-                object["sealed"] = SealedDocument.isSealed(d)
+                object["sealed"] = SealedDocument.isSealed(FileDescriptor(rawValue: d))
                 close(d)
             }
         case let .file(name, owner):
             object["file"] = name; object["owner"] = owner ?? NSNull()
-            if let d { object["content"] = String(decoding: SealedDocument.read(d), as: UTF8.self); close(d) }
+            if let d { object["content"] = String(decoding: SealedDocument.read(FileDescriptor(rawValue: d)), as: UTF8.self); close(d) }
         case let .enrollmentNotice(kind, account, status):
             object["notice"] = ["enrollment", "policy", "unenrollment"][Int(kind)]; object["account"] = account; object["status"] = Int(status)
         case let .restartRequest(account): object["restart"] = account
@@ -122,7 +123,7 @@ func result(_ step: String, _ replies: [(Frame, Int32?)]) {
     emit(object)
 }
 
-func document(_ content: String) -> Int32? { try? SealedDocument.create(Array(content.utf8)) }
+func document(_ content: String) -> Int32? { try? SealedDocument.create(Array(content.utf8)).release() }
 func optional(_ s: String) -> String? { s == "-" ? nil : s }
 
 nonisolated(unsafe) var args = Array(CommandLine.arguments.dropFirst())

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import MAMScript
 import MAMWire
+import SystemPackage
 
 /// One reply frame and its descriptor.
 struct Reply {
@@ -102,8 +103,7 @@ final class RawClient: @unchecked Sendable {
             let doc = served[type.lowercased()] ?? served.values.first
             condition.unlock()
             if let doc, let fd = try? SealedDocument.create(doc.bytes) {
-                try? socket.send(Frame(id: r.frame.id, .exportReply(contentType: type, name: doc.name)), descriptor: fd)
-                close(fd)
+                try? socket.send(Frame(id: r.frame.id, .exportReply(contentType: type, name: doc.name)), descriptor: fd.rawValue)
             }
         default:
             r.descriptor.map { _ = close($0) }
@@ -112,7 +112,7 @@ final class RawClient: @unchecked Sendable {
 
     /// A document as the scripted mode reports it: an app without the SDK never reads ciphertext.
     static func document(_ type: String, _ name: String, _ owner: String?, _ encrypted: Bool, _ fd: Int32?, via: String) -> [String: JSONValue] {
-        let bytes = fd.map { d -> [UInt8] in defer { close(d) }; return SealedDocument.read(d) } ?? []
+        let bytes = fd.map { d -> [UInt8] in defer { close(d) }; return SealedDocument.read(FileDescriptor(rawValue: d)) } ?? []
         return ["type": .string(type), "name": .string(name), "owner": JSONValue(owner), "encrypted": .bool(encrypted),
                 "readable": .bool(!encrypted), "sha256": .string(sha256(bytes)), "identity": .null, "via": .string(via),
                 "size": .number(Double(bytes.count))]
@@ -201,8 +201,7 @@ final class RawClient: @unchecked Sendable {
         case let .share(target, type, name, content):
             answer(retrying {
                 guard let fd = try? SealedDocument.create(Array(content.utf8)) else { return [] }
-                defer { close(fd) }
-                return request(.share(target: target, contentType: type, name: name), descriptor: fd)
+                return request(.share(target: target, contentType: type, name: name), descriptor: fd.rawValue)
             }, decision)
         case let .serve(type, name, content):
             condition.lock()
@@ -218,8 +217,7 @@ final class RawClient: @unchecked Sendable {
         case let .save(place, account, name, content):
             guard let location = Self.location(place, save: true) else { return usage("LOCATION ACCOUNT|- NAME CONTENT (a SaveLocation case)") }
             guard let fd = try? SealedDocument.create(Array(content.utf8)) else { return output.failure(n, command: c.name, "could not seal") }
-            defer { close(fd) }
-            answer(request(.saveTo(location: location, account: account, name: name), descriptor: fd), decision)
+            answer(request(.saveTo(location: location, account: account, name: name), descriptor: fd.rawValue), decision)
         case let .open(place, account, name):
             guard let location = Self.location(place, save: false) else { return usage("LOCATION ACCOUNT|- NAME (an OpenLocation case)") }
             let replies = request(.openFrom(location: location, account: account, name: name), twoWhenAllowed: true)
@@ -227,7 +225,7 @@ final class RawClient: @unchecked Sendable {
                 guard case let .decision(d) = r.frame.message else { return nil }
                 var fields: [String: JSONValue] = ["decision": Self.decision(d), "readable": false, "sha256": .null, "owner": .null]
                 if replies.count > 1, case let .file(_, owner) = replies[1].frame.message {
-                    let bytes = replies[1].descriptor.map { d -> [UInt8] in defer { close(d) }; return SealedDocument.read(d) } ?? []
+                    let bytes = replies[1].descriptor.map { d -> [UInt8] in defer { close(d) }; return SealedDocument.read(FileDescriptor(rawValue: d)) } ?? []
                     fields["readable"] = true
                     fields["sha256"] = .string(Self.sha256(bytes))
                     fields["owner"] = JSONValue(owner)

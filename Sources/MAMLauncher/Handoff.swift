@@ -4,6 +4,7 @@ import MAMCatalog
 import MAMSandbox
 import MAMWire
 import Synchronization
+import SystemPackage
 
 /// The launcher's messages to the broker's launcher socket: MAMWire's typed `LauncherMessage`
 /// (docs/PROTOCOL.md, "Launcher hand-off").
@@ -26,16 +27,16 @@ package enum Handoff {
     }
 
     /// Sends a message to the broker; a failure is the caller's to handle (an app the broker did
-    /// not adopt would run on a dead connection).
-    package static func send(_ socket: Int32, _ message: LauncherMessage, fd: Int32 = -1) throws {
-        do { try message.send(on: WireSocket(fd: socket), descriptor: fd >= 0 ? fd : nil) } catch {
+    /// not adopt would run on a dead connection). Both descriptors are borrowed, left open.
+    package static func send(_ socket: FileDescriptor, _ message: LauncherMessage, fd: FileDescriptor? = nil) throws {
+        do { try message.send(on: WireSocket(fd: socket.rawValue), descriptor: fd) } catch {
             throw World.Failure(description: "the broker's launcher socket refused the message: \(error)")
         }
     }
 
     /// A violation report: the launcher has already printed it; the broker's copy is for its
     /// audit, and a broker that is gone cannot take it, which the launcher says.
-    package static func report(_ socket: Int32, _ violation: Violation) {
+    package static func report(_ socket: FileDescriptor, _ violation: Violation) {
         do { try send(socket, .violation(violation)) } catch {
             FileHandle.standardError.write(Data("mamlaunch: the broker did not take the violation report: \(error)\n".utf8))
         }

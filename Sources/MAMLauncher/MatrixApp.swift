@@ -6,6 +6,7 @@ import MAMPolicy
 import MAMSandbox
 import MAMScript
 import MAMWire
+import SystemPackage
 
 /// One sample app running in its sandbox in scripted mode (docs/SCRIPTING.md), connected to a
 /// broker through the launcher hand-off, driven through pipes: command lines in, JSON lines out.
@@ -72,7 +73,7 @@ final class ScriptedApp: @unchecked Sendable {
             app = try LaunchThreads.shared.run {
                 try Sandbox.launch(launching) { v in
                     Violations.shared.record(v)
-                    Handoff.report(control, v)
+                    Handoff.report(FileDescriptor(rawValue: control), v)
                 }
             }
         } catch {
@@ -81,9 +82,9 @@ final class ScriptedApp: @unchecked Sendable {
         }
         for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
         do {
-            try Handoff.send(control, .adopt(Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
+            try Handoff.send(FileDescriptor(rawValue: control), .adopt(Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
                                                       executableDigest: Handoff.digest(of: program, ran: config), developer: false, personal: personal)),
-                             fd: pair[1])
+                             fd: FileDescriptor(rawValue: pair[1]))
         } catch {
             kill(app.pid, SIGKILL)
             _ = app.wait()

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MAMWire
+import SystemPackage
 
 /// Listens on the launcher's broker connection while the app runs, for the broker's request to
 /// restart it (docs/PROTOCOL.md, "Launcher hand-off": `restart`). On a request naming this app's
@@ -22,8 +23,10 @@ package final class RestartWatch: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     static let drainLimit: TimeInterval = 2
 
-    package init(control: Int32, pid: Int32) {
-        self.control = control
+    /// Watches `control`, the launcher's socket to the broker, which it borrows: the launcher
+    /// closes it once the watch has stopped.
+    package init(control: FileDescriptor, pid: Int32) {
+        self.control = control.rawValue
         self.pid = pid
         let thread = Thread { [self] in watch() }
         thread.name = "restart-watch"

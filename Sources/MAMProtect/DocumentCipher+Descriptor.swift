@@ -1,13 +1,16 @@
 #if canImport(Glibc)
 import Crypto
 import Glibc
+import SystemPackage
 
 /// Opening a received document from its descriptor: what the kit does with an `encrypted`
 /// Open-in, whose descriptor the broker hands over (docs/PROTOCOL.md, "Encrypted documents").
+/// The descriptors are borrowed (swift-system's `FileDescriptor`): read or written during the
+/// call and left open, their owner's to close.
 extension DocumentCipher {
     /// The key id of the document `input`, read from its header without opening it.
-    public static func keyID(of input: Int32) throws -> String {
-        try parseHeader(readHeader(input)).keyID
+    public static func keyID(of input: FileDescriptor) throws -> String {
+        try parseHeader(readHeader(input.rawValue)).keyID
     }
 
     /// Opens the document `input` (read from offset 0 with pread, so the descriptor's position
@@ -15,14 +18,14 @@ extension DocumentCipher {
     /// Any other key, or any changed, dropped or reordered chunk, fails before the chunk's
     /// plaintext is written; plaintext already written for earlier chunks stays, so write to a
     /// temporary file and keep it only on success.
-    public static func open(input: Int32, into output: Int32, key: SymmetricKey) throws {
-        try open(input: input, key: key) { try writeAll(output, $0) }
+    public static func open(input: FileDescriptor, into output: FileDescriptor, key: SymmetricKey) throws {
+        try open(input: input.rawValue, key: key) { try writeAll(output.rawValue, $0) }
     }
 
     /// Opens the document `input` under `key` into memory.
-    public static func open(input: Int32, key: SymmetricKey) throws -> [UInt8] {
+    public static func open(input: FileDescriptor, key: SymmetricKey) throws -> [UInt8] {
         var out: [UInt8] = []
-        try open(input: input, key: key) { out += $0 }
+        try open(input: input.rawValue, key: key) { out += $0 }
         return out
     }
 

@@ -121,11 +121,14 @@ public enum DocumentCipher {
 
 #if canImport(Glibc)
 import Glibc
+import SystemPackage
 
 extension DocumentCipher {
     /// `seal`, streaming: reads `size` bytes of `input` from offset 0 and writes the encrypted
     /// document to `output`, one chunk at a time, so a large document costs one chunk of memory.
-    public static func seal(input: Int32, size: Int, into output: Int32, key: [UInt8], keyID: String) throws {
+    /// Both are borrowed: left open, their owner's to close.
+    public static func seal(input: FileDescriptor, size: Int, into output: FileDescriptor, key: [UInt8], keyID: String) throws {
+        let input = input.rawValue, output = output.rawValue
         guard key.count == 32 else { throw Failure("a key is 32 bytes, not \(key.count)") }
         let symmetric = SymmetricKey(data: key)
         var prefix = [UInt8](repeating: 0, count: 8)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Crypto
 import Glibc
+import SystemPackage
 
 /// Which encrypted format a file is in.
 public enum FileEncryptionFormat: Sendable, Equatable {
@@ -28,7 +29,7 @@ public enum FileEncryption {
             }
         }
         if first.starts(with: DocumentCipher.magic) {
-            do { return .openInDocument(keyID: try DocumentCipher.keyID(of: fd)) } catch {
+            do { return .openInDocument(keyID: try DocumentCipher.keyID(of: FileDescriptor(rawValue: fd))) } catch {
                 throw .undecryptableDocument(path: path, detail: "\(error)")
             }
         }
@@ -102,7 +103,7 @@ public enum FileEncryption {
                     offset += piece.count
                 }
             case .openInDocument(let keyID):
-                do { try DocumentCipher.open(input: source, into: replacement.fd, key: key.key) } catch {
+                do { try DocumentCipher.open(input: FileDescriptor(rawValue: source), into: FileDescriptor(rawValue: replacement.fd), key: key.key) } catch {
                     throw .undecryptableDocument(path: path, detail: "\(error)")
                 }
                 if owner.isNobody { owner = DataOwner(uncheckedUPN: "", objectID: keyID) }

@@ -1,6 +1,7 @@
 import CMAMSandbox
 import Foundation
 import Glibc
+import SystemPackage
 
 /// A pseudo-terminal the launcher owns, for an app run from a terminal.
 ///
@@ -33,8 +34,10 @@ public final class TerminalRelay: @unchecked Sendable {
 
     /// Starts copying: `input` to the app (nil: the app's input is not this terminal), the app's
     /// output to `output`. Call once the app runs and the launcher has closed its copy of `appSide`.
-    public func start(input: Int32? = 0, output out: Int32 = 1) {
-        if let input { feed(from: input) }
+    /// Both are borrowed for as long as the app runs and never closed here.
+    public func start(input: FileDescriptor? = .standardInput, output: FileDescriptor = .standardOutput) {
+        if let input { feed(from: input.rawValue) }
+        let out = output.rawValue
         let primary = self.primary
         let done = self.done
         let relay = Thread {
@@ -48,7 +51,7 @@ public final class TerminalRelay: @unchecked Sendable {
             }
             done.signal()
         }
-        output = relay
+        self.output = relay
         relay.start()
     }
 

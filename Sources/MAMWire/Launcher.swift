@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// What the launcher tells the broker on the launcher socket (docs/PROTOCOL.md, "Launcher
 /// hand-off"): one typed, versioned message per packet, shared by both ends.
 ///
@@ -130,9 +132,10 @@ public enum LauncherMessage: Sendable, Equatable {
         return message
     }
 
-    /// Sends the message on a launcher connection, with the app's end of its pair for `adopt`.
-    public func send(on socket: WireSocket, descriptor: Int32? = nil) throws(WireError) {
-        try socket.sendRaw(encode(), descriptor: descriptor)
+    /// Sends the message on a launcher connection, with the app's end of its pair for `adopt`
+    /// (borrowed: the broker gets its own copy, the caller still closes this one).
+    public func send(on socket: WireSocket, descriptor: FileDescriptor? = nil) throws(WireError) {
+        try socket.sendRaw(encode(), descriptor: descriptor?.rawValue)
     }
 }
 

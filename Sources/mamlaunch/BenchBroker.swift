@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import MAMCatalog
 import MAMWire
+import SystemPackage
 
 struct BenchBroker: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -148,12 +149,12 @@ struct BenchBroker: ParsableCommand {
         let before = rss(broker.pid)
         let size = 64 << 20
         let doc = try SealedDocument.create([UInt8](repeating: 0x41, count: size))
-        try sender.send(Frame(id: 99, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "big.pdf")), descriptor: doc)
-        close(doc)
+        try sender.send(Frame(id: 99, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "big.pdf")), descriptor: doc.rawValue)
+        doc.close()
         _ = sender.receive()
         let got = receiver.receive()
         let after = rss(broker.pid)
-        let received = got?.descriptor.map { SealedDocument.size($0) } ?? -1
+        let received = got?.descriptor.map { SealedDocument.size(FileDescriptor(rawValue: $0)) } ?? -1
         got?.descriptor.map { _ = close($0) }
         print(String(format: "64 MiB open-in    delivered %d bytes; broker RSS %.1f MiB before, %.1f MiB after (+%.1f MiB)",
                      received, Double(before) / 1024, Double(after) / 1024, Double(after - before) / 1024))

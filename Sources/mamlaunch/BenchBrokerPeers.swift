@@ -5,6 +5,7 @@ import Glibc
 import MAMCatalog
 import MAMLauncher
 import MAMWire
+import SystemPackage
 
 /// The mambroker bench-broker talks to, reached as the launcher reaches it.
 struct BrokerUnderTest {
@@ -16,7 +17,7 @@ struct BrokerUnderTest {
     func adopt(_ bundle: String) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         // The bench itself, not the built app: it says so (--developer), keeping the bundle id.
-        do { try Handoff.send(launcher, Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil, developer: true), fd: theirs.fd) } catch {
+        do { try Handoff.send(FileDescriptor(rawValue: launcher), Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil, developer: true), fd: FileDescriptor(rawValue: theirs.fd)) } catch {
             theirs.close()
             mine.close()
             throw BenchError("the broker did not take \(bundle)'s connection: \(error)")

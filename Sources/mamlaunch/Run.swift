@@ -7,6 +7,7 @@ import MAMLauncher
 import MAMPolicy
 import MAMSandbox
 import MAMWire
+import SystemPackage
 
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -123,7 +124,7 @@ struct Run: ParsableCommand {
         let bundle = manifest.bundleID
         let report: @Sendable (Violation) -> Void = { v in
             FileHandle.standardError.write(Data("mamlaunch: \(v)\n".utf8))
-            if controlFD >= 0 { Handoff.report(controlFD, v) }
+            if controlFD >= 0 { Handoff.report(FileDescriptor(rawValue: controlFD), v) }
         }
         var config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
@@ -152,8 +153,8 @@ struct Run: ParsableCommand {
         var status: Int32
         while true {
             let app = try launchOnce(config, control: controlFD, manifestDigest: manifestDigest, program: program, report: report,
-                                     startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? 0 : nil, output: terminals[1] ? 1 : 2) } } : nil)
-            let watch = controlFD >= 0 ? RestartWatch(control: controlFD, pid: app.pid) : nil
+                                     startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? .standardInput : nil, output: terminals[1] ? .standardOutput : .standardError) } } : nil)
+            let watch = controlFD >= 0 ? RestartWatch(control: FileDescriptor(rawValue: controlFD), pid: app.pid) : nil
             // An interruption kills the app's whole namespace; the app is then reaped below,
             // which removes its cgroups.
             let owned = Interruption.own { app.terminate(SIGKILL) }
@@ -211,8 +212,8 @@ struct Run: ParsableCommand {
         }
         if control >= 0 {
             do {
-                try Handoff.send(control, .adopt(Adoption(bundleID: config.bundleID, pid: app.pid, account: user, manifestDigest: manifestDigest,
-                                                              executableDigest: Handoff.digest(of: program, ran: config), developer: developer)), fd: brokerEnd)
+                try Handoff.send(FileDescriptor(rawValue: control), .adopt(Adoption(bundleID: config.bundleID, pid: app.pid, account: user, manifestDigest: manifestDigest,
+                                                              executableDigest: Handoff.digest(of: program, ran: config), developer: developer)), fd: FileDescriptor(rawValue: brokerEnd))
             } catch {
                 // Not adopted, the app would run on a connection nobody serves: it goes, and the
                 // launch fails saying why.

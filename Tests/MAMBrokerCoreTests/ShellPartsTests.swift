@@ -6,6 +6,7 @@ import Glibc
 import MAMPolicy
 import MAMProtect
 import MAMWire
+import SystemPackage
 import Testing
 
 /// Pieces of the broker's shell that need no broker process.
@@ -15,12 +16,11 @@ struct ShellPartsTests {
     func aStreamedEncryptionOpensToTheSameBytes(_ size: Int) throws {
         let plain = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let input = try SealedDocument.create(plain)
-        defer { close(input) }
         let output = mam_memfd_sealable("test")
         defer { close(output) }
         let key = DocumentCipher.newKey()
-        try DocumentCipher.seal(input: input, size: size, into: output, key: key, keyID: "oid-1")
-        let sealed = SealedDocument.read(output)
+        try DocumentCipher.seal(input: FileDescriptor(rawValue: input.rawValue), size: size, into: FileDescriptor(rawValue: output), key: key, keyID: "oid-1")
+        let sealed = SealedDocument.read(FileDescriptor(rawValue: output))
         #expect(try DocumentCipher.keyID(of: sealed) == "oid-1")
         #expect(try DocumentCipher.open(sealed, key: key) == plain)
         // Dropping the last chunk is noticed.

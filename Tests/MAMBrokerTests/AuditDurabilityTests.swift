@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import MAMTestSupport
 import MAMWire
+import SystemPackage
 import Testing
 
 /// The audit's promises through a real broker: an answered decision is on record even when the
@@ -142,7 +143,7 @@ struct AuditDurabilityTests {
         let (mine, theirs) = try WireSocket.pair()
         defer { mine.close() }
         try LauncherMessage.adopt(Adoption(bundleID: "com.example.notes", pid: getpid(), account: "adele@contoso.com", developer: true))
-            .send(on: launcher, descriptor: theirs.fd)
+            .send(on: launcher, descriptor: FileDescriptor(rawValue: theirs.fd))
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
         _ = mine.receive(within: 10)

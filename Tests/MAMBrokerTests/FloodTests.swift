@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import MAMWire
+import SystemPackage
 import Testing
 
 /// One app floods the broker; a quiet one beside it keeps its round trips under 10 ms at the
@@ -56,7 +57,7 @@ struct FloodTests {
     static func adopt(_ launcher: WireSocket, _ bundle: String, account: String? = nil) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         // The test process is no installed app's build: it says so (developer), keeping the id.
-        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: account, developer: true)).send(on: launcher, descriptor: theirs.fd)
+        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: account, developer: true)).send(on: launcher, descriptor: FileDescriptor(rawValue: theirs.fd))
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
         _ = mine.receive(within: 10)
@@ -66,10 +67,10 @@ struct FloodTests {
     static func sealed(_ bytes: Int, sparse: Bool = false) -> Int32? {
         if sparse {
             let fd = mam_memfd_sealable("sparse")
-            guard fd >= 0, ftruncate(fd, off_t(bytes)) == 0, SealedDocument.seal(fd) else { return nil }
+            guard fd >= 0, ftruncate(fd, off_t(bytes)) == 0, SealedDocument.seal(FileDescriptor(rawValue: fd)) else { return nil }
             return fd
         }
-        return try? SealedDocument.create([UInt8](repeating: 0x41, count: bytes))
+        return try? SealedDocument.create([UInt8](repeating: 0x41, count: bytes)).release()
     }
 
     enum Kind: String, CaseIterable, Sendable {

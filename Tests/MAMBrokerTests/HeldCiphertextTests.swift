@@ -30,9 +30,8 @@ struct HeldCiphertextTests {
         /// One share; "encrypted" when it arrived, else the error Mail was given.
         func share() throws -> String {
             let document = try SealedDocument.create([UInt8](repeating: 0x51, count: 1 << 20))
-            defer { close(document) }
             nextID += 1
-            try mail.send(Frame(id: nextID, .share(target: "com.example.notes", contentType: "com.adobe.pdf", name: "q\(nextID).pdf")), descriptor: document)
+            try mail.send(Frame(id: nextID, .share(target: "com.example.notes", contentType: "com.adobe.pdf", name: "q\(nextID).pdf")), descriptor: document.rawValue)
             // The answer to this request; what the broker sends unasked (enrollment notices) is skipped.
             var answer: Frame?
             while answer == nil, let r = mail.receive(within: 10) {

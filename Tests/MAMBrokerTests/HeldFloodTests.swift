@@ -50,7 +50,7 @@ struct HeldFloodTests {
         hoarder.start()
         defer { hoarder.stop() }
         let loud = try FloodTests.adopt(launcher, "com.contoso.mail", account: "adele@contoso.com")
-        let document = try SealedDocument.create([UInt8](repeating: 0x51, count: 256 << 10))
+        let document = try SealedDocument.create([UInt8](repeating: 0x51, count: 256 << 10)).release()
         defer { close(document) }
         let flooder = FloodTests.Flooder(socket: loud) { id in
             switch kind {

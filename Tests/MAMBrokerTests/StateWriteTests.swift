@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Glibc
 import MAMWire
+import SystemPackage
 import Testing
 
 /// The broker's state writes are the persistence queue's, not the loop's: while one waits for
@@ -49,7 +50,7 @@ struct StateWriteTests {
     static func mail(_ launcher: WireSocket) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         try LauncherMessage.adopt(Adoption(bundleID: "com.contoso.mail", pid: getpid(), account: "adele@contoso.com", developer: true))
-            .send(on: launcher, descriptor: theirs.fd)
+            .send(on: launcher, descriptor: FileDescriptor(rawValue: theirs.fd))
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
         return mine

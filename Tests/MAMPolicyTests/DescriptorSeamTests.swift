@@ -10,25 +10,11 @@ import Testing
 struct DescriptorSeamTests {
     /// The public seams not yet converted, as `file: name` (a returned one as `name →`).
     static let notYetOwned: Set<String> = [
-        // The launcher's socket to the broker, held by mamlaunch's commands and a watching
-        // thread; Handoff forwards to LauncherMessage.send until WireSocket owns its descriptor.
-        "MAMLauncher/Handoff.swift: fd",
-        "MAMLauncher/Handoff.swift: socket",
-        "MAMLauncher/RestartWatch.swift: control",
-        // DocumentCipher reads and writes the broker's and the kit's documents by descriptor;
-        // MAMProtect does not link MAMWire, where Descriptor is.
-        "MAMProtect/DocumentCipher+Descriptor.swift: input",
-        "MAMProtect/DocumentCipher+Descriptor.swift: output",
-        "MAMProtect/DocumentCipher.swift: input",
-        "MAMProtect/DocumentCipher.swift: output",
         // The sandbox's (its launch is being rebuilt as a launch plan).
         "MAMSandbox/Sandbox.swift: brokerDescriptor",
         "MAMSandbox/Sandbox.swift: executableDescriptor",
-        "MAMSandbox/Terminal.swift: input",
-        // WireSocket is a copyable struct over a bare descriptor; the rest follow it.
-        "MAMWire/Launcher.swift: descriptor",
-        "MAMWire/SealedDocument.swift: create →",
-        "MAMWire/SealedDocument.swift: fd",
+        // WireSocket is a copyable struct over a bare descriptor (its fd, and the descriptor a
+        // packet carries, sent or received): owning it is a change to every holder of a socket.
         "MAMWire/Socket.swift: descriptor",
         "MAMWire/Socket.swift: fd",
     ]

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import MAMProtect
 import MAMTestSupport
+import SystemPackage
 import Testing
 
 @Suite("Encrypted files: random access, tampering, in-place encryption")
@@ -233,8 +234,8 @@ struct EncryptedFileTests {
         }
         let path = scratch.write("received.pdf", sealed)
         #expect(try FileEncryption.encryptionFormat(ofFileAt: path) == .openInDocument(keyID: Fixture.alice.objectID))
-        let fd = open(path, O_RDONLY)
-        defer { close(fd) }
+        let fd = try FileDescriptor.open(path, .readOnly)
+        defer { try? fd.close() }
         #expect(try DocumentCipher.keyID(of: fd) == Fixture.alice.objectID)
         #expect(try DocumentCipher.open(input: fd, key: key.key) == plain)
         #expect(throws: DocumentCipher.Failure.self) { try DocumentCipher.open(input: fd, key: Fixture.bobKey.key) }
@@ -251,9 +252,9 @@ struct EncryptedFileTests {
         let sealed = try plain.withUnsafeBytes { try DocumentCipher.seal($0, key: key.key.withUnsafeBytes { Array($0) }, keyID: "k") }
         for changed in [Array(sealed.prefix(sealed.count - 65_552)), Array(sealed.dropLast()), sealed.enumerated().map { $0 == 100 ? $1 ^ 1 : $1 }] {
             let path = scratch.write("doc", changed)
-            let fd = open(path, O_RDONLY)
+            let fd = try FileDescriptor.open(path, .readOnly)
             #expect(throws: DocumentCipher.Failure.self) { try DocumentCipher.open(input: fd, key: key.key) }
-            close(fd)
+            try fd.close()
         }
     }
 }

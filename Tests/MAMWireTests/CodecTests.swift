@@ -1,5 +1,6 @@
 import Glibc
 import MAMWire
+import SystemPackage
 import Testing
 
 let sample = DecisionRecord(allowed: false, outcome: 1, rule: "4.1.4", tag: 0,
@@ -130,17 +131,17 @@ struct SocketTests {
         defer { a.close(); b.close() }
         let content = Array("quarterly numbers".utf8)
         let doc = try SealedDocument.create(content)
-        #expect(SealedDocument.isSealed(doc))
+        #expect(SealedDocument.isSealed(FileDescriptor(rawValue: doc.rawValue)))
         // Sealed: nobody, not even the sender, can change it after the decision.
-        #expect(content.withUnsafeBytes { pwrite(doc, $0.baseAddress, $0.count, 0) } == -1)
-        #expect(ftruncate(doc, 1) == -1)
-        try a.send(Frame(id: 5, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf")), descriptor: doc)
-        Glibc.close(doc)
+        #expect(content.withUnsafeBytes { pwrite(doc.rawValue, $0.baseAddress, $0.count, 0) } == -1)
+        #expect(ftruncate(doc.rawValue, 1) == -1)
+        try a.send(Frame(id: 5, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf")), descriptor: doc.rawValue)
+        doc.close()
         let got = try #require(b.receive())
         #expect(try got.frame.get() == Frame(id: 5, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "q3.pdf")))
         let received = try #require(got.descriptor)
-        #expect(SealedDocument.read(received) == content)
-        #expect(SealedDocument.isSealed(received))
+        #expect(SealedDocument.read(FileDescriptor(rawValue: received)) == content)
+        #expect(SealedDocument.isSealed(FileDescriptor(rawValue: received)))
         Glibc.close(received)
     }
 
@@ -164,8 +165,8 @@ struct SocketTests {
         let path = "/tmp/mamwire-\(getpid()).txt"
         let fd = open(path, O_CREAT | O_RDWR, 0o600)
         defer { Glibc.close(fd); unlink(path) }
-        #expect(!SealedDocument.isSealed(fd))
-        #expect(!SealedDocument.seal(fd))
+        #expect(!SealedDocument.isSealed(FileDescriptor(rawValue: fd)))
+        #expect(!SealedDocument.seal(FileDescriptor(rawValue: fd)))
     }
 }
 

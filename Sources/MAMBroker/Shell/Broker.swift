@@ -8,6 +8,7 @@ import MAMPolicy
 import MAMProtect
 import MAMService
 import MAMWire
+import SystemPackage
 
 /// Starts an app the broker needs (a URL's target that is not running). Called off the event
 /// loop, so it may block; returns nil once the app is on its way, or why it could not start.
@@ -544,7 +545,7 @@ public final class Broker: @unchecked Sendable {
         descriptors[token] = fd
         var size: Int64 = 0, allocated: Int64 = 0
         let regular = mam_regular_file(fd, &size, &allocated) == 1
-        return Attachment(token: token, sealed: regular && SealedDocument.isSealed(fd), size: Int(size), allocated: Int(allocated))
+        return Attachment(token: token, sealed: regular && SealedDocument.isSealed(FileDescriptor(rawValue: fd)), size: Int(size), allocated: Int(allocated))
     }
 
     func drop(_ id: SessionID, reason: String?) {
@@ -777,7 +778,7 @@ public final class Broker: @unchecked Sendable {
     private func encrypt(_ job: Int, _ fd: Int32, _ keyID: String, _ budget: String, receiver: String) {
         crypto.async(for: budget) { [self] in
             // The broker's memory, not the receiver's, holds the ciphertext: its own quota first.
-            if let refusal = heldCiphertexts.refusal(for: receiver, adding: SealedDocument.size(fd)) {
+            if let refusal = heldCiphertexts.refusal(for: receiver, adding: SealedDocument.size(FileDescriptor(rawValue: fd))) {
                 loop.post(Mail.event(.encrypted(job: job, .failure(JobFailure(refusal, limitReached: true)))))
                 return
             }
@@ -786,8 +787,8 @@ public final class Broker: @unchecked Sendable {
             do {
                 guard out >= 0 else { throw BrokerError("memfd_create: \(String(cString: strerror(errno)))") }
                 let key = try store.key(for: keyID)
-                try DocumentCipher.seal(input: fd, size: SealedDocument.size(fd), into: out, key: key, keyID: keyID)
-                guard SealedDocument.seal(out) else { throw BrokerError("the encrypted document could not be sealed") }
+                try DocumentCipher.seal(input: FileDescriptor(rawValue: fd), size: SealedDocument.size(FileDescriptor(rawValue: fd)), into: FileDescriptor(rawValue: out), key: key, keyID: keyID)
+                guard SealedDocument.seal(FileDescriptor(rawValue: out)) else { throw BrokerError("the encrypted document could not be sealed") }
                 // Sent as a read-only open of its own, which the quota can tell is still held.
                 let sent = heldCiphertexts.keep(out, for: receiver)
                 if sent != out { close(out) }

@@ -1,6 +1,7 @@
 import Glibc
 import MAMPolicy
 import MAMWire
+import SystemPackage
 
 /// Open-in and share: the share sheet, pushes to another app, active imports from one, and
 /// what this app hands out when another imports from it.
@@ -55,13 +56,13 @@ public struct OpenIn: Sendable {
 /// Sealed memfds, as the broker takes documents.
 enum Documents {
     static func seal(_ bytes: [UInt8]) throws -> Int32 {
-        do { return try SealedDocument.create(bytes) } catch { throw MAMKitError(.invalidArgument, "the document could not be sealed: \(error)") }
+        do { return try SealedDocument.create(bytes).release() } catch { throw MAMKitError(.invalidArgument, "the document could not be sealed: \(error)") }
     }
 
     /// Reads and closes a received descriptor.
     static func take(_ fd: Int32?) -> [UInt8] {
         guard let fd else { return [] }
         defer { close(fd) }
-        return SealedDocument.read(fd)
+        return SealedDocument.read(FileDescriptor(rawValue: fd))
     }
 }
