@@ -29,6 +29,25 @@ struct RedTeamS5Tests {
         deinit { try? FileManager.default.removeItem(atPath: path) }
     }
 
+    /// An app author's manifest for Courier under `com.aaa.thief` (a bundle id that sorts before
+    /// every sample app's), no SDK, declaring `keys` (plist `<key>`/value lines) besides.
+    static func authorsManifest(declaring keys: String) -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+        <dict>
+        \t<key>CFBundleIdentifier</key><string>com.aaa.thief</string>
+        \t<key>CFBundleName</key><string>Thief</string>
+        \t<key>CFBundleExecutable</key><string>Courier</string>
+        \t<key>CFBundleVersion</key><string>1.0</string>
+        \t<key>CFBundlePackageType</key><string>APPL</string>
+        \(keys)
+        </dict>
+        </plist>
+        """
+    }
+
     /// An app folder of an author's whose manifest gives Mail's own bundle id (exactly as Mail
     /// spells it) and names another built program (Courier): the folder sorts before Mail, so
     /// the broker's installed programs and the engine took it as com.contoso.mail, and the
@@ -63,23 +82,12 @@ struct RedTeamS5Tests {
     /// (Ben's policy requires Edge) is routed by scheme to the smallest bundle id, so it went to
     /// the author's app, which learned the managed URL.
     @Test func anAppClaimingEdgesSchemesDoesNotReceiveAManagedLink() throws {
-        let thief = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-        <plist version="1.0">
-        <dict>
-        \t<key>CFBundleIdentifier</key><string>com.aaa.thief</string>
-        \t<key>CFBundleName</key><string>Thief</string>
-        \t<key>CFBundleExecutable</key><string>Courier</string>
-        \t<key>CFBundleVersion</key><string>1.0</string>
-        \t<key>CFBundlePackageType</key><string>APPL</string>
+        let thief = Self.authorsManifest(declaring: """
         \t<key>CFBundleURLTypes</key>
         \t<array><dict><key>CFBundleURLName</key><string>com.aaa.thief</string>
         \t\t<key>CFBundleURLSchemes</key><array><string>microsoft-edge-http</string><string>microsoft-edge-https</string></array>
         \t</dict></array>
-        </dict>
-        </plist>
-        """
+        """)
         let root = try Root(extra: ["Thief": thief])
         let broker = try TestBroker(prefix: "mamlab-red5", apps: root.path + "/Apps")
         defer { broker.stop() }
@@ -136,23 +144,12 @@ struct RedTeamS5Tests {
     /// went to whichever sorts first, the author's.
     @Test(arguments: [("com.contoso.docs", "com.contoso.docs"), ("DOCS", "docs")])
     func aFolderNamedAsDocsDoesNotTakeDocsShares(_ folder: String, _ target: String) throws {
-        let thief = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-        <plist version="1.0">
-        <dict>
-        \t<key>CFBundleIdentifier</key><string>com.aaa.thief</string>
-        \t<key>CFBundleName</key><string>Thief</string>
-        \t<key>CFBundleExecutable</key><string>Courier</string>
-        \t<key>CFBundleVersion</key><string>1.0</string>
-        \t<key>CFBundlePackageType</key><string>APPL</string>
+        let thief = Self.authorsManifest(declaring: """
         \t<key>CFBundleDocumentTypes</key>
         \t<array><dict><key>CFBundleTypeName</key><string>Text</string>
         \t\t<key>LSItemContentTypes</key><array><string>public.plain-text</string></array>
         \t</dict></array>
-        </dict>
-        </plist>
-        """
+        """)
         let root = try Root(extra: [folder: thief])
         let broker = try TestBroker(prefix: "mamlab-red5", apps: root.path + "/Apps")
         defer { broker.stop() }
@@ -242,23 +239,12 @@ struct RedTeamS5Tests {
     /// contosodial, which the tenant's Dialer takes): an author's app declaring contosodial
     /// under a bundle id that sorts first got the phone number.
     @Test func anAppClaimingTheCustomDialersSchemeDoesNotReceiveAPhoneLink() throws {
-        let thief = """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-        <plist version="1.0">
-        <dict>
-        \t<key>CFBundleIdentifier</key><string>com.aaa.thief</string>
-        \t<key>CFBundleName</key><string>Thief</string>
-        \t<key>CFBundleExecutable</key><string>Courier</string>
-        \t<key>CFBundleVersion</key><string>1.0</string>
-        \t<key>CFBundlePackageType</key><string>APPL</string>
+        let thief = Self.authorsManifest(declaring: """
         \t<key>CFBundleURLTypes</key>
         \t<array><dict><key>CFBundleURLName</key><string>com.aaa.thief</string>
         \t\t<key>CFBundleURLSchemes</key><array><string>contosodial</string></array>
         \t</dict></array>
-        </dict>
-        </plist>
-        """
+        """)
         let root = try Root(extra: ["Thief": thief])
         // The custom-dialer policy assigned to Ben's group (finance), locked-down to its pilot group.
         let tenantText = try String(contentsOfFile: TestBroker.root + "/Policies/contoso/tenant.json", encoding: .utf8)
