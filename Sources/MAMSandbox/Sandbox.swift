@@ -253,9 +253,7 @@ public enum Sandbox {
 
         // Root gives each app a uid of its own, a cgroup and namespaces. The cgroup is made and
         // joined while the child sets up its mounts (Placement).
-        var owner = stat()
-        let containerOwner = fstat(containerFD, &owner) == 0 ? owner.st_uid : nil
-        let user = isolate ? try AppUser.acquire(for: config.bundleID, containerOwner: containerOwner) : nil
+        let user = isolate ? try AppUser.acquire() : nil
         var placement: Placement?
         if isolate, case let .success(layout) = support.cgroups {
             placement = Placement(layout: layout, bundleID: config.bundleID, limits: config.limits)
