@@ -119,4 +119,33 @@ struct RedTeamS5FollowUpTests {
                 "Ben's instance heard of Adele's enrollment or compliance: \(heard)")
         #expect(benLines.first { $0["step"]?.string == "key" }?["key"] == nil, "\(benLines)")
     }
+
+    /// Each launch hands the app's on-disk container to the uid it runs under (mode 0700). A
+    /// second instance of a running app (Docs for Ben beside Docs for Adele) took a new uid and
+    /// was handed the folder the first instance keeps its files in (`--limit disk=none`): the
+    /// running first instance could no longer read or write its own files. A second instance of
+    /// a running app should run under the same uid (the app is one app, with one container).
+    @Test(.disabled("""
+        reason: hole (a denial of service between two instances of one app) — a second instance \
+        of a running app takes a new app uid and is handed the container the first keeps its \
+        files in (mode 0700), so the running first instance can no longer read or write them. \
+        A fix that let the second instance join the first's uid (lock files naming their app, \
+        held shared) made launches fail now and then in the kernel lab's nolandlock guest \
+        ("cgroup …/mamlab: Invalid argument", an app that never started) and was taken out \
+        until that is understood
+        """), arguments: [(true, true), (true, false)])
+    func aSecondInstanceDoesNotLockTheFirstOutOfItsContainer(_ firstKeeps: Bool, _ secondKeeps: Bool) throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let first = try b.launch("Docs", user: Self.adele, keepContainer: firstKeeps)
+        #expect(try first.send("write-file", "diary.txt", "personal", "my own")["error"] == nil)
+        let second = try b.launch("Docs", user: Self.ben, keepContainer: secondKeeps)
+        _ = try second.send("files")
+        let read = try first.send("read-file", "diary.txt")
+        #expect(read["text"]?.string == "my own", "the first instance lost its own file: \(read)")
+        let wrote = try first.send("write-file", "later.txt", "personal", "still mine")
+        #expect(wrote["error"] == nil && wrote["code"] == nil, "the first instance can no longer write in its container: \(wrote)")
+        second.finish()
+        first.finish()
+    }
 }
