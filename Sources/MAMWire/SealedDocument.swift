@@ -15,6 +15,21 @@ public enum SealedDocument {
         return document
     }
 
+    /// A sealed memfd of `count` zero bytes that takes no memory until read (a hole): what an
+    /// app claiming a huge document costs itself.
+    public static func zeros(_ count: Int, name: String = "mamlab-document") throws(WireError) -> Descriptor {
+        let document: Descriptor
+        do { document = try sized(count, name: name) } catch { throw WireError(.internalError, error.description) }
+        guard seal(FileDescriptor(rawValue: document.rawValue)) else { throw WireError(.internalError, "sealing the document failed") }
+        return document
+    }
+
+    private static func sized(_ count: Int, name: String) throws(SystemCallError) -> Descriptor {
+        let document = Descriptor(adopting: try systemCall("memfd_create") { mam_memfd_sealable(name) })
+        _ = try systemCall("ftruncate") { ftruncate(document.rawValue, off_t(count)) }
+        return document
+    }
+
     /// A memfd holding `bytes`, still open to seals; closed again if a write fails.
     private static func unsealed(_ bytes: [UInt8], name: String) throws(SystemCallError) -> Descriptor {
         let document = Descriptor(adopting: try systemCall("memfd_create") { mam_memfd_sealable(name) })

@@ -14,10 +14,10 @@ struct BrokerUnderTest {
 
     /// An app handed to the broker as the launcher would hand it: returns our end of its
     /// connection, past hello.
-    func adopt(_ bundle: String) throws -> WireSocket {
+    func adopt(_ bundle: String, account: String? = nil) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         // The bench itself, not the built app: it says so (--developer), keeping the bundle id.
-        do { try Handoff.send(FileDescriptor(rawValue: launcher), Handoff.adopt(bundleID: bundle, pid: getpid(), account: nil, developer: true), fd: FileDescriptor(rawValue: theirs.fd)) } catch {
+        do { try Handoff.send(FileDescriptor(rawValue: launcher), Handoff.adopt(bundleID: bundle, pid: getpid(), account: account, developer: true), fd: FileDescriptor(rawValue: theirs.fd)) } catch {
             theirs.close()
             mine.close()
             throw BenchError("the broker did not take \(bundle)'s connection: \(error)")
@@ -36,15 +36,18 @@ struct BrokerUnderTest {
 
 /// Starting the processes bench-broker measures, each under `processes`, which stops them.
 enum BenchBrokerPeers {
-    static func startBroker(_ processes: BenchProcesses, tenant: String) throws -> BrokerUnderTest {
+    /// `requestsPerSecond` nil keeps the broker's own per-app budget.
+    static func startBroker(_ processes: BenchProcesses, tenant: String, requestsPerSecond: Int? = 1_000_000_000,
+                            extraArguments: [String] = []) throws -> BrokerUnderTest {
         let mambroker = Catalog.toolDirectory + "/mambroker"
         guard FileManager.default.isExecutableFile(atPath: mambroker) else {
             throw BenchError("mambroker is not built beside mamlaunch (\(Catalog.toolDirectory)); build it with `swift build --product mambroker`")
         }
         let device = processes.directory + "/device"
-        let process = try processes.start("mambroker", ["guard", mambroker, "--tenant", tenant, "--device", device, "--log-level", "error",
-                                                           // The bench measures the broker's speed, not its flood limit.
-                                                           "--requests-per-second", "1000000000"],
+        // The round-trip bench measures the broker's speed, not its flood limit.
+        let budget = requestsPerSecond.map { ["--requests-per-second", String($0)] } ?? []
+        let process = try processes.start("mambroker", ["guard", mambroker, "--tenant", tenant, "--device", device, "--log-level", "error"]
+                                              + budget + extraArguments,
                                           readOutput: true)
         let line = try processes.firstLine(of: process, name: "mambroker")
         guard line.hasPrefix("ready") else { throw BenchError("mambroker did not start: it said \"\(line)\"") }

@@ -59,7 +59,9 @@ struct RedTeamS5FollowUpTests {
             waitForEnrollment(signedOutStatus)
             #expect(enrollments().contains { ($0["detail"] as? String)?.hasSuffix(signedOutStatus) == true }, "\(wiped) \(enrollments())")
         }
-        let before = enrollments().count
+        // What is new afterwards is what has a larger id than any record now (the records are
+        // read from two files, so a count of them is not a position).
+        let before = enrollments().compactMap { $0["id"] as? Int }.max() ?? 0
 
         // The admin adds Chat to the policy that targets Adele's group: a retry would enroll her.
         var json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: tenant))) as! [String: Any]
@@ -74,7 +76,7 @@ struct RedTeamS5FollowUpTests {
         // The broker's tick runs before `clock advance` returns: what the retry does is done.
         let (status, said) = try Self.mamlaunch(["clock", "advance", "25h", "--broker", b.launcherSocket])
         #expect(status == 0, "\(said)")
-        let after = enrollments().dropFirst(before)
+        let after = enrollments().filter { ($0["id"] as? Int ?? 0) > before }
         if signOut == "none" {
             b.kill(SIGTERM)
             _ = chat.allLines()

@@ -130,17 +130,13 @@ struct AppConfigurationLoadTests {
 }
 
 extension AppConfigurationLoadTests {
-    @Test func manyConflictingConfigurationsLoadQuicklyWithTheirWarningsSummed() throws {
+    @Test func manyConflictingConfigurationsLoadWithTheirWarningsSummed() throws {
         // 200 configurations for one user and app, 40 settings each, every value different.
         let items = (0..<200).map { c in
             let settings = (0..<40).map { #"{"name": "k\#($0)", "value": "\#(c)"}"# }.joined(separator: ", ")
             return #"{"id": "c\#(c)", "customSettings": [\#(settings)], "# + Self.targeting + "}"
         }
-        let clock = ContinuousClock()
-        var loaded: TenantFile.Loaded?
-        let took = try clock.measure { loaded = try load(Self.targeted(items.joined(separator: ", "))) }
-        #expect(took < .seconds(10))
-        let warnings = try #require(loaded).warnings.map(\.description)
+        let warnings = try load(Self.targeted(items.joined(separator: ", "))).warnings.map(\.description)
         #expect(warnings.count == GraphAppConfiguration.conflictWarningLimit + 1)
         #expect(warnings.first?.contains(#"app configurations "c0" and "c1" give setting "k0" different values ("0", "1")"#) == true)
         #expect(warnings.last?.hasSuffix("$.appConfigurations[199]: \(199 * 40 - 50) more conflicting settings are not listed") == true, "\(warnings.last ?? "")")
