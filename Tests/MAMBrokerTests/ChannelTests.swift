@@ -11,6 +11,7 @@ struct ChannelTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         let docs = try b.launch("Docs", ["hello", "wait-document"])
+        docs.waitForLines(1)  // connected, so what is sent next reaches this instance
         let mail = try b.run("Mail", ["hello", "share", "com.contoso.docs", "com.adobe.pdf", "q3.pdf", "Q3 numbers"])
         let got = docs.finish().step("wait-document")
         #expect(mail.step("share").outcome == "allowed")
@@ -30,6 +31,7 @@ struct ChannelTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         let docs = try b.launch("Docs", ["hello", "wait-document", "wait-document"])
+        docs.waitForLines(1)  // connected, so what is sent next reaches this instance
         let mail = try b.run("Mail", ["hello", "sleep", "1500",
                                       "share", "com.Contoso.Docs", "com.adobe.pdf", "a.pdf", "another case",
                                       "share", "DOCS", "com.adobe.pdf", "b.pdf", "folder name"])
@@ -44,6 +46,7 @@ struct ChannelTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         let notes = try b.launch("Notes", ["hello", "wait-document"])
+        notes.waitForLines(1)  // connected, so what is sent next reaches this instance
         let mail = try b.run("Mail", ["hello", "share", "com.example.notes", "com.adobe.pdf", "q3.pdf", "Q3"])
         let got = notes.finish().step("wait-document")
         #expect(mail.step("share").outcome == "encrypted")
@@ -161,11 +164,13 @@ struct ChannelTests {
         let b = try BrokerHarness()
         defer { b.stop() }
         let docs = try b.launch("Docs", ["hello", "serve-export", "report.txt", "the report"])
+        docs.waitForLines(1)  // connected, so what is sent next reaches this instance
         let mail = try b.run("Mail", ["hello", "import", "com.contoso.docs", "public.plain-text"]).step("import")
         #expect(docs.finish().step("serve-export")["type"] as? String == "public.plain-text")
         #expect(mail.outcome == "allowed" && mail["content"] as? String == "the report")
         // Seed 002: unmanaged identity import from a managed app is blocked.
         let docs2 = try b.launch("Docs", ["hello", "serve-export", "report.txt", "the report"])
+        docs2.waitForLines(1)  // connected, so what is sent next reaches this instance
         let personal = try b.run("Mail", ["hello", "identity", "personal", "import", "com.contoso.docs", "public.plain-text"]).step("import")
         docs2.process.terminate()
         _ = docs2.finish()

@@ -63,6 +63,7 @@ struct ConfusedDeputyTests {
         defer { b.stop() }
         let secret = "Q3 revenue is up 12 percent; do not forward"
         let notes = try b.launch("Notes", ["hello", "wait-document"])
+        notes.waitForLines(1)  // connected, so what is sent next reaches this instance
         let mail = try b.run("Mail", ["hello", "share", "com.example.notes", "com.adobe.pdf", "q3.pdf", secret])
         let got = notes.finish().step("wait-document")
         #expect(mail.step("share").outcome == "encrypted")
