@@ -88,7 +88,8 @@ public enum Wire {
     public static func encode(_ frame: Frame) -> [UInt8] {
         // The header goes first and its length is filled in after the payload: one buffer.
         var w = Writer()
-        w.bytes.reserveCapacity(64)
+        // Room for a decision answer and its text without growing (most replies are smaller).
+        w.bytes.reserveCapacity(256)
         w.u8(magic[0]); w.u8(magic[1]); w.u8(version); w.u8(type(of: frame.message))
         w.u32(frame.id)
         w.u32(0)

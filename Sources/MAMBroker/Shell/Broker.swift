@@ -250,7 +250,7 @@ public final class Broker: @unchecked Sendable {
         lastTick = MonotonicClock().now()
         var running = true
         while running {
-            loop.wait(timeoutMilliseconds: 250) { readable($0) }
+            loop.wait { readable($0) }
             for mail in loop.takeMail() {
                 switch mail {
                 case let .event(.credentialChecked(job, matches)):
