@@ -92,6 +92,24 @@ int mam_epoll_wait(int epoll, int *fds, int max, int timeout_ms) {
 
 int mam_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
+#include <sys/timerfd.h>
+
+int mam_timerfd_every(int milliseconds) {
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (fd < 0) return -1;
+    struct itimerspec every = {0};
+    every.it_interval.tv_sec = milliseconds / 1000;
+    every.it_interval.tv_nsec = (long)(milliseconds % 1000) * 1000000L;
+    every.it_value = every.it_interval;
+    if (timerfd_settime(fd, 0, &every, NULL) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 #include <sys/resource.h>
 
 int mam_thread_nice(int nice) { return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice); }

@@ -88,7 +88,8 @@ public enum Wire {
     public static func encode(_ frame: Frame) -> [UInt8] {
         // The header goes first and its length is filled in after the payload: one buffer.
         var w = Writer()
-        w.bytes.reserveCapacity(64)
+        // Room for a decision answer and its text without growing (most replies are smaller).
+        w.bytes.reserveCapacity(256)
         w.u8(magic[0]); w.u8(magic[1]); w.u8(version); w.u8(type(of: frame.message))
         w.u32(frame.id)
         w.u32(0)
@@ -232,8 +233,9 @@ public enum Wire {
             return UInt16(b[b.startIndex]) | UInt16(b[b.startIndex + 1]) << 8
         }
         mutating func u32(_ field: String) throws(WireError) -> UInt32 {
-            let b = Array(try take(4, field))
-            return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+            // Read in place: an array of the four bytes was an allocation per field, two per frame.
+            let b = try take(4, field), i = b.startIndex
+            return UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
         }
         mutating func bool(_ field: String) throws(WireError) -> Bool {
             let at = offset

@@ -32,7 +32,8 @@ public struct WireSocket: Sendable {
                 var msg = msghdr()
                 msg.msg_iov = iovp
                 msg.msg_iovlen = 1
-                guard let d = descriptor else { return sendmsg(fd, &msg, flags) }
+                // Without a descriptor a plain send: the kernel then copies no message header in.
+                guard let d = descriptor else { return Glibc.send(fd, raw.baseAddress, raw.count, flags) }
                 // The control message only when a descriptor travels: most frames carry none.
                 return withUnsafeTemporaryAllocation(byteCount: controlSize, alignment: 8) { c in
                     c.initializeMemory(as: UInt8.self, repeating: 0)

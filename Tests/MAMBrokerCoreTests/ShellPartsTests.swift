@@ -60,4 +60,29 @@ struct ShellPartsTests {
         guard case let .pasteResult(back, backText) = flip.flipped(Frame(id: 7, .pasteResult(decision: d, text: text))).message else { return }
         #expect(back.allowed && back.outcome == 0 && backText == "org text")
     }
+
+    /// Hostile text in an audit record comes back as it went in, and on one line: runs that
+    /// need no escape are copied whole, everything else (quotes, backslashes, every control
+    /// character, DEL) escaped, wherever in the string it falls.
+    @Test func auditStringsAreEscapedWhereverTheyFall() throws {
+        let folder = NSTemporaryDirectory() + "mamlab-audit-escape-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let log = try AuditLog(path: folder + "/audit.jsonl")
+        let hostile = ["", "plain", "\"", "\\", "a\"b\\c", "\nforged\n", "tab\tcr\r", "\u{1}\u{1F}\u{7F}", "end\"",
+                       "\u{1B}[2J", "é漢字🙂\"mixed\\", String(repeating: "long run ", count: 40) + "\u{0}"]
+        for (n, text) in hostile.enumerated() {
+            log.append(AuditEntry(session: SessionID(n), request: UInt32(n), channel: text, source: .init(app: text, identity: text, managed: true),
+                                  target: nil, dataType: text, size: nil, outcome: "allowed", rule: "4.1", tag: "doc", detail: text,
+                                  revision: 1, ruleName: text, decidedAt: text), id: UInt64(n))
+        }
+        let lines = AuditFile.records(atPath: folder + "/audit.jsonl")
+        #expect(lines.count == hostile.count, "one line per record")
+        for (line, text) in zip(lines, hostile) {
+            #expect(!line.contains("\n") && !line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(line)")
+            let r = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            for key in ["channel", "type", "detail", "ruleName", "decidedAt"] { #expect(r[key] as? String == text, "\(key) of \(line)") }
+            #expect((r["source"] as? [String: Any])?["app"] as? String == text)
+        }
+    }
 }

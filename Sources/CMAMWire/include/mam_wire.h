@@ -30,6 +30,8 @@ int mam_epoll_del(int epoll, int fd);
 int mam_epoll_wait(int epoll, int *fds, int max, int timeout_ms);
 /// A non-blocking, close-on-exec eventfd.
 int mam_eventfd(void);
+/// A non-blocking, close-on-exec timerfd that becomes readable every `milliseconds`, or -1.
+int mam_timerfd_every(int milliseconds);
 /// Lowers the calling thread's CPU priority (Linux nice is per thread); 0 or -1.
 int mam_thread_nice(int nice);
 /// The audit log's committed length: stored after the record it commits (release), loaded

@@ -352,19 +352,32 @@ struct RecordWriter {
         byte(UInt8(ascii: "\""))
     }
 
+    /// A run of bytes that need no escape (nearly every string here is one) is copied whole;
+    /// only quotes, backslashes and control characters are written one by one.
     @inline(__always) private mutating func escaped(_ text: UnsafeBufferPointer<UInt8>) {
-        for c in text {
+        guard var run = text.baseAddress else { return }
+        let end = run + text.count
+        var at = run
+        while at < end {
+            let c = at.pointee
+            if c >= 0x20 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") && c != 0x7F {
+                at += 1
+                continue
+            }
+            bytes(UnsafeBufferPointer(start: run, count: at - run))
             switch c {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"): byte(UInt8(ascii: "\\")); byte(c)
             case 0x0A: byte(UInt8(ascii: "\\")); byte(UInt8(ascii: "n"))
             case 0x0D: byte(UInt8(ascii: "\\")); byte(UInt8(ascii: "r"))
             case 0x09: byte(UInt8(ascii: "\\")); byte(UInt8(ascii: "t"))
-            case 0..<0x20, 0x7F:
+            default:
                 literal("\\u00")
                 byte(Self.hex.utf8Start[Int(c >> 4)]); byte(Self.hex.utf8Start[Int(c & 0xF)])
-            default: byte(c)
             }
+            at += 1
+            run = at
         }
+        bytes(UnsafeBufferPointer(start: run, count: at - run))
     }
 
     /// Digits stored in place, highest first: no array per number.

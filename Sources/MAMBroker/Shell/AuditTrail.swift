@@ -37,7 +37,12 @@ public final class AuditTrail: @unchecked Sendable {
     }
 
     public func append(_ entry: AuditEntry, id: UInt64) {
-        (Self.isSecurityEvent(entry) ? security : decisions).append(entry, id: id)
+        append(entry, id: id, security: Self.isSecurityEvent(entry))
+    }
+
+    /// `security`: `isSecurityEvent(entry)`, when the caller has asked already (once per decision).
+    func append(_ entry: AuditEntry, id: UInt64, security isSecurity: Bool) {
+        (isSecurity ? security : decisions).append(entry, id: id)
     }
 
     /// What an attacker would want gone: a refused key, a refused identity or sign-in (an app
@@ -77,8 +82,8 @@ extension Broker {
     /// `suppressed`, the count in `size`). Otherwise one app asking for another's key at its
     /// request budget rotated every other app's security events out of the kept logs within
     /// minutes.
-    func withinSecurityBudget(_ entry: AuditEntry) -> Bool {
-        guard AuditTrail.isSecurityEvent(entry), entry.channel != "sandbox", entry.channel != "rate", entry.channel != "security" else { return true }
+    func withinSecurityBudget(_ entry: AuditEntry, security: Bool? = nil) -> Bool {
+        guard security ?? AuditTrail.isSecurityEvent(entry), entry.channel != "sandbox", entry.channel != "rate", entry.channel != "security" else { return true }
         let app = entry.source.app, minute = Self.minute()
         var b = securityRecords[app] ?? SecurityBudget(minute: minute)
         if b.minute != minute {

@@ -250,7 +250,7 @@ public final class Broker: @unchecked Sendable {
         lastTick = MonotonicClock().now()
         var running = true
         while running {
-            loop.wait(timeoutMilliseconds: 250) { readable($0) }
+            loop.wait { readable($0) }
             for mail in loop.takeMail() {
                 switch mail {
                 case let .event(.credentialChecked(job, matches)):
@@ -632,10 +632,12 @@ public final class Broker: @unchecked Sendable {
             }
         }
         func audit(_ entry: AuditEntry) {
-            guard broker.withinSecurityBudget(entry) else { return }
+            // Which log it goes to, asked once (its channel and outcome compared as text).
+            let security = AuditTrail.isSecurityEvent(entry)
+            guard broker.withinSecurityBudget(entry, security: security) else { return }
             let id = (try? broker.store.nextDecisionID()) ?? 0
             // Not `flipped(entry) ?? entry`: that copies the entry, every string retained, per decision.
-            if let flip = broker.pasteFlip { broker.audit.append(flip.flipped(entry), id: id) } else { broker.audit.append(entry, id: id) }
+            if let flip = broker.pasteFlip { broker.audit.append(flip.flipped(entry), id: id) } else { broker.audit.append(entry, id: id, security: security) }
         }
         func log(_ line: LogLine) { broker.log(line) }
 

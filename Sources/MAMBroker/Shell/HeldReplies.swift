@@ -37,6 +37,8 @@ struct HeldReplies {
     /// The write a reply to `session` must wait for, if any: `turnWrite` (one its own turn
     /// issued) or the one an earlier reply still held for that connection waits for.
     func mustWait(_ session: SessionID, turnWrite: UInt64?) -> UInt64? {
+        // Nearly always nothing is held: no look-up (a hash of the session) per reply then.
+        guard turnWrite != nil || !lastHeld.isEmpty else { return nil }
         let w = max(turnWrite ?? 0, lastHeld[session] ?? 0)
         return w > written ? w : nil
     }
