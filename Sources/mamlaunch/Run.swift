@@ -131,7 +131,7 @@ struct Run: ParsableCommand {
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containersRoot, brokerDescriptor: nil, limits: resourceLimits,
                                          allowWeaker: sandbox.allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
-        if let program, program.isNative { config.executableDescriptor = program.descriptor.rawValue }
+        if let program, program.isNative { config.executableDescriptor = FileDescriptor(rawValue: program.descriptor.rawValue) }
         if self.manifest != nil {
             config.appFolder = AppFolder.locate(executable: executable, arguments: &config.arguments,
                                                 currentDirectory: FileManager.default.currentDirectoryPath)
@@ -193,11 +193,11 @@ struct Run: ParsableCommand {
         if control >= 0 {
             var pair: [Int32] = [-1, -1]
             guard mam_seqpacket_pair(&pair) == 0 else { throw World.Failure(description: "socketpair: \(String(cString: strerror(errno)))") }
-            config.brokerDescriptor = pair[0]
+            config.brokerDescriptor = FileDescriptor(rawValue: pair[0])
             brokerEnd = pair[1]
         }
         defer {
-            config.brokerDescriptor.map { _ = close($0) }
+            config.brokerDescriptor.map { _ = close($0.rawValue) }
             if brokerEnd >= 0 { close(brokerEnd) }
         }
         let app: SandboxedApp

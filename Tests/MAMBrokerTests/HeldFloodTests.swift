@@ -26,10 +26,10 @@ struct HeldFloodTests {
             Thread { [self] in
                 while lock.withLock({ running }) {
                     // Waits a bounded 200 ms at a time, so that stop() ends it.
-                    var ready = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+                    var ready = pollfd(fd: socket.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
                     guard poll(&ready, 1, 200) == 1 else { continue }
-                    guard let r = socket.receive() else { return }
-                    if let fd = r.descriptor { lock.withLock { kept.append(fd) } }
+                    guard var r = socket.receive() else { return }
+                    if let fd = r.descriptor.take()?.release() { lock.withLock { kept.append(fd) } }
                 }
             }.start()
         }
@@ -75,7 +75,6 @@ struct HeldFloodTests {
                 try quiet.send(Frame(id: id, kind == .madeUpEnrollments ? .enroll(account: "quiet\(i)@contoso.com") : .paste))
                 var answered = false
                 while !answered, let r = quiet.receive(within: 10) {
-                    r.descriptor.map { _ = close($0) }
                     if case .success(let f) = r.frame, f.id == id { answered = true }
                 }
                 guard answered else { Issue.record("the quiet app lost its answer"); break }
@@ -88,7 +87,7 @@ struct HeldFloodTests {
             if windows.last! < 10 { break }
         }
         flooder.running = false
-        shutdown(loud.fd, Int32(SHUT_RDWR))
+        shutdown(loud.descriptor.rawValue, Int32(SHUT_RDWR))
         print("issue 21 flood \(kind): quiet p99 per window \(windows.map { String(format: "%.2f", $0) }) ms; flooder sent \(flooder.sent), hoarder holds \(hoarder.count)")
         #expect(windows.contains { $0 < 10 }, "\(kind): p99 per window \(windows) ms while the flooder sent \(flooder.sent)")
         switch kind {
