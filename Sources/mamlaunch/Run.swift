@@ -41,10 +41,9 @@ struct Run: ParsableCommand {
     @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal); one in the tenant's domain that the tenant does not know is refused as a typo.", valueName: "ACCOUNT"))
     var user: String?
 
-    @Option(help: ArgumentHelp("The tenant file for a broker started here.", valueName: "FILE"))
-    var tenant: String?
+    @OptionGroup var tenantFile: TenantOption
 
-    @Option(help: ArgumentHelp("A running broker's launcher socket.", valueName: "SOCKET"))
+    @Option(help: ArgumentHelp("A running broker's launcher socket (else this run starts a broker for --tenant).", valueName: "SOCKET"))
     var broker: String?
 
     @Flag(help: "Run without any broker connection (the app then has no way out at all).")
@@ -250,7 +249,7 @@ struct Run: ParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw World.Failure(description: "no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
         }
-        guard let tenantPath = tenant ?? Catalog.projectRoot().map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
+        guard let tenantPath = tenantFile.tenant ?? Catalog.projectRoot().map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
             throw ValidationError("no broker: pass --tenant FILE for the broker this run starts, or --broker SOCKET")
         }
         // The tenant is known here (not with --broker): a --user in its own domain that it does
