@@ -63,9 +63,9 @@ final class ScriptedApp: @unchecked Sendable {
         // The program hashed is the program run (Handoff.digest).
         let program = OpenProgram(executable)
         if let program, program.isNative { config.executableDescriptor = FileDescriptor(rawValue: program.descriptor.rawValue) }
-        config.standardInput = stdin[0]
-        config.standardOutput = stdout[1]
-        config.standardError = errFD >= 0 ? errFD : nil
+        config.standardInput = FileDescriptor(rawValue: stdin[0])
+        config.standardOutput = FileDescriptor(rawValue: stdout[1])
+        config.standardError = errFD >= 0 ? FileDescriptor(rawValue: errFD) : nil
         let bundle = manifest.bundleID
         let app: SandboxedApp
         do {

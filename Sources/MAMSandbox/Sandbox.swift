@@ -23,11 +23,11 @@ public struct LaunchConfiguration: Sendable {
     /// caller closes this one once the app is launched.
     public var brokerDescriptor: FileDescriptor?
     /// The app's standard input: `/dev/null` when nil (the launcher passes its own only when it
-    /// is not a terminal).
-    public var standardInput: Int32?
+    /// is not a terminal). Borrowed, as are output and error: the child gets its own copies.
+    public var standardInput: FileDescriptor?
     /// Standard output and error: the launcher's own when nil.
-    public var standardOutput: Int32?
-    public var standardError: Int32?
+    public var standardOutput: FileDescriptor?
+    public var standardError: FileDescriptor?
     public var limits: ResourceLimits
     /// Run with what the kernel offers even if a protection is missing (logged at every launch).
     public var allowWeaker: Bool
@@ -385,8 +385,8 @@ public enum Sandbox {
         }
         var executor = LaunchExecutor(
             plan: plan, executable: execPath, container: container,
-            descriptors: .init(standardInput: config.standardInput ?? devNull, standardOutput: config.standardOutput ?? -1,
-                               standardError: config.standardError ?? -1, broker: config.brokerDescriptor?.rawValue ?? -1,
+            descriptors: .init(standardInput: config.standardInput?.rawValue ?? devNull, standardOutput: config.standardOutput?.rawValue ?? -1,
+                               standardError: config.standardError?.rawValue ?? -1, broker: config.brokerDescriptor?.rawValue ?? -1,
                                container: containerFD, network: network, program: config.executableDescriptor?.rawValue ?? -1,
                                cgroupJoins: placement?.cgroup?.joinDescriptors ?? []),
             seccompProgram: program?.bytes ?? [])

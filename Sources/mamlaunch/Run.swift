@@ -145,7 +145,7 @@ struct Run: ParsableCommand {
             if terminals[1] { config.standardOutput = terminal.appSide }
             if terminals[2] { config.standardError = terminal.appSide }
         }
-        if !terminals[0] && fcntl(0, F_GETFD) >= 0 { config.standardInput = 0 }
+        if !terminals[0] && fcntl(0, F_GETFD) >= 0 { config.standardInput = .standardInput }
         // The broker may ask for a restart (an app that declined to restart itself after its
         // first policy); a bounded number, so a broken app cannot loop forever.
         var restarts = 0
@@ -164,7 +164,7 @@ struct Run: ParsableCommand {
             let restartAsked = watch?.stop() ?? false
             status = app.wait()
             if let refusal = watch?.refusal {
-                if let terminal { close(terminal.appSide) }
+                terminal?.closeAppSide()
                 terminal?.finish()
                 throw World.Failure(description: refusal)
             }
@@ -174,7 +174,7 @@ struct Run: ParsableCommand {
         }
         // The launcher kept its copy of the app's terminal for restarts: closing it lets the
         // relay see the end.
-        if let terminal { close(terminal.appSide) }
+        terminal?.closeAppSide()
         terminal?.finish()
         if controlFD >= 0 { close(controlFD) }
         throw ExitCode(status)
