@@ -19,7 +19,7 @@ guard let fdText = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"], let 
     print(#"{"error": "no broker connection (MAMLAB_BROKER_FD)"}"#)
     exit(2)
 }
-let socket = WireSocket(fd: fd)
+let socket = WireSocket(adopting: Descriptor(adopting: fd))
 nonisolated(unsafe) var nextID: UInt32 = 1
 /// Frames that arrived while waiting for something else (documents, URLs, export requests).
 nonisolated(unsafe) var inbox: [(Frame, Int32?)] = []
@@ -37,9 +37,9 @@ func describe(_ d: DecisionRecord) -> [String: Any] {
 
 func next() -> (Frame, Int32?)? {
     if !inbox.isEmpty { return inbox.removeFirst() }
-    guard let r = socket.receive() else { return nil }
+    guard var r = socket.receive() else { return nil }
     switch r.frame {
-    case let .success(f): return (f, r.descriptor)
+    case let .success(f): return (f, r.descriptor.take()?.release())
     case let .failure(e): emit(["local-error": e.description]); return nil
     }
 }
@@ -48,7 +48,7 @@ func next() -> (Frame, Int32?)? {
 func request(_ m: Message, descriptor: Int32? = nil, replies: Int = 1) -> [(Frame, Int32?)] {
     let id = nextID
     nextID += 1
-    do { try socket.send(Frame(id: id, m), descriptor: descriptor) } catch { emit(["send-error": error.description]); return [] }
+    do { try socket.send(Frame(id: id, m), descriptor: descriptor.map(FileDescriptor.init(rawValue:))) } catch { emit(["send-error": error.description]); return [] }
     var got: [(Frame, Int32?)] = []
     var parked: [(Frame, Int32?)] = []
     while got.count < replies, let f = next() {
@@ -70,11 +70,12 @@ func waitFor(_ match: (Message) -> Bool, seconds: Double = 10) -> (Frame, Int32?
     while true {
         // Wait no longer than the deadline for the next frame.
         let left = deadline.timeIntervalSinceNow
-        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard left > 0, poll(&p, 1, Int32(left * 1000)) > 0, let r = socket.receive() else { return nil }
+        var p = pollfd(fd: socket.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        guard left > 0, poll(&p, 1, Int32(left * 1000)) > 0, var r = socket.receive() else { return nil }
         guard case let .success(f) = r.frame else { return nil }
-        if match(f.message) { return (f, r.descriptor) }
-        inbox.append((f, r.descriptor))
+        let descriptor = r.descriptor.take()?.release()
+        if match(f.message) { return (f, descriptor) }
+        inbox.append((f, descriptor))
     }
 }
 
@@ -162,7 +163,7 @@ while !args.isEmpty {
         let name = take(), content = take()
         if let (f, _) = waitFor({ if case .exportRequest = $0 { return true } else { return false } }), case let .exportRequest(type) = f.message {
             let fd = document(content)
-            try? socket.send(Frame(id: f.id, .exportReply(contentType: type, name: name)), descriptor: fd)
+            try? socket.send(Frame(id: f.id, .exportReply(contentType: type, name: name)), descriptor: fd.map(FileDescriptor.init(rawValue:)))
             fd.map { _ = close($0) }
             emit(["step": step, "type": type])
         } else { emit(["step": step, "closed": true]) }

@@ -35,18 +35,20 @@ final class RawClient: @unchecked Sendable {
     }
 
     private func readLoop() {
-        while let r = socket.receive() {
+        while var r = socket.receive() {
             guard case let .success(frame) = r.frame else { continue }
+            // From here its descriptor is closed by hand: a reply travels in lists.
+            let descriptor = r.descriptor.take()?.release()
             condition.lock()
             if var w = waiting[frame.id] {
-                w.replies.append(Reply(frame: frame, descriptor: r.descriptor))
+                w.replies.append(Reply(frame: frame, descriptor: descriptor))
                 waiting[frame.id] = w
                 condition.broadcast()
                 condition.unlock()
                 continue
             }
             condition.unlock()
-            unsolicited(Reply(frame: frame, descriptor: r.descriptor))
+            unsolicited(Reply(frame: frame, descriptor: descriptor))
         }
         condition.lock()
         closed = true
@@ -67,7 +69,7 @@ final class RawClient: @unchecked Sendable {
         nextID = nextID >= 0x7FFF_FFFF ? 1 : nextID + 1
         waiting[id] = (0, [])
         condition.unlock()
-        do { try socket.send(Frame(id: id, m), descriptor: descriptor) } catch {
+        do { try socket.send(Frame(id: id, m), descriptor: descriptor.map(FileDescriptor.init(rawValue:))) } catch {
             condition.lock(); waiting[id] = nil; condition.unlock()
             return []
         }
@@ -103,7 +105,7 @@ final class RawClient: @unchecked Sendable {
             let doc = served[type.lowercased()] ?? served.values.first
             condition.unlock()
             if let doc, let fd = try? SealedDocument.create(doc.bytes) {
-                try? socket.send(Frame(id: r.frame.id, .exportReply(contentType: type, name: doc.name)), descriptor: fd.rawValue)
+                try? socket.send(Frame(id: r.frame.id, .exportReply(contentType: type, name: doc.name)), descriptor: FileDescriptor(rawValue: fd.rawValue))
             }
         default:
             r.descriptor.map { _ = close($0) }

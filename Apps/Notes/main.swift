@@ -17,7 +17,7 @@ guard let fdText = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"], let 
     FileHandle.standardError.write(Data("Notes: no broker connection (MAMLAB_BROKER_FD)\n".utf8))
     exit(2)
 }
-let client = RawClient(socket: WireSocket(fd: fd), output: ScriptOutput())
+let client = RawClient(socket: WireSocket(adopting: Descriptor(adopting: fd)), output: ScriptOutput())
 client.start()
 let hello = client.request(.hello(minVersion: Wire.version, maxVersion: Wire.version, integratesSDK: false))
 guard case let .welcome(_, bundleID, _)? = hello.first?.frame.message else {

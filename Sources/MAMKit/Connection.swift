@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MAMWire
+import SystemPackage
 
 /// One frame as it arrived, with the descriptor that came with it (the receiver owns it).
 struct Incoming: Sendable {
@@ -43,8 +44,9 @@ final class BrokerConnection: Sendable {
     let unsolicited: AsyncStream<Incoming>
     private let sink: AsyncStream<Incoming>.Continuation
 
-    init(fd: Int32, requestTimeout: Double = BrokerConnection.defaultRequestTimeout) {
-        socket = WireSocket(fd: fd)
+    /// The connection lives as long as the app's process: its reader holds the socket.
+    init(_ connection: consuming Descriptor, requestTimeout: Double = BrokerConnection.defaultRequestTimeout) {
+        socket = WireSocket(adopting: connection)
         self.requestTimeout = requestTimeout
         (unsolicited, sink) = AsyncStream.makeStream(of: Incoming.self, bufferingPolicy: .unbounded)
     }
@@ -54,7 +56,7 @@ final class BrokerConnection: Sendable {
         guard let text = ProcessInfo.processInfo.environment["MAMLAB_BROKER_FD"], let fd = Int32(text), fd >= 0 else {
             throw MAMKitError(.disconnected, "no broker connection: MAMLAB_BROKER_FD is not set (start the app with `mamlaunch run`)")
         }
-        return BrokerConnection(fd: fd)
+        return BrokerConnection(Descriptor(adopting: fd))
     }
 
     func start() {
@@ -65,21 +67,21 @@ final class BrokerConnection: Sendable {
 
     private func readLoop() {
         let buffer = ReceiveBuffer()
-        while let raw = socket.receiveRaw(buffer: buffer) {
+        while var raw = socket.receiveRaw(buffer: buffer) {
             // A frame that cannot be read is dropped; when its header still names a request, that
             // request fails now rather than at its time-out.
+            // (A descriptor that came with it closes with `raw`.)
             if let error = raw.error {
-                raw.descriptor.map { _ = Glibc.close($0) }
                 fail(Self.requestID(raw.bytes), MAMKitError(.unexpectedReply, "a reply that could not be received: \(error)"))
                 continue
             }
             let frame: Frame
             do { frame = try Wire.decode(raw.bytes) } catch {
-                raw.descriptor.map { _ = Glibc.close($0) }
                 fail(Self.requestID(raw.bytes), MAMKitError(.unexpectedReply, "a reply that could not be read: \(error)"))
                 continue
             }
-            deliver(Incoming(frame: frame, descriptor: raw.descriptor))
+            // From here the kit closes it by hand, as `Incoming` travels in lists and streams.
+            deliver(Incoming(frame: frame, descriptor: raw.descriptor.take()?.release()))
         }
         let waiting = state.withLock { s -> [Pending] in
             s.closed = true
@@ -163,7 +165,7 @@ final class BrokerConnection: Sendable {
                 fail(id, MAMKitError(.timedOut, "the broker did not answer \(String(describing: message).prefix { $0 != "(" }) within \(timeout) s"))
             }
             do {
-                try socket.send(Frame(id: id, message), descriptor: descriptor)
+                try socket.send(Frame(id: id, message), descriptor: descriptor.map(FileDescriptor.init(rawValue:)))
             } catch {
                 let p = state.withLock { $0.pending.removeValue(forKey: id) }
                 p?.continuation.resume(throwing: MAMKitError(.disconnected, "\(error)"))
@@ -178,11 +180,11 @@ final class BrokerConnection: Sendable {
     /// Sends a frame that answers the broker (an `exportReply` under the broker's id) or ends
     /// the conversation (`bye`).
     func send(_ frame: Frame, descriptor: Int32? = nil) throws(MAMKitError) {
-        do { try socket.send(frame, descriptor: descriptor) } catch { throw MAMKitError(.disconnected, error.description) }
+        do { try socket.send(frame, descriptor: descriptor.map(FileDescriptor.init(rawValue:))) } catch { throw MAMKitError(.disconnected, error.description) }
     }
 
     func close() {
         try? send(Frame(id: 0, .bye))
-        shutdown(socket.fd, Int32(SHUT_RDWR))
+        shutdown(socket.descriptor.rawValue, Int32(SHUT_RDWR))
     }
 }

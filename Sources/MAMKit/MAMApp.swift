@@ -55,9 +55,7 @@ public final class MAMApp: Sendable {
     /// before it throws `timedOut`.
     public static func start(connection: consuming Descriptor, integratesSDK: Bool = true, policyDelegate: (any PolicyDelegate)? = nil,
                              requestTimeout: Double = 60) async throws -> MAMApp {
-        // The connection lives as long as the app's process: its reader holds the number.
-        let fd = connection.release()
-        return try await start(connection: BrokerConnection(fd: fd, requestTimeout: requestTimeout), integratesSDK: integratesSDK,
+        return try await start(connection: BrokerConnection(connection, requestTimeout: requestTimeout), integratesSDK: integratesSDK,
                                policyDelegate: policyDelegate)
     }
 

@@ -22,14 +22,14 @@ package enum Handoff {
     /// so the bytes hashed are the bytes running. A program run by its path (a script) has none:
     /// its name could point elsewhere by the time of the exec, so it never claims an app.
     package static func digest(of program: OpenProgram?, ran config: LaunchConfiguration) -> String? {
-        guard let program, config.executableDescriptor == program.descriptor.rawValue else { return nil }
+        guard let program, config.executableDescriptor?.rawValue == program.descriptor.rawValue else { return nil }
         return LaunchedPrograms.shared.sha256(program)
     }
 
     /// Sends a message to the broker; a failure is the caller's to handle (an app the broker did
     /// not adopt would run on a dead connection). Both descriptors are borrowed, left open.
     package static func send(_ socket: FileDescriptor, _ message: LauncherMessage, fd: FileDescriptor? = nil) throws {
-        do { try message.send(on: WireSocket(fd: socket.rawValue), descriptor: fd) } catch {
+        do { try message.send(on: WireSocket(duplicating: socket), descriptor: fd) } catch {
             throw World.Failure(description: "the broker's launcher socket refused the message: \(error)")
         }
     }

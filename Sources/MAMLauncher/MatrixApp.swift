@@ -58,14 +58,14 @@ final class ScriptedApp: @unchecked Sendable {
         var config = LaunchConfiguration(bundleID: manifest.bundleID, executable: executable, arguments: ["--script"],
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
-                                         containersRoot: containers, brokerDescriptor: pair[0], hidden: hidden)
+                                         containersRoot: containers, brokerDescriptor: FileDescriptor(rawValue: pair[0]), hidden: hidden)
         config.allowWeaker = allowWeaker
         // The program hashed is the program run (Handoff.digest).
         let program = OpenProgram(executable)
-        if let program, program.isNative { config.executableDescriptor = program.descriptor.rawValue }
-        config.standardInput = stdin[0]
-        config.standardOutput = stdout[1]
-        config.standardError = errFD >= 0 ? errFD : nil
+        if let program, program.isNative { config.executableDescriptor = FileDescriptor(rawValue: program.descriptor.rawValue) }
+        config.standardInput = FileDescriptor(rawValue: stdin[0])
+        config.standardOutput = FileDescriptor(rawValue: stdout[1])
+        config.standardError = errFD >= 0 ? FileDescriptor(rawValue: errFD) : nil
         let bundle = manifest.bundleID
         let app: SandboxedApp
         do {
@@ -113,8 +113,12 @@ final class ScriptedApp: @unchecked Sendable {
     /// account), waiting up to `timeout` seconds for the broker to say it is done: only then may
     /// the app enroll it.
     func signIn(_ account: String, timeout: Double = 10) throws {
-        let socket = WireSocket(fd: control)
-        do { try LauncherMessage.signIn(pid: app.pid, account: account, secret: nil).send(on: socket) } catch {
+        // A socket of its own on the runner's connection (closed at the end of the sign-in).
+        let socket: WireSocket
+        do {
+            socket = try WireSocket(duplicating: FileDescriptor(rawValue: control))
+            try LauncherMessage.signIn(pid: app.pid, account: account, secret: nil).send(on: socket)
+        } catch {
             throw Failure(description: "\(bundleID): the sign-in of \(account) could not be sent: \(error.detail)")
         }
         let deadline = Date(timeIntervalSinceNow: timeout)

@@ -49,7 +49,9 @@ package final class RestartWatch: @unchecked Sendable {
 
     private func watch() {
         defer { finished.signal() }
-        let socket = WireSocket(fd: control)
+        // Its own duplicate of the borrowed socket, closed when the watch ends; none (the
+        // launcher is out of descriptors) reads as a broker gone.
+        let socket = try? WireSocket(duplicating: FileDescriptor(rawValue: control))
         let buffer = ReceiveBuffer()
         var sessionEnded = false
         while true {
@@ -57,7 +59,7 @@ package final class RestartWatch: @unchecked Sendable {
             if exited && (sessionEnded || Date().timeIntervalSince(since) > Self.drainLimit) { return }
             var p = pollfd(fd: control, events: Int16(POLLIN), revents: 0)
             guard poll(&p, 1, exited ? 20 : 100) > 0 else { continue }
-            guard let raw = socket.receiveRaw(dontWait: true, buffer: buffer) else {
+            guard let raw = socket?.receiveRaw(dontWait: true, buffer: buffer) else {
                 // The broker hung up while the app runs and before it let the app go: nobody
                 // serves the app's connection, so the app goes and the launch says why.
                 let orphaned = lock.withLock { () -> Bool in
@@ -69,7 +71,6 @@ package final class RestartWatch: @unchecked Sendable {
                 return
             }
             if raw.wouldBlock { continue }
-            raw.descriptor.map { _ = close($0) }
             // This connection sends no control messages, so a refusal answers the hand-off: the app
             // was not taken over and goes. Anything undecodable is ignored rather than trusted.
             guard raw.error == nil, let message = try? LauncherMessage.decode(raw.bytes) else { continue }

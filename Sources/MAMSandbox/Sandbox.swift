@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import MAMPolicy
 import MAMWire
+import SystemPackage
 
 /// A violation of the sandbox, reported by the supervisor: the same value the launcher hands
 /// the broker (`MAMWire.SandboxViolation`).
@@ -18,14 +19,15 @@ public struct LaunchConfiguration: Sendable {
     /// The folder that holds every app's container; the app's own is `bundleID` directly
     /// beneath it, its working directory and the only place it may write.
     public var containersRoot: String
-    /// The launcher's end of nothing: this is the app's end of the broker connection.
-    public var brokerDescriptor: Int32?
+    /// The app's end of the broker connection, borrowed: the child gets its own copy, and the
+    /// caller closes this one once the app is launched.
+    public var brokerDescriptor: FileDescriptor?
     /// The app's standard input: `/dev/null` when nil (the launcher passes its own only when it
-    /// is not a terminal).
-    public var standardInput: Int32?
+    /// is not a terminal). Borrowed, as are output and error: the child gets its own copies.
+    public var standardInput: FileDescriptor?
     /// Standard output and error: the launcher's own when nil.
-    public var standardOutput: Int32?
-    public var standardError: Int32?
+    public var standardOutput: FileDescriptor?
+    public var standardError: FileDescriptor?
     public var limits: ResourceLimits
     /// Run with what the kernel offers even if a protection is missing (logged at every launch).
     public var allowWeaker: Bool
@@ -39,13 +41,14 @@ public struct LaunchConfiguration: Sendable {
     /// The executable, opened: when given, the app is this file (`execveat` of the descriptor),
     /// not whatever `executable` names by the time of the exec, so the launcher's digest of it is
     /// a digest of what runs. A native program only: a `#!` script run from a descriptor would
-    /// hand its interpreter a /dev/fd name the sandbox does not show.
-    public var executableDescriptor: Int32?
+    /// hand its interpreter a /dev/fd name the sandbox does not show. Borrowed: the caller
+    /// keeps it open past the launch (its digest is taken from it) and across restarts.
+    public var executableDescriptor: FileDescriptor?
 
     public var container: String { (containersRoot as NSString).appendingPathComponent(bundleID) }
 
     public init(bundleID: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
-                containersRoot: String, brokerDescriptor: Int32? = nil, limits: ResourceLimits = ResourceLimits(),
+                containersRoot: String, brokerDescriptor: FileDescriptor? = nil, limits: ResourceLimits = ResourceLimits(),
                 allowWeaker: Bool = false, extraReadOnly: [String] = [], hidden: [String] = []) {
         self.bundleID = bundleID
         self.executable = executable
@@ -382,9 +385,9 @@ public enum Sandbox {
         }
         var executor = LaunchExecutor(
             plan: plan, executable: execPath, container: container,
-            descriptors: .init(standardInput: config.standardInput ?? devNull, standardOutput: config.standardOutput ?? -1,
-                               standardError: config.standardError ?? -1, broker: config.brokerDescriptor ?? -1,
-                               container: containerFD, network: network, program: config.executableDescriptor ?? -1,
+            descriptors: .init(standardInput: config.standardInput?.rawValue ?? devNull, standardOutput: config.standardOutput?.rawValue ?? -1,
+                               standardError: config.standardError?.rawValue ?? -1, broker: config.brokerDescriptor?.rawValue ?? -1,
+                               container: containerFD, network: network, program: config.executableDescriptor?.rawValue ?? -1,
                                cgroupJoins: placement?.cgroup?.joinDescriptors ?? []),
             seccompProgram: program?.bytes ?? [])
         if let placement { executor.place = (Placement.callback, Unmanaged.passUnretained(placement).toOpaque()) }

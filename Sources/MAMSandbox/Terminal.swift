@@ -1,6 +1,7 @@
 import CMAMSandbox
 import Foundation
 import Glibc
+import Synchronization
 import SystemPackage
 
 /// A pseudo-terminal the launcher owns, for an app run from a terminal.
@@ -10,8 +11,11 @@ import SystemPackage
 /// secondary side of a fresh pseudo-terminal instead (not as its controlling terminal); the
 /// launcher copies the user's input to it and the app's output, sanitised, to its own output.
 public final class TerminalRelay: @unchecked Sendable {
-    /// The secondary side: the app's standard input, output and error.
-    public let appSide: Int32
+    /// The secondary side: the app's standard input, output and error, the relay's own until
+    /// `closeAppSide()` (a launch borrows it; the child gets its own copies).
+    public var appSide: FileDescriptor { FileDescriptor(rawValue: secondary.load(ordering: .relaxed)) }
+    /// -1 once closed.
+    private let secondary: Atomic<Int32>
     private let primary: Int32
     private var output: Thread?
     private let done = DispatchSemaphore(value: 0)
@@ -22,14 +26,21 @@ public final class TerminalRelay: @unchecked Sendable {
             throw LaunchError("cannot open a pseudo-terminal for the app: \(String(cString: strerror(errno)))")
         }
         primary = p
-        appSide = a
+        secondary = Atomic(a)
         // The user's terminal already echoes and edits lines; the app's side must not echo them
         // again, nor turn "\n" into "\r\n".
         var t = termios()
-        tcgetattr(appSide, &t)
+        tcgetattr(a, &t)
         t.c_lflag &= ~tcflag_t(ECHO | ECHONL)
         t.c_oflag &= ~tcflag_t(OPOST)
-        tcsetattr(appSide, TCSANOW, &t)
+        tcsetattr(a, TCSANOW, &t)
+    }
+
+    /// Closes the relay's copy of the app's side, once (the launcher keeps it for restarts):
+    /// when the app's copies are gone too, the relay sees the end.
+    public func closeAppSide() {
+        let a = secondary.exchange(-1, ordering: .acquiringAndReleasing)
+        if a >= 0 { _ = close(a) }
     }
 
     /// Starts copying: `input` to the app (nil: the app's input is not this terminal), the app's
@@ -76,6 +87,7 @@ public final class TerminalRelay: @unchecked Sendable {
 
     /// Waits until the app's side is closed by everything that held it and the output is copied.
     public func finish() {
+        closeAppSide()
         if output != nil { done.wait() }
         close(primary)
     }

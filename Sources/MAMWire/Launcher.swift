@@ -135,7 +135,7 @@ public enum LauncherMessage: Sendable, Equatable {
     /// Sends the message on a launcher connection, with the app's end of its pair for `adopt`
     /// (borrowed: the broker gets its own copy, the caller still closes this one).
     public func send(on socket: WireSocket, descriptor: FileDescriptor? = nil) throws(WireError) {
-        try socket.sendRaw(encode(), descriptor: descriptor?.rawValue)
+        try socket.sendRaw(encode(), descriptor: descriptor)
     }
 }
 

@@ -1,30 +1,74 @@
 import Glibc
+import Synchronization
+import SystemPackage
 
-/// A connected SOCK_SEQPACKET descriptor that sends and receives whole frames, with at most
-/// one descriptor attached (SCM_RIGHTS).
-public struct WireSocket: Sendable {
-    public let fd: Int32
+/// A connected SOCK_SEQPACKET socket that sends and receives whole frames, with at most one
+/// descriptor attached (SCM_RIGHTS). It owns its descriptor and closes it exactly once: at
+/// `close()`, or when the last reference goes.
+///
+/// A class, not a `~Copyable` value: the broker keeps its sockets in maps by session and by
+/// descriptor and answers a sign-in on the socket it came from, and an app's connection shares
+/// its socket between its reader thread and the tasks that send; the standard library's maps
+/// and closures need copyable values. What `~Copyable` would give, one close, comes from
+/// `close()` taking the number away atomically: a second close, or the last reference going
+/// after one, does nothing, and a send or receive after it fails (EBADF) instead of reaching
+/// whatever file the number was given to next.
+public final class WireSocket: Sendable {
+    /// -1 once closed or released.
+    private let raw: Atomic<Int32>
 
-    public init(fd: Int32) { self.fd = fd }
-
-    public struct Received: Sendable {
-        /// The frame, or why it could not be read.
-        public var frame: Result<Frame, WireError>
-        /// A descriptor that came with it (the receiver owns it).
-        public var descriptor: Int32?
+    /// Takes over `descriptor`, a connected SOCK_SEQPACKET socket.
+    public init(adopting descriptor: consuming Descriptor) {
+        raw = Atomic(descriptor.release())
     }
 
-    /// Sends a frame; `descriptor` travels with it when given.
-    /// Sends a frame; `descriptor` travels with it when given. `wait: false` refuses rather than
+    /// A socket of its own over a connection someone else owns: a duplicate of `borrowed`
+    /// (the same connection, closed by this socket; the owner still closes `borrowed`).
+    public convenience init(duplicating borrowed: FileDescriptor) throws(WireError) {
+        do { self.init(adopting: Descriptor(adopting: try systemCall("dup") { fcntl(borrowed.rawValue, F_DUPFD_CLOEXEC, 0) })) }
+        catch { throw WireError(.internalError, error.description) }
+    }
+
+    deinit { close() }
+
+    /// The socket's descriptor, borrowed (to poll it, or shut it down): still this socket's
+    /// to close. -1 once closed.
+    public var descriptor: FileDescriptor { FileDescriptor(rawValue: fd) }
+
+    private var fd: Int32 { raw.load(ordering: .relaxed) }
+
+    /// Closes now; once only, whoever calls it first.
+    public func close() {
+        let fd = raw.exchange(-1, ordering: .acquiringAndReleasing)
+        if fd >= 0 { _ = Glibc.close(fd) }
+    }
+
+    /// Gives the descriptor to a new owner; this socket is closed from here on, without
+    /// closing it. Nil when it was already closed or released.
+    public func release() -> Descriptor? {
+        let fd = raw.exchange(-1, ordering: .acquiringAndReleasing)
+        return fd >= 0 ? Descriptor(adopting: fd) : nil
+    }
+
+    public struct Received: ~Copyable, Sendable {
+        /// The frame, or why it could not be read.
+        public var frame: Result<Frame, WireError>
+        /// A descriptor that came with it: the receiver's, closed with this value unless taken.
+        public var descriptor: Descriptor?
+    }
+
+    /// Sends a frame; `descriptor` travels with it when given (borrowed: the peer receives its
+    /// own copy, the sender still closes this one). `wait: false` refuses rather than
     /// blocks when the peer is not reading (the broker never blocks on one app for another).
-    public func send(_ frame: Frame, descriptor: Int32? = nil, wait: Bool = true) throws(WireError) {
+    public func send(_ frame: Frame, descriptor: FileDescriptor? = nil, wait: Bool = true) throws(WireError) {
         let bytes = Wire.encode(frame)
         guard bytes.count <= Wire.maximumFrame else { throw WireError(.oversized, "refusing to send a frame of \(bytes.count) bytes") }
         try sendRaw(bytes, descriptor: descriptor, wait: wait)
     }
 
     /// Sends bytes as they are (tests use it to send malformed frames).
-    public func sendRaw(_ bytes: [UInt8], descriptor: Int32? = nil, wait: Bool = true) throws(WireError) {
+    public func sendRaw(_ bytes: [UInt8], descriptor: FileDescriptor? = nil, wait: Bool = true) throws(WireError) {
+        let fd = self.fd
         let flags = Int32(MSG_NOSIGNAL) | (wait ? 0 : Int32(MSG_DONTWAIT))
         let rc: Int = bytes.withUnsafeBytes { raw in
             var iov = iovec(iov_base: UnsafeMutableRawPointer(mutating: raw.baseAddress), iov_len: raw.count)
@@ -33,7 +77,7 @@ public struct WireSocket: Sendable {
                 msg.msg_iov = iovp
                 msg.msg_iovlen = 1
                 // Without a descriptor a plain send: the kernel then copies no message header in.
-                guard let d = descriptor else { return Glibc.send(fd, raw.baseAddress, raw.count, flags) }
+                guard let d = descriptor?.rawValue else { return Glibc.send(fd, raw.baseAddress, raw.count, flags) }
                 // The control message only when a descriptor travels: most frames carry none.
                 return withUnsafeTemporaryAllocation(byteCount: controlSize, alignment: 8) { c in
                     c.initializeMemory(as: UInt8.self, repeating: 0)
@@ -63,9 +107,10 @@ public struct WireSocket: Sendable {
 
     /// One packet as it came: its bytes and descriptor, or why it was refused unread (then
     /// `bytes` holds at most its header).
-    public struct RawPacket: Sendable {
+    public struct RawPacket: ~Copyable, Sendable {
         public var bytes: [UInt8]
-        public var descriptor: Int32?
+        /// The receiver's, closed with this value unless taken.
+        public var descriptor: Descriptor?
         public var error: WireError?
         /// Nothing to read yet (only with `dontWait`).
         public var wouldBlock = false
@@ -76,6 +121,7 @@ public struct WireSocket: Sendable {
     /// for every packet, instead of allocating one per receive.
     public func receiveRaw(dontWait: Bool = false, buffer: ReceiveBuffer? = nil) -> RawPacket? {
         let space = buffer ?? ReceiveBuffer()
+        let fd = self.fd
         var msg = msghdr()
         var iov = iovec(iov_base: space.data.baseAddress, iov_len: space.data.count)
         let n: Int = withUnsafeMutablePointer(to: &iov) { iovp in
@@ -115,17 +161,15 @@ public struct WireSocket: Sendable {
             fds.forEach { Glibc.close($0) }
             return RawPacket(bytes: header(n), descriptor: nil, error: WireError(.oversized, "frame of \(n) bytes; the limit is \(Wire.maximumFrame)"))
         }
-        return RawPacket(bytes: Array(UnsafeRawBufferPointer(rebasing: space.data[0..<n])), descriptor: fds.first, error: nil)
+        return RawPacket(bytes: Array(UnsafeRawBufferPointer(rebasing: space.data[0..<n])), descriptor: fds.first.map(Descriptor.init(adopting:)), error: nil)
     }
-
-    public func close() { _ = Glibc.close(fd) }
 
     /// Connects to a broker socket (public or launcher) by path.
     public static func connect(_ path: String) throws(WireError) -> WireSocket {
-        let owned: Descriptor
-        do { owned = Descriptor(adopting: try systemCall("socket") { socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }) }
+        let socket: WireSocket
+        do { socket = WireSocket(adopting: Descriptor(adopting: try systemCall("socket") { Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) })) }
         catch { throw WireError(.internalError, error.description) }
-        let fd = owned.rawValue
+        let fd = socket.fd
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -145,7 +189,7 @@ public struct WireSocket: Sendable {
         } catch {
             throw WireError(.internalError, error.description)
         }
-        return WireSocket(fd: owned.release())
+        return socket
     }
 
     /// A connected pair (close-on-exec), for the launcher and for tests.
@@ -153,7 +197,7 @@ public struct WireSocket: Sendable {
         var fds: [Int32] = [-1, -1]
         do { _ = try systemCall("socketpair") { socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) } }
         catch { throw WireError(.internalError, error.description) }
-        return (WireSocket(fd: fds[0]), WireSocket(fd: fds[1]))
+        return (WireSocket(adopting: Descriptor(adopting: fds[0])), WireSocket(adopting: Descriptor(adopting: fds[1])))
     }
 }
 

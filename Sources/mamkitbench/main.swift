@@ -60,7 +60,7 @@ let broker = Thread {
     }
 }
 broker.start()
-let app = try await MAMApp.start(connection: Descriptor(adopting: appEnd.fd))
+let app = try await MAMApp.start(connection: appEnd.release()!)
 let pm = app.policyManager
 
 // Both sides must agree, or the comparison means nothing.

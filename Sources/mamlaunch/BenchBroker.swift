@@ -149,13 +149,13 @@ struct BenchBroker: ParsableCommand {
         let before = rss(broker.pid)
         let size = 64 << 20
         let doc = try SealedDocument.create([UInt8](repeating: 0x41, count: size))
-        try sender.send(Frame(id: 99, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "big.pdf")), descriptor: doc.rawValue)
+        try sender.send(Frame(id: 99, .share(target: "com.contoso.docs", contentType: "com.adobe.pdf", name: "big.pdf")), descriptor: FileDescriptor(rawValue: doc.rawValue))
         doc.close()
         _ = sender.receive()
-        let got = receiver.receive()
+        var got = receiver.receive()
         let after = rss(broker.pid)
-        let received = got?.descriptor.map { SealedDocument.size(FileDescriptor(rawValue: $0)) } ?? -1
-        got?.descriptor.map { _ = close($0) }
+        var received = -1
+        if let fd = got?.descriptor.take() { received = SealedDocument.size(FileDescriptor(rawValue: fd.rawValue)) }
         print(String(format: "64 MiB open-in    delivered %d bytes; broker RSS %.1f MiB before, %.1f MiB after (+%.1f MiB)",
                      received, Double(before) / 1024, Double(after) / 1024, Double(after - before) / 1024))
     }

@@ -17,7 +17,7 @@ struct BrokerUnderTest {
     func adopt(_ bundle: String, account: String? = nil) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         // The bench itself, not the built app: it says so (--developer), keeping the bundle id.
-        do { try Handoff.send(FileDescriptor(rawValue: launcher), Handoff.adopt(bundleID: bundle, pid: getpid(), account: account, developer: true), fd: FileDescriptor(rawValue: theirs.fd)) } catch {
+        do { try Handoff.send(FileDescriptor(rawValue: launcher), Handoff.adopt(bundleID: bundle, pid: getpid(), account: account, developer: true), fd: theirs.descriptor) } catch {
             theirs.close()
             mine.close()
             throw BenchError("the broker did not take \(bundle)'s connection: \(error)")
@@ -98,7 +98,7 @@ enum BenchBrokerPeers {
         let (mine, theirs) = try WireSocket.pair()
         defer { theirs.close() }
         do {
-            _ = try processes.start("seqpacket-answer", ["seqpacket-answer"], input: theirs.fd)
+            _ = try processes.start("seqpacket-answer", ["seqpacket-answer"], input: theirs.descriptor.rawValue)
             // Its first packet is the answer it gives; it is not answered itself.
             try mine.sendRaw(answer)
         } catch {

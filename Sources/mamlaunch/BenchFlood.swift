@@ -99,7 +99,7 @@ struct BenchFlood: ParsableCommand {
         for i in 0..<count {
             let start = DispatchTime.now().uptimeNanoseconds
             try quiet.send(Frame(id: UInt32(10 + i), .paste))
-            var ready = pollfd(fd: quiet.fd, events: Int16(POLLIN), revents: 0)
+            var ready = pollfd(fd: quiet.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
             guard poll(&ready, 1, 30_000) == 1, let r = quiet.receive(), case .success(let f) = r.frame, case .pasteResult = f.message else {
                 throw BenchError("the quiet app got no paste result within 30 s")
             }
@@ -170,10 +170,10 @@ private final class Hoarder: Sendable {
         Thread { [self] in
             var kept: [Int32] = []
             while running.load(ordering: .acquiring) {
-                var ready = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+                var ready = pollfd(fd: socket.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
                 guard poll(&ready, 1, 200) == 1 else { continue }
-                guard let r = socket.receive() else { break }
-                if let fd = r.descriptor { kept.append(fd) }
+                guard var r = socket.receive() else { break }
+                if let fd = r.descriptor.take() { kept.append(fd.release()) }
             }
             kept.forEach { _ = close($0) }
         }.start()
@@ -193,14 +193,15 @@ private final class Flooder: Sendable {
     init(socket: WireSocket, make: @escaping @Sendable (UInt32) -> (Message, Int32?)) {
         self.socket = socket
         Thread { [self] in
-            while alive.load(ordering: .acquiring), let r = socket.receiveRaw() { r.descriptor.map { _ = close($0) } }
+            // What the answers carry closes as each is dropped.
+            while alive.load(ordering: .acquiring), socket.receiveRaw() != nil {}
         }.start()
         Thread { [self] in
             var id: UInt32 = 1
             while alive.load(ordering: .acquiring) {
                 guard flooding.load(ordering: .acquiring) else { usleep(1_000); continue }
                 let (m, fd) = make(id)
-                do { try socket.send(Frame(id: id, m), descriptor: fd) } catch { fd.map { _ = close($0) }; break }
+                do { try socket.send(Frame(id: id, m), descriptor: fd.map(FileDescriptor.init(rawValue:))) } catch { fd.map { _ = close($0) }; break }
                 fd.map { _ = close($0) }
                 id &+= 1
                 sentCount.add(1, ordering: .relaxed)
@@ -213,7 +214,7 @@ private final class Flooder: Sendable {
     /// Ends both threads: the reader's blocking receive ends when the socket is shut down.
     func stop() {
         alive.store(false, ordering: .releasing)
-        shutdown(socket.fd, Int32(SHUT_RDWR))
+        shutdown(socket.descriptor.rawValue, Int32(SHUT_RDWR))
     }
 }
 

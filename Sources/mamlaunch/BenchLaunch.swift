@@ -5,6 +5,7 @@ import MAMCatalog
 import Glibc
 import MAMLauncher
 import MAMSandbox
+import SystemPackage
 
 struct BenchLaunch: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -68,7 +69,7 @@ struct BenchLaunch: ParsableCommand {
                         case .mamlab:
                             ms = try time { fd in
                                 try Sandbox.launch(LaunchConfiguration(bundleID: "bench", executable: exe, arguments: args,
-                                                                       containersRoot: container, brokerDescriptor: fd,
+                                                                       containersRoot: container, brokerDescriptor: FileDescriptor(rawValue: fd),
                                                                        allowWeaker: sandbox.allowWeakerSandbox), report: { _ in }).wait
                             }
                         }

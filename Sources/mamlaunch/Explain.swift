@@ -56,14 +56,12 @@ struct Explain: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The tenant file or a Graph tenant export (docs/POLICIES.md; default: Policies/contoso/tenant.json).", valueName: "FILE"))
-    var tenant: String?
+    @OptionGroup var tenantFile: TenantOption
 
     @Option(help: ArgumentHelp("Apply this policy file's settings to every policy of the tenant, keeping their assignments; a file that names its apps (a Graph export with `apps`) targets those, as in `matrix`.", valueName: "FILE"))
     var policy: String?
 
-    @Option(help: ArgumentHelp("An app catalog (docs/CATALOG.md) whose entries add to or replace the built-in one's, for apps no Apps/ folder provides (stand-ins, as in `matrix`).", valueName: "FILE"))
-    var catalog: String?
+    @OptionGroup var catalogFile: CatalogOption
 
     @Option(help: ArgumentHelp("Where the data comes from.", valueName: "APP[:ACCOUNT]"))
     var from: String?
@@ -123,7 +121,7 @@ struct Explain: ParsableCommand {
     }
 
     func run() throws {
-        let world = try World.load(tenant: tenant, policyOverride: policy, manifests: manifests, catalog: catalog,
+        let world = try World.load(tenant: tenantFile.tenant, policyOverride: policy, manifests: manifests, catalog: catalogFile.catalog,
                                    standIns: [from, to].compactMap { $0.map(Self.appName) })
         var notes = world.notes
         let source = try from.map { fromView ? try world.viewParty($0, notes: &notes) : try world.party($0, notes: &notes) }

@@ -30,7 +30,8 @@ struct MatrixCommand: ParsableCommand {
             EXPERIMENT is a built-in (default: every channel × the sample policies × managed, \
             personal and unmanaged parties; exit-criteria: seed 002's send, import, passive \
             receive and login/logout tables with their expected outcomes) or an experiment file \
-            (JSON or YAML; docs/MATRIX.md, schema docs/experiment.schema.json).
+            (JSON or YAML; docs/MATRIX.md, schema docs/experiment.schema.json). With the \
+            default experiment, the parties are made from the --tenant's policies, users and apps.
 
             --random N --seed S makes N random cells (policies, parties, identities, channels) and \
             checks the leak invariant live: org data never arrives readable at a party the policy \
@@ -82,14 +83,12 @@ struct MatrixCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The random cells' seed.", valueName: "S"))
     var seed: UInt64 = 1
 
-    @Option(help: ArgumentHelp("The tenant file or a Graph tenant export (docs/POLICIES.md; default: the experiment's, else Policies/contoso/tenant.json). With the default experiment, the parties are made from this tenant's policies, users and apps.", valueName: "FILE"))
-    var tenant: String?
+    @OptionGroup var tenantFile: TenantOption
 
     @Option(help: ArgumentHelp("experiment (its own list) or policy-apps: a party per app the policies target, signed in as a user they are assigned to, plus the catalog's unmanaged apps (docs/MATRIX.md).", valueName: "SOURCE"))
     var parties: PartiesSource?
 
-    @Option(help: ArgumentHelp("An app catalog (docs/CATALOG.md) whose entries add to or replace the built-in one's: apps no Apps/ folder provides run live as stand-ins under manifests made from them.", valueName: "FILE"))
-    var catalog: String?
+    @OptionGroup var catalogFile: CatalogOption
 
     /// Test-only: makes each policy's broker flip its decisions on one channel (mambroker's hidden
     /// --test-flip), so that a test can show a disagreement is caught. Not in --help.
@@ -108,8 +107,8 @@ struct MatrixCommand: ParsableCommand {
 
     func run() throws {
         let started = Date()
-        let setup = try MatrixSetup.load(experiment: experiment, policies: policies, diff: diff, random: random, seed: seed, tenant: tenant,
-                                         parties: parties, catalog: catalog)
+        let setup = try MatrixSetup.load(experiment: experiment, policies: policies, diff: diff, random: random, seed: seed, tenant: tenantFile.tenant,
+                                         parties: parties, catalog: catalogFile.catalog)
         let manifest = { (app: String) in setup.predictors.values.first?.manifest(app) }
         let cells = Plan.cells(setup.experiment, bundleID: { manifest($0)?.bundleID },
                                handles: { app, scheme in manifest(app)?.handles(scheme: scheme) ?? false },

@@ -41,10 +41,9 @@ struct Run: ParsableCommand {
     @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal); one in the tenant's domain that the tenant does not know is refused as a typo.", valueName: "ACCOUNT"))
     var user: String?
 
-    @Option(help: ArgumentHelp("The tenant file for a broker started here.", valueName: "FILE"))
-    var tenant: String?
+    @OptionGroup var tenantFile: TenantOption
 
-    @Option(help: ArgumentHelp("A running broker's launcher socket.", valueName: "SOCKET"))
+    @Option(help: ArgumentHelp("A running broker's launcher socket (else this run starts a broker for --tenant).", valueName: "SOCKET"))
     var broker: String?
 
     @Flag(help: "Run without any broker connection (the app then has no way out at all).")
@@ -131,7 +130,7 @@ struct Run: ParsableCommand {
                                              .merging(user.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
                                          containersRoot: containersRoot, brokerDescriptor: nil, limits: resourceLimits,
                                          allowWeaker: sandbox.allowWeakerSandbox, hidden: brokerFolder.map { [$0] } ?? [])
-        if let program, program.isNative { config.executableDescriptor = program.descriptor.rawValue }
+        if let program, program.isNative { config.executableDescriptor = FileDescriptor(rawValue: program.descriptor.rawValue) }
         if self.manifest != nil {
             config.appFolder = AppFolder.locate(executable: executable, arguments: &config.arguments,
                                                 currentDirectory: FileManager.default.currentDirectoryPath)
@@ -146,7 +145,7 @@ struct Run: ParsableCommand {
             if terminals[1] { config.standardOutput = terminal.appSide }
             if terminals[2] { config.standardError = terminal.appSide }
         }
-        if !terminals[0] && fcntl(0, F_GETFD) >= 0 { config.standardInput = 0 }
+        if !terminals[0] && fcntl(0, F_GETFD) >= 0 { config.standardInput = .standardInput }
         // The broker may ask for a restart (an app that declined to restart itself after its
         // first policy); a bounded number, so a broken app cannot loop forever.
         var restarts = 0
@@ -165,7 +164,7 @@ struct Run: ParsableCommand {
             let restartAsked = watch?.stop() ?? false
             status = app.wait()
             if let refusal = watch?.refusal {
-                if let terminal { close(terminal.appSide) }
+                terminal?.closeAppSide()
                 terminal?.finish()
                 throw World.Failure(description: refusal)
             }
@@ -175,7 +174,7 @@ struct Run: ParsableCommand {
         }
         // The launcher kept its copy of the app's terminal for restarts: closing it lets the
         // relay see the end.
-        if let terminal { close(terminal.appSide) }
+        terminal?.closeAppSide()
         terminal?.finish()
         if controlFD >= 0 { close(controlFD) }
         throw ExitCode(status)
@@ -193,11 +192,11 @@ struct Run: ParsableCommand {
         if control >= 0 {
             var pair: [Int32] = [-1, -1]
             guard mam_seqpacket_pair(&pair) == 0 else { throw World.Failure(description: "socketpair: \(String(cString: strerror(errno)))") }
-            config.brokerDescriptor = pair[0]
+            config.brokerDescriptor = FileDescriptor(rawValue: pair[0])
             brokerEnd = pair[1]
         }
         defer {
-            config.brokerDescriptor.map { _ = close($0) }
+            config.brokerDescriptor.map { _ = close($0.rawValue) }
             if brokerEnd >= 0 { close(brokerEnd) }
         }
         let app: SandboxedApp
@@ -250,7 +249,7 @@ struct Run: ParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw World.Failure(description: "no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
         }
-        guard let tenantPath = tenant ?? Catalog.projectRoot().map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
+        guard let tenantPath = tenantFile.tenant ?? Catalog.projectRoot().map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
             throw ValidationError("no broker: pass --tenant FILE for the broker this run starts, or --broker SOCKET")
         }
         // The tenant is known here (not with --broker): a --user in its own domain that it does

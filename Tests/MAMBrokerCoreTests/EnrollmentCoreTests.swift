@@ -141,14 +141,23 @@ struct AppConfigurationCoreTests {
         #expect(lab.send(lab.launch("com.example.notes"), .appConfigRequest(account: "adele@contoso.com")).error == .notAllowed)
     }
 
+    /// The sample tenant with every default app-configuration value changed.
+    static func withChangedDefaultConfiguration(sourceLocation: SourceLocation = #_sourceLocation) -> Tenant? {
+        var tenant = CoreLab.sampleTenant
+        guard var defaults = tenant.appConfigurationDefault else {
+            Issue.record("the sample tenant has no default configuration", sourceLocation: sourceLocation)
+            return nil
+        }
+        defaults.settings = defaults.settings.map { var x = $0; x.value = x.value + "-changed"; return x }
+        tenant.appConfigurationDefault = defaults
+        return tenant
+    }
+
     @Test func aReloadThatChangesTheConfigurationTellsTheRunningApp() {
         var lab = CoreLab()
         let m = lab.launch("com.contoso.mail")
         lab.send(m, .enroll(account: "adele@contoso.com"))
-        var tenant = CoreLab.sampleTenant
-        guard var defaults = tenant.appConfigurationDefault else { Issue.record("the sample tenant has no default configuration"); return }
-        defaults.settings = defaults.settings.map { var x = $0; x.value = x.value + "-changed"; return x }
-        tenant.appConfigurationDefault = defaults
+        guard let tenant = Self.withChangedDefaultConfiguration() else { return }
         lab.run(lab.core.reload(tenant))
         #expect(lab.received(m).contains { if case .appConfigChanged("adele@contoso.com") = $0.frame.message { return true } else { return false } })
     }
@@ -160,10 +169,7 @@ struct AppConfigurationCoreTests {
         let m = lab.launch("com.contoso.mail", account: "adele@contoso.com")
         lab.send(m, .enroll(account: "adele@contoso.com"))
         let ben = lab.launch("com.contoso.mail", account: "ben@contoso.com")
-        var tenant = CoreLab.sampleTenant
-        guard var defaults = tenant.appConfigurationDefault else { Issue.record("the sample tenant has no default configuration"); return }
-        defaults.settings = defaults.settings.map { var x = $0; x.value = x.value + "-changed"; return x }
-        tenant.appConfigurationDefault = defaults
+        guard let tenant = Self.withChangedDefaultConfiguration() else { return }
         lab.run(lab.core.reload(tenant))
         #expect(lab.received(m).contains { if case .appConfigChanged("adele@contoso.com") = $0.frame.message { return true } else { return false } })
         #expect(!lab.received(ben).contains { if case .appConfigChanged = $0.frame.message { return true } else { return false } },

@@ -143,7 +143,7 @@ struct AuditDurabilityTests {
         let (mine, theirs) = try WireSocket.pair()
         defer { mine.close() }
         try LauncherMessage.adopt(Adoption(bundleID: "com.example.notes", pid: getpid(), account: "adele@contoso.com", developer: true))
-            .send(on: launcher, descriptor: FileDescriptor(rawValue: theirs.fd))
+            .send(on: launcher, descriptor: theirs.descriptor)
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
         _ = mine.receive(within: 10)

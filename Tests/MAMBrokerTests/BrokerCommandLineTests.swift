@@ -51,8 +51,8 @@ struct BrokerCommandLineTests {
         defer { s.close() }
         kill(child.process.processIdentifier, SIGHUP)
         try s.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
-        let welcome = s.receive(within: 10)
-        guard case .success(let frame)? = welcome?.frame, case .welcome = frame.message else {
+        let welcome = s.receive(within: 10)?.frame
+        guard case .success(let frame)? = welcome, case .welcome = frame.message else {
             Issue.record("no welcome after the reload: \(String(describing: welcome)); running: \(child.process.isRunning)")
             return
         }

@@ -32,8 +32,8 @@ struct FloodTests {
 
         func start() -> [Thread] {
             let reader = Thread { [self] in
-                while running, let r = socket.receiveRaw() {
-                    r.descriptor.map { _ = close($0) }
+                // (A descriptor that came with a packet closes as the packet is dropped.)
+                while running, socket.receiveRaw() != nil {
                     answeredCount.add(1, ordering: .relaxed)
                 }
             }
@@ -41,7 +41,7 @@ struct FloodTests {
                 var id: UInt32 = 1
                 while running {
                     let (m, fd) = make(id)
-                    do { try socket.send(Frame(id: id, m), descriptor: fd) } catch { fd.map { _ = close($0) }; break }
+                    do { try socket.send(Frame(id: id, m), descriptor: fd.map(FileDescriptor.init(rawValue:))) } catch { fd.map { _ = close($0) }; break }
                     fd.map { _ = close($0) }
                     id &+= 1
                     sentCount.add(1, ordering: .relaxed)
@@ -57,7 +57,7 @@ struct FloodTests {
     static func adopt(_ launcher: WireSocket, _ bundle: String, account: String? = nil) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         // The test process is no installed app's build: it says so (developer), keeping the id.
-        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: account, developer: true)).send(on: launcher, descriptor: FileDescriptor(rawValue: theirs.fd))
+        try LauncherMessage.adopt(Adoption(bundleID: bundle, pid: getpid(), account: account, developer: true)).send(on: launcher, descriptor: theirs.descriptor)
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
         _ = mine.receive(within: 10)
@@ -89,7 +89,8 @@ struct FloodTests {
         defer { launcher.close() }
         let quiet = try Self.adopt(launcher, "com.contoso.docs")
         let loud = try Self.adopt(launcher, "com.example.notes")
-        _ = try Self.adopt(launcher, "com.example.chat")  // an import source that never answers
+        let chat = try Self.adopt(launcher, "com.example.chat")  // an import source that never answers
+        defer { chat.close() }
         let large = Self.sealed(64 << 20)
         defer { large.map { _ = close($0) } }
         let flooder = Flooder(socket: loud) { id in
@@ -109,7 +110,7 @@ struct FloodTests {
         #expect(flooder.sent >= 50, "the flood is under way")
         try Self.quietAppIsServedBeside(flooder, quiet: quiet, kind.rawValue)
         flooder.running = false
-        shutdown(loud.fd, Int32(SHUT_RDWR))
+        shutdown(loud.descriptor.rawValue, Int32(SHUT_RDWR))
     }
 
     /// The quiet app's 200 pastes are each answered, in order, while the flood goes on (or waits

@@ -128,7 +128,7 @@ extension WireSocket {
     /// Receives one frame, waiting at most `seconds`; nil at the end of stream. A broker that
     /// says nothing in time fails the test (a bare `receive()` would wait forever).
     func receive(within seconds: Double, sourceLocation: SourceLocation = #_sourceLocation) -> Received? {
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var pfd = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         let ready = poll(&pfd, 1, Int32(seconds * 1000))
         guard ready > 0 else {
             Issue.record("no frame within \(seconds) s", sourceLocation: sourceLocation)

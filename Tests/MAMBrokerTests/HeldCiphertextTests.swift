@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MAMWire
+import SystemPackage
 import Testing
 
 /// Issue 21: the broker writes the ciphertext of an encrypted push into a memfd of its own, so
@@ -31,19 +32,18 @@ struct HeldCiphertextTests {
         func share() throws -> String {
             let document = try SealedDocument.create([UInt8](repeating: 0x51, count: 1 << 20))
             nextID += 1
-            try mail.send(Frame(id: nextID, .share(target: "com.example.notes", contentType: "com.adobe.pdf", name: "q\(nextID).pdf")), descriptor: document.rawValue)
+            try mail.send(Frame(id: nextID, .share(target: "com.example.notes", contentType: "com.adobe.pdf", name: "q\(nextID).pdf")), descriptor: FileDescriptor(rawValue: document.rawValue))
             // The answer to this request; what the broker sends unasked (enrollment notices) is skipped.
             var answer: Frame?
             while answer == nil, let r = mail.receive(within: 10) {
                 if case let .success(f) = r.frame, f.id == nextID { answer = f }
-                r.descriptor.map { _ = close($0) }
             }
             guard let frame = answer else { return "no answer" }
             switch frame.message {
             case let .decision(d) where d.outcome == 2:
-                guard let got = notes.receive(within: 10), case .success(let f) = got.frame, case .document(_, _, _, true) = f.message,
-                      let fd = got.descriptor else { return "encrypted, but nothing arrived" }
-                held.append(fd)
+                guard var got = notes.receive(within: 10), case .success(let f) = got.frame, case .document(_, _, _, true) = f.message,
+                      let fd = got.descriptor.take() else { return "encrypted, but nothing arrived" }
+                held.append(fd.release())
                 return "encrypted"
             case let .decision(d): return "outcome \(d.outcome): \(d.message)"
             case let .error(code, detail): return "\(code): \(detail)"

@@ -26,10 +26,10 @@ struct HeldFloodTests {
             Thread { [self] in
                 while lock.withLock({ running }) {
                     // Waits a bounded 200 ms at a time, so that stop() ends it.
-                    var ready = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+                    var ready = pollfd(fd: socket.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
                     guard poll(&ready, 1, 200) == 1 else { continue }
-                    guard let r = socket.receive() else { return }
-                    if let fd = r.descriptor { lock.withLock { kept.append(fd) } }
+                    guard var r = socket.receive() else { return }
+                    if let fd = r.descriptor.take()?.release() { lock.withLock { kept.append(fd) } }
                 }
             }.start()
         }
@@ -73,14 +73,13 @@ struct HeldFloodTests {
             try quiet.send(Frame(id: id, kind == .madeUpEnrollments ? .enroll(account: "quiet\(i)@contoso.com") : .paste))
             var answered = false
             while !answered, let r = quiet.receive(within: 30) {
-                r.descriptor.map { _ = close($0) }
                 if case .success(let f) = r.frame, f.id == id { answered = true }
             }
             guard answered else { Issue.record("\(kind): the quiet app's request \(i) went unanswered beside the flood"); break }
             usleep(2_000)
         }
         flooder.running = false
-        shutdown(loud.fd, Int32(SHUT_RDWR))
+        shutdown(loud.descriptor.rawValue, Int32(SHUT_RDWR))
         switch kind {
         case .encryptedPushes:
             // 8 MiB of 256 KiB ciphertexts (a page of header each): at most 31 held at once.

@@ -27,10 +27,9 @@ struct StateWriteTests {
     static func first(_ s: WireSocket, within seconds: Double, _ matches: (Frame) -> Bool) -> Message? {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while true {
-            var ready = pollfd(fd: s.fd, events: Int16(POLLIN), revents: 0)
+            var ready = pollfd(fd: s.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
             let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
             guard poll(&ready, 1, remaining) == 1, let r = s.receive() else { return nil }
-            r.descriptor.map { _ = close($0) }
             if case .success(let f) = r.frame, matches(f) { return f.message }
         }
     }
@@ -50,7 +49,7 @@ struct StateWriteTests {
     static func mail(_ launcher: WireSocket) throws -> WireSocket {
         let (mine, theirs) = try WireSocket.pair()
         try LauncherMessage.adopt(Adoption(bundleID: "com.contoso.mail", pid: getpid(), account: "adele@contoso.com", developer: true))
-            .send(on: launcher, descriptor: FileDescriptor(rawValue: theirs.fd))
+            .send(on: launcher, descriptor: theirs.descriptor)
         theirs.close()
         try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
         return mine

@@ -2,6 +2,7 @@ import CMAMWire
 import Foundation
 import Glibc
 import MAMWire
+import SystemPackage
 import Testing
 
 /// An app cannot get another one disconnected, and odd descriptors leave nothing open: both
@@ -11,10 +12,9 @@ struct VictimTests {
     /// Reads what the socket has, without waiting long: (frames, end of stream seen).
     static func drain(_ s: WireSocket) -> (frames: [Frame], eof: Bool) {
         var frames: [Frame] = []
-        var pfd = pollfd(fd: s.fd, events: Int16(POLLIN), revents: 0)
+        var pfd = pollfd(fd: s.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         while poll(&pfd, 1, 300) > 0 {
             guard let r = s.receiveRaw() else { return (frames, true) }
-            r.descriptor.map { _ = close($0) }
             if let f = try? Wire.decode(r.bytes) { frames.append(f) } else if r.error == nil { return (frames, true) }
         }
         return (frames, false)
@@ -51,7 +51,9 @@ struct VictimTests {
         let launcher = try WireSocket.connect(b.launcherSocket)
         defer { launcher.close() }
         let app = try FloodTests.adopt(launcher, "com.example.notes")
-        _ = try FloodTests.adopt(launcher, "com.contoso.mail")
+        // Mail stays connected (the shares go to it): its socket closes at the end.
+        let mail = try FloodTests.adopt(launcher, "com.contoso.mail")
+        defer { mail.close() }
         let before = b.settledDescriptors()
         let fifo = "/tmp/mamlab-fifo-\(getpid())"
         unlink(fifo)
@@ -66,9 +68,9 @@ struct VictimTests {
             fds += sv + p + [open("/tmp", O_RDONLY | O_DIRECTORY), open("/dev/zero", O_RDONLY), mam_memfd_sealable("unsealed"), FloodTests.sealed(10)!]
             for (k, fd) in fds.enumerated() {
                 let id = UInt32(round * 100 + k * 4 + 10)
-                try app.send(Frame(id: id, .share(target: "com.contoso.mail", contentType: "public.plain-text", name: "a.txt")), descriptor: fd)
+                try app.send(Frame(id: id, .share(target: "com.contoso.mail", contentType: "public.plain-text", name: "a.txt")), descriptor: FileDescriptor(rawValue: fd))
                 _ = app.receive(within: 10)
-                try app.send(Frame(id: id + 1, .saveTo(location: 32, account: nil, name: "r\(k).txt")), descriptor: fd)
+                try app.send(Frame(id: id + 1, .saveTo(location: 32, account: nil, name: "r\(k).txt")), descriptor: FileDescriptor(rawValue: fd))
                 _ = app.receive(within: 10)
             }
             fds.forEach { _ = close($0) }

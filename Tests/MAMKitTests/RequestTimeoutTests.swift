@@ -11,7 +11,7 @@ struct RequestTimeoutTests {
     /// The app's hello, read by the test playing a broker (bounded; polled without blocking, so
     /// the app's task gets the threads it needs to send it).
     static func hello(_ broker: WireSocket) async throws -> Frame {
-        var pfd = pollfd(fd: broker.fd, events: Int16(POLLIN), revents: 0)
+        var pfd = pollfd(fd: broker.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         let deadline = ContinuousClock.now + .seconds(10)
         while poll(&pfd, 1, 0) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try #require(pfd.revents & Int16(POLLIN) != 0, "the app said hello")
@@ -23,7 +23,7 @@ struct RequestTimeoutTests {
     @Test func aRequestTheBrokerNeverAnswersFailsAtItsTimeout() async throws {
         let (broker, app) = try WireSocket.pair()
         defer { broker.close() }
-        let starting = Task { try await MAMApp.start(connection: Descriptor(adopting: app.fd), requestTimeout: 0.5) }
+        let starting = Task { try await MAMApp.start(connection: app.release()!, requestTimeout: 0.5) }
         _ = try await Self.hello(broker)
         // The broker never answers: only the time-out can end the request (the suite's time
         // limit would stop a hang; the code says it was the time-out that ended it).
@@ -35,7 +35,7 @@ struct RequestTimeoutTests {
         defer { broker.close() }
         // Were the frame dropped, the request would end at its time-out, as `timedOut`: the code
         // tells the two apart, and the time-out keeps a regression from hanging the suite.
-        let starting = Task { try await MAMApp.start(connection: Descriptor(adopting: app.fd), requestTimeout: 20) }
+        let starting = Task { try await MAMApp.start(connection: app.release()!, requestTimeout: 20) }
         let hello = try await Self.hello(broker)
         // A welcome under the hello's id whose header announces more bytes than came.
         var bytes: [UInt8] = [0x4D, 0x57, Wire.version, 0x02]

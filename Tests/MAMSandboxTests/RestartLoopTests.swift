@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MAMSandbox
 import MAMWire
+import SystemPackage
 import Testing
 
 /// An app started again the moment the last one was reaped, as the launcher restarts an app at
@@ -41,7 +42,7 @@ struct RestartLoopTests {
             var config = LaunchConfiguration(bundleID: "com.example.restarts", executable: "/bin/sh",
                                              arguments: ["-c", "true > /mamlab-refused-\(i); exit 3"], environment: ["PATH": "/usr/bin:/bin"],
                                              containersRoot: root, allowWeaker: true)
-            config.standardError = quiet
+            config.standardError = FileDescriptor(rawValue: quiet)
             let app: SandboxedApp
             do {
                 app = try Sandbox.launch(config) { v in

@@ -593,7 +593,7 @@ static double now_ms(void) {
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-struct descriptor_flip { volatile int stop; int number, outside, inside; };
+struct descriptor_flip { volatile int stop; int number, outside, inside; pthread_t thread; };
 
 static void *flip_descriptor(void *p) {
     struct descriptor_flip *f = p;
@@ -602,17 +602,35 @@ static void *flip_descriptor(void *p) {
     return NULL;
 }
 
+// Opens `outside` (read-only) and `inside` (made in the container) and starts flipping a third
+// number between them; -1 when any of it failed (then nothing is left open or running).
+static int start_flip(struct descriptor_flip *f, const char *outside, const char *inside) {
+    *f = (struct descriptor_flip){ 0, -1, open(outside, O_RDONLY | O_CLOEXEC), open(inside, O_RDWR | O_CREAT | O_CLOEXEC, 0600) };
+    if (f->outside >= 0 && f->inside >= 0) f->number = dup(f->inside);
+    if (f->number >= 0 && pthread_create(&f->thread, NULL, flip_descriptor, f) == 0) return 0;
+    int failure = errno;  // what the caller reports
+    if (f->number >= 0) close(f->number);
+    if (f->inside >= 0) close(f->inside);
+    if (f->outside >= 0) close(f->outside);
+    errno = failure;
+    return -1;
+}
+
+static void stop_flip(struct descriptor_flip *f) {
+    f->stop = 1;
+    pthread_join(f->thread, NULL);
+    close(f->number);
+    close(f->inside);
+    close(f->outside);
+}
+
 // flock on a descriptor number that points at a file in the container when the supervisor
 // looks and at `outside` (a read-only system file) when the kernel takes the lock. Whether a
 // lock went to the outside file is told without a confined call on it: then a fresh open of
 // the inside file can still be locked.
 probe_result probe_flock_race(const char *outside, const char *inside, int ms, int *tries) {
-    int out = open(outside, O_RDONLY | O_CLOEXEC);
-    int in = open(inside, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (out < 0 || in < 0) return fail();
-    struct descriptor_flip f = { 0, dup(in), out, in };
-    pthread_t t;
-    if (f.number < 0 || pthread_create(&t, NULL, flip_descriptor, &f) != 0) return fail();
+    struct descriptor_flip f;
+    if (start_flip(&f, outside, inside) != 0) return fail();
     probe_result result = EACCES;
     double end = now_ms() + ms;
     for (*tries = 0; now_ms() < end; ++*tries) {
@@ -620,14 +638,10 @@ probe_result probe_flock_race(const char *outside, const char *inside, int ms, i
         int check = open(inside, O_RDONLY | O_CLOEXEC);
         int insideFree = check >= 0 && flock(check, LOCK_EX | LOCK_NB) == 0;
         if (check >= 0) close(check);
-        flock(in, LOCK_UN);
+        flock(f.inside, LOCK_UN);
         if (insideFree) { result = 0; break; }
     }
-    f.stop = 1;
-    pthread_join(t, NULL);
-    close(f.number);
-    close(in);
-    close(out);
+    stop_flip(&f);
     unlink(inside);
     return result;
 }
@@ -774,12 +788,8 @@ probe_result probe_inotify_race(const char *outside, int ms, int *tries) {
 // process's own record locks never conflict with each other): the inside file still free to a
 // write lock means the lock went to `outside`.
 probe_result probe_fcntl_lock_race(const char *outside, const char *inside, int ms, int *tries) {
-    int out = open(outside, O_RDONLY | O_CLOEXEC);
-    int in = open(inside, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (out < 0 || in < 0) return fail();
-    struct descriptor_flip f = { 0, dup(in), out, in };
-    pthread_t t;
-    if (f.number < 0 || pthread_create(&t, NULL, flip_descriptor, &f) != 0) return fail();
+    struct descriptor_flip f;
+    if (start_flip(&f, outside, inside) != 0) return fail();
     probe_result result = EACCES;
     double end = now_ms() + ms;
     for (*tries = 0; now_ms() < end; ++*tries) {
@@ -794,14 +804,10 @@ probe_result probe_fcntl_lock_race(const char *outside, const char *inside, int 
         int status = 1;
         if (child > 0) waitpid(child, &status, 0);
         struct flock un = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
-        fcntl(in, F_SETLK, &un);
+        fcntl(f.inside, F_SETLK, &un);
         if (child > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) { result = 0; break; }
     }
-    f.stop = 1;
-    pthread_join(t, NULL);
-    close(f.number);
-    close(in);
-    close(out);
+    stop_flip(&f);
     unlink(inside);
     return result;
 }

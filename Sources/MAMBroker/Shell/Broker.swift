@@ -291,10 +291,16 @@ public final class Broker: @unchecked Sendable {
         auditRefusals()
         auditSecurityOverflow(endingBefore: .max)
         for (fd, h) in handles {
-            if case .session = h { shutdown(fd, Int32(SHUT_RDWR)) }
-            close(fd)
+            switch h {
+            case .session: shutdown(fd, Int32(SHUT_RDWR))
+            case let .launcher(socket): socket.close()
+            case .publicListener, .launcherListener: close(fd)
+            }
         }
         handles = [:]
+        sockets.values.forEach { $0.close() }
+        sockets = [:]
+        signInReplies = [:]
         heldReplies.discard()
         descriptors.values.forEach { _ = close($0) }
         descriptors = [:]
@@ -317,7 +323,7 @@ public final class Broker: @unchecked Sendable {
                 let conn = mam_accept(fd)
                 guard conn >= 0 else { break }
                 setNonBlocking(conn)
-                handles[conn] = .launcher(WireSocket(fd: conn))
+                handles[conn] = .launcher(WireSocket(adopting: Descriptor(adopting: conn)))
                 try? loop.add(conn)
             }
         case let .launcher(socket):
@@ -332,7 +338,7 @@ public final class Broker: @unchecked Sendable {
         let id = SessionID(nextSession)
         nextSession += 1
         handles[fd] = .session(id)
-        sockets[id] = WireSocket(fd: fd)
+        sockets[id] = WireSocket(adopting: Descriptor(adopting: fd))
         budgets[id] = appBudgets[peer.bundleID] ?? {
             let b = RequestBudget(app: peer.bundleID, perSecond: configuration.requestsPerSecond)
             appBudgets[peer.bundleID] = b
@@ -345,7 +351,7 @@ public final class Broker: @unchecked Sendable {
 
     private func serveLauncher(_ socket: WireSocket) {
         for _ in 0..<16 {
-            guard let raw = socket.receiveRaw(dontWait: true, buffer: receiveBuffer) else { closeLauncher(socket); return }
+            guard var raw = socket.receiveRaw(dontWait: true, buffer: receiveBuffer) else { closeLauncher(socket); return }
             if raw.wouldBlock { return }
             let message: LauncherMessage
             do {
@@ -355,7 +361,6 @@ public final class Broker: @unchecked Sendable {
                     throw WireError(.missingDescriptor, "an adopt carries the app's connection, a violation nothing")
                 }
             } catch {
-                raw.descriptor.map { _ = close($0) }
                 log(LogLine(level: .warning, message: "launcher sent a bad message; closing that launcher connection", metadata: ["error": "\(error)"]))
                 closeLauncher(socket)
                 return
@@ -366,21 +371,20 @@ public final class Broker: @unchecked Sendable {
                 // the app would run signed in as an outsider, unmanaged, with no word. Refused;
                 // the launcher says why, stops the app and fails.
                 if let account = a.account, let typo = core.unknownInOwnDomain(account) {
-                    raw.descriptor.map { _ = close($0) }
                     try? LauncherMessage.controlReply(ok: false, detail: "the broker refused \(a.bundleID): \(typo)").send(on: socket)
                     log(LogLine(level: .warning, message: "hand-off refused", metadata: ["app": "\(a.bundleID)", "reason": "\(typo)"]))
                     continue
                 }
                 guard let lookup = configuration.installedProgram else {
-                    admit(a, connection: raw.descriptor!, launcher: socket.fd, expected: nil)
+                    admit(a, connection: raw.descriptor.take()!.release(), launcher: socket.descriptor.rawValue, expected: nil)
                     continue
                 }
                 // The installed program's digest may have to be taken (at the first hand-off, or
                 // after a rebuild): tens of milliseconds, done on the disk lane, not the loop.
                 // Until it is back this launcher is out of the loop, so its later messages (an
                 // app's end, a sign-in) still come after the adoption they follow.
-                loop.remove(socket.fd)
-                let connection = raw.descriptor!, launcher = socket.fd, loop = self.loop
+                loop.remove(socket.descriptor.rawValue)
+                let connection = raw.descriptor.take()!.release(), launcher = socket.descriptor.rawValue, loop = self.loop
                 disk.async(for: "installed programs") {
                     loop.post(.adopted(a, connection: connection, launcher: launcher, expected: lookup(a.bundleID)))
                 }
@@ -422,7 +426,7 @@ public final class Broker: @unchecked Sendable {
             case let .signIn(pid, account, secret):
                 // The launcher connection that handed the app over speaks for its user; another
                 // one (`mamlaunch signin`) brings the account's credential.
-                let mine = launcherOf.filter { $0.value == socket.fd }.keys.first { core.pid(of: $0) == pid }
+                let mine = launcherOf.filter { $0.value == socket.descriptor.rawValue }.keys.first { core.pid(of: $0) == pid }
                 let session = mine ?? launcherOf.keys.sorted().first { core.pid(of: $0) == pid }
                 let reply: LauncherMessage
                 if let typo = core.unknownInOwnDomain(account) {
@@ -466,12 +470,13 @@ public final class Broker: @unchecked Sendable {
     }
 
     private func closeLauncher(_ socket: WireSocket) {
-        launcherOf = launcherOf.filter { $0.value != socket.fd }
+        let fd = socket.descriptor.rawValue
+        launcherOf = launcherOf.filter { $0.value != fd }
         adoptedPid = adoptedPid.filter { launcherOf[$0.key] != nil }
         // (A sign-in it waits for still completes; there is nobody left to answer.)
-        signInReplies = signInReplies.filter { $0.value.socket.fd != socket.fd }
-        loop.remove(socket.fd)
-        handles[socket.fd] = nil
+        signInReplies = signInReplies.filter { $0.value.socket !== socket }
+        loop.remove(fd)
+        handles[fd] = nil
         socket.close()
     }
 
@@ -512,15 +517,15 @@ public final class Broker: @unchecked Sendable {
     /// Reads and handles one frame; false when there was none, or the connection is gone.
     private func serveFrame(_ id: SessionID) -> Bool {
         guard let socket = sockets[id] else { return false }
-        guard let raw = socket.receiveRaw(dontWait: true, buffer: receiveBuffer) else {
+        guard var raw = socket.receiveRaw(dontWait: true, buffer: receiveBuffer) else {
             apply(core.handle(.disconnected(id)))
             drop(id, reason: nil)
             return false
         }
         if raw.wouldBlock { return false }
         if let budget = budgets[id], !budget.admit() {
-            // Refused unread: nothing decided, nothing audited but the count.
-            raw.descriptor.map { _ = close($0) }
+            // Refused unread (a descriptor with it closes with `raw`): nothing decided, nothing
+            // audited but the count.
             try? socket.send(Frame(id: Wire.frameID(raw.bytes) ?? 0, .error(code: .limitReached, detail: Self.overBudget)), wait: false)
             return true
         }
@@ -530,11 +535,12 @@ public final class Broker: @unchecked Sendable {
         }
         let frame: Frame
         do { frame = try Wire.decode(raw.bytes) } catch {
-            raw.descriptor.map { _ = close($0) }
             apply(core.handle(.badFrame(id, Wire.frameID(raw.bytes) ?? 0, error)))
             return true
         }
-        apply(core.handle(.frame(id, frame, raw.descriptor.map(adopt))))
+        var attachment: Attachment?
+        if let received = raw.descriptor.take() { attachment = adopt(received.release()) }
+        apply(core.handle(.frame(id, frame, attachment)))
         return true
     }
 
@@ -562,9 +568,10 @@ public final class Broker: @unchecked Sendable {
         refusedDeliveries[id] = nil
         budgets[id] = nil
         guard let socket = sockets.removeValue(forKey: id) else { return }
-        loop.remove(socket.fd)
-        handles[socket.fd] = nil
-        shutdown(socket.fd, Int32(SHUT_RDWR))
+        let fd = socket.descriptor.rawValue
+        loop.remove(fd)
+        handles[fd] = nil
+        shutdown(fd, Int32(SHUT_RDWR))
         socket.close()
         if let reason { log(LogLine(level: .notice, message: "connection closed", metadata: ["session": "\(id)", "reason": reason])) }
     }
@@ -598,7 +605,7 @@ public final class Broker: @unchecked Sendable {
                 return .sent
             }
             do {
-                try socket.send(frame, descriptor: attachment.flatMap { broker.descriptors[$0] }, wait: false)
+                try socket.send(frame, descriptor: attachment.flatMap { broker.descriptors[$0] }.map(FileDescriptor.init(rawValue:)), wait: false)
                 return .sent
             } catch {
                 return .failed(error.description)
@@ -608,7 +615,7 @@ public final class Broker: @unchecked Sendable {
         func deliver(_ frame: Frame, to id: SessionID, attachment: Int?) -> Bool {
             guard let socket = broker.sockets[id] else { return false }
             do {
-                try socket.send(frame, descriptor: attachment.flatMap { broker.descriptors[$0] }, wait: false)
+                try socket.send(frame, descriptor: attachment.flatMap { broker.descriptors[$0] }.map(FileDescriptor.init(rawValue:)), wait: false)
                 return true
             } catch {
                 // Counted, and logged at the first ten and every tenfold count: a flood

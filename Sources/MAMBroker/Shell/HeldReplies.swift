@@ -3,6 +3,7 @@ import Logging
 import MAMBrokerCore
 import MAMService
 import MAMWire
+import SystemPackage
 
 /// Replies waiting for a state write: the loop hands a write to the persistence queue and goes
 /// on serving everyone else, while the replies that follow the write in the same turn (the
@@ -79,7 +80,7 @@ extension Broker {
             case let .frame(frame, descriptor):
                 defer { descriptor.map { _ = close($0) } }
                 guard let socket = sockets[id] else { continue }
-                do { try socket.send(frame, descriptor: descriptor, wait: false) } catch {
+                do { try socket.send(frame, descriptor: descriptor.map(FileDescriptor.init(rawValue:)), wait: false) } catch {
                     log(LogLine(level: .warning, message: "a reply could not be delivered; closing that connection",
                                 metadata: ["session": "\(id)", "error": error.description]))
                     apply(core.handle(.disconnected(id)))
