@@ -87,7 +87,9 @@ extension Broker {
         let app = entry.source.app, minute = Self.minute()
         var b = securityRecords[app] ?? SecurityBudget(minute: minute)
         if b.minute != minute {
-            auditSecurityOverflow(endingBefore: minute)
+            // Here the core's effects are being carried out, and the interpreter holds `core`:
+            // reading it (its revision) would be an exclusivity violation, which ended the broker.
+            auditSecurityOverflow(endingBefore: minute, revision: entry.revision)
             b = securityRecords[app] ?? SecurityBudget(minute: minute)
         }
         defer { securityRecords[app] = b }
@@ -96,14 +98,15 @@ extension Broker {
         return false
     }
 
-    /// Audits the counts of the minutes before `minute` and forgets them.
-    func auditSecurityOverflow(endingBefore minute: Int) {
+    /// Audits the counts of the minutes before `minute` and forgets them; the records say the
+    /// policy `revision` (the caller's: the core may be in use).
+    func auditSecurityOverflow(endingBefore minute: Int, revision: Int) {
         for (app, b) in securityRecords where b.minute < minute {
             securityRecords[app] = nil
             guard b.suppressed > 0 else { continue }
             audit.append(AuditEntry(session: SessionID(0), request: 0, channel: "security", source: .init(app: app, identity: "", managed: false),
                                     target: nil, dataType: nil, size: b.suppressed, outcome: "suppressed", rule: "limit.security", tag: "chosen",
-                                    detail: "security events past \(AuditTrail.securityBudget) a minute from this app, counted only", revision: core.revision),
+                                    detail: "security events past \(AuditTrail.securityBudget) a minute from this app, counted only", revision: revision),
                          id: (try? store.nextDecisionID()) ?? 0)
         }
     }

@@ -284,12 +284,12 @@ public final class Broker: @unchecked Sendable {
                 lastTick = now
                 apply(core.handle(.tick))
                 auditRefusals()
-                auditSecurityOverflow(endingBefore: Self.minute())
+                auditSecurityOverflow(endingBefore: Self.minute(), revision: core.revision)
                 audit.expire()
             }
         }
         auditRefusals()
-        auditSecurityOverflow(endingBefore: .max)
+        auditSecurityOverflow(endingBefore: .max, revision: core.revision)
         for (fd, h) in handles {
             switch h {
             case .session: shutdown(fd, Int32(SHUT_RDWR))
