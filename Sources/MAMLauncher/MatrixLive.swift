@@ -164,10 +164,16 @@ final class PolicyRun: @unchecked Sendable {
     let device: String
     let broker: Process
     let manifests: [String: (manifest: AppManifest, executable: String)]
-    var apps: [String: ScriptedApp] = [:]
+    var apps: [String: ScriptedApp] = [:] { didSet { appsChanged += 1 } }
+    /// Counts every change of the running apps and their accounts: a cell's claim (CellLanes)
+    /// depends on them only, and is worked out again only when they changed.
+    var appsChanged = 0
     /// The accounts each running app was started with.
-    var accounts: [String: [String]] = [:]
+    var accounts: [String: [String]] = [:] { didSet { appsChanged += 1 } }
     let payload: Payload
+    /// The payload's digests, as an arrival reports them: worked out once, not per cell.
+    let documentSHA256: String
+    let textSHA256: String
     let auditPath: String
     /// The tenant file the broker reads (written again for each policy: switchPolicy).
     let tenantPath: String
@@ -187,6 +193,8 @@ final class PolicyRun: @unchecked Sendable {
         self.policy = policy
         self.policies = [policy]
         self.payload = setup.experiment.payload
+        documentSHA256 = Self.sha256(payload.documentContent)
+        textSHA256 = Self.sha256(payload.text)
         let base = LiveMatrix.scratch + "mamlab-matrix-\(getpid())-\(UUID().uuidString.prefix(8))"
         device = base
         auditPath = base + "/audit/" + AuditFile.decisions
@@ -330,35 +338,55 @@ final class PolicyRun: @unchecked Sendable {
         }
         let missing = wanted.filter { apps[$0.key] == nil }.map { ($0.key, $0.value) }
         let started = Locked<[String: Result<ScriptedApp, Error>]>([:])
+        // First every launch (the sandbox's part, a few milliseconds each), then every app's
+        // start awaited at once: an app spends its first tens of milliseconds loading and
+        // meeting the broker, and the others start meanwhile.
+        let launched = Locked<[Int: Result<ScriptedApp, Error>]>([:])
         DispatchQueue.concurrentPerform(iterations: missing.count) { i in
             let (bundle, accts) = missing[i]
             let r = Result { () throws -> ScriptedApp in
                 let e = try entry(bundle)
                 let first = accts.first { $0.lowercased() != "personal" }
-                let app = try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
-                                                 launcherSocket: device + "/launcher.sock", containers: device + "/containers",
-                                                 account: e.manifest.integratesSDK ? first : nil,
-                                                 personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
-                                                 log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
-                do {
-                    let hello = try app.call(ScriptCommand("hello"))
-                    if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
-                    // The other accounts sign in through the SDK, as a user adds them.
-                    for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
-                        // Signed in by the user (the launcher), then enrolled by the app.
-                        try app.signIn(a)
-                        let r = try app.call(ScriptCommand("enroll", [a]))
-                        if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
-                    }
-                } catch {
-                    // Not kept, so stopped here: reaped, its cgroups go with it.
-                    app.stop()
-                    throw error
-                }
-                return app
+                return try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
+                                              launcherSocket: device + "/launcher.sock", containers: device + "/containers",
+                                              account: e.manifest.integratesSDK ? first : nil,
+                                              personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
+                                              log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
             }
-            started.update { $0[bundle] = r }
+            launched.update { $0[i] = r }
         }
+        let launches = launched.value
+        let group = DispatchGroup()
+        for (i, (bundle, accts)) in missing.enumerated() {
+            guard case let .success(app)? = launches[i] else {
+                if case let .failure(error)? = launches[i] { started.update { $0[bundle] = .failure(error) } }
+                continue
+            }
+            DispatchQueue.global().async(group: group) { [self] in
+                let r = Result { () throws -> ScriptedApp in
+                    let e = try entry(bundle)
+                    let first = accts.first { $0.lowercased() != "personal" }
+                    do {
+                        let hello = try app.call(ScriptCommand("hello"))
+                        if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
+                        // The other accounts sign in through the SDK, as a user adds them.
+                        for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
+                            // Signed in by the user (the launcher), then enrolled by the app.
+                            try app.signIn(a)
+                            let r = try app.call(ScriptCommand("enroll", [a]))
+                            if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
+                        }
+                    } catch {
+                        // Not kept, so stopped here: reaped, its cgroups go with it.
+                        app.stop()
+                        throw error
+                    }
+                    return app
+                }
+                started.update { $0[bundle] = r }
+            }
+        }
+        group.wait()
         // Every app that started is kept (and so stopped with the run) before a failure is thrown.
         var failure: Error?
         for (bundle, r) in started.value {
@@ -408,7 +436,15 @@ final class PolicyRun: @unchecked Sendable {
         // And each cell's apps (bundle id, accounts): a lane looks at up to CellLanes.lookahead
         // cells' claims at every pick.
         let parts = cells.map { r in ([r.cell.source] + (r.cell.target.map { [$0] } ?? [])).map { p in (try? bundle(p)).map { ($0, p.accounts) } } }
-        let lanes = CellLanes(Array(cells.indices)) { [self] i in claim(cells[i], alone: alone[i], apps: parts[i]) }
+        // Kept while the running apps are the same (called under the lanes' lock, one at a time).
+        var claims = [(changes: Int, claim: CellLanes.Claim)?](repeating: nil, count: cells.count)
+        let lanes = CellLanes(Array(cells.indices)) { [self] i in
+            if startFailure.value != nil { return .resources([]) }
+            if let known = claims[i], known.changes == appsChanged { return known.claim }
+            let c = claim(cells[i], alone: alone[i], apps: parts[i])
+            claims[i] = (appsChanged, c)
+            return c
+        }
         lanes.run(lanes: cellsInFlight, stop: { Interruption.received != nil }) { [self] i in
             var r = cells[i]
             if r.live != nil {
@@ -468,16 +504,18 @@ final class PolicyRun: @unchecked Sendable {
         var wanted: [String: [String]] = [:]
         for p in [cell.source] + (cell.target.map { [$0] } ?? []) { wanted[try bundle(p)] = p.accounts }
         // Keep the other apps running: only the cell's apps must match.
-        var all = accounts
-        for (k, v) in wanted { all[k] = v }
-        try ensure(all)
+        if wanted.contains(where: { apps[$0.key] == nil || accounts[$0.key] != $0.value }) {
+            var all = accounts
+            for (k, v) in wanted { all[k] = v }
+            try ensure(all)
+        }
         try act(as: cell.source)
         if let t = cell.target { try act(as: t) }
         let source = apps[try bundle(cell.source)]!
         let target = try cell.target.map { apps[try bundle($0)]! }
         _ = target?.drainEvents()
         let name = "c\(cell.id)-\(payload.documentName)"
-        let docSHA = Self.sha256(payload.documentContent)
+        let docSHA = documentSHA256
         var o = Observation(targetIdentity: target.flatMap { t in cell.target.map { t.identity ?? ($0.identity ?? $0.accounts.first ?? "personal") } },
                             payloadSHA256: docSHA)
         var routedTo: String?
@@ -503,7 +541,7 @@ final class PolicyRun: @unchecked Sendable {
             let r = try step(target!, ScriptCommand("paste"))
             o.decision = r["decision"]
             o.arrival = r
-            o.payloadSHA256 = Self.sha256(payload.text)
+            o.payloadSHA256 = textSHA256
         case .openURL:
             let url = try cell.channel.url ?? Predictor.url(for: entry(cell.target!.app).manifest, payload: payload)
             o.sentURL = url
@@ -613,7 +651,16 @@ final class PolicyRun: @unchecked Sendable {
     // MARK: audit
 
     /// Where the log's committed records end (not the file's size: its space is reserved ahead).
-    func auditSize() -> UInt64 { UInt64(AuditFile.end(atPath: auditPath)) }
+    /// (Read with bare system calls: once per cell, FileHandle's were 1.5% of a run's CPU.)
+    func auditSize() -> UInt64 {
+        let fd = open(auditPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: AuditFile.headerSize)
+        let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        if n == AuditFile.headerSize, let end = AuditFile.committed(head) { return UInt64(end) }
+        return UInt64(AuditFile.end(atPath: auditPath))
+    }
 
     func auditLines(from offset: UInt64) -> [String] { AuditFile.records(atPath: auditPath, from: Int(offset)) }
 
