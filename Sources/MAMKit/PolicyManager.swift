@@ -383,6 +383,8 @@ public struct PolicyManager: Sendable {
     /// The accounts the app has signed in, as the broker knows them.
     public var signedInAccounts: [String] { (kit.snapshot?.signedIn ?? []).map { $0.upn ?? $0.name } }
 
-    /// Asks the broker for the policy again (the kit does after every service notice).
-    public func refresh() async throws { try await kit.refreshPolicy() }
+    /// Asks the broker for the policy again (the kit does after every service notice); returns
+    /// the broker's tenant revision the new snapshot was made for (nil: an app without the SDK).
+    @discardableResult
+    public func refresh() async throws -> Int? { try await kit.refreshPolicy()?.revision }
 }

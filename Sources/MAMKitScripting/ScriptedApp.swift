@@ -283,6 +283,10 @@ struct Executor: Sendable {
         case let .policy(word):
             let policy = word.map { pm.policy(for: account($0)) } ?? pm.policy
             return ["managed": .bool(policy.isManaged), "policy": Self.policy(policy)]
+        case .refresh:
+            let revision = try await pm.refresh()
+            return ["revision": revision.map { .number(Double($0)) } ?? .null, "managed": .bool(pm.policy.isManaged),
+                    "identity": Self.identity(pm.effectiveIdentity)]
         case let .openURL(url):
             let d = try await app.urls.open(url)
             return ["decision": Self.decision(d), "target": .null]

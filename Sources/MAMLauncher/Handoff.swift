@@ -52,8 +52,15 @@ package final class LaunchedPrograms: Sendable {
     static let shared = LaunchedPrograms()
     private let digests = Mutex<[String: String]>([:])
 
+    /// Held while a program is hashed: a matrix launches a dozen apps of the same program at
+    /// once, and each hashed it while the first was still at it.
+    private let hashing = NSLock()
+
     func sha256(_ program: OpenProgram) -> String? {
         guard let before = Self.stamp(program.descriptor.rawValue) else { return program.sha256() }
+        if let known = digests.withLock({ $0[before] }) { return known }
+        hashing.lock()
+        defer { hashing.unlock() }
         if let known = digests.withLock({ $0[before] }) { return known }
         let digest = program.sha256()
         if let digest, Self.stamp(program.descriptor.rawValue) == before { digests.withLock { $0[before] = digest } }

@@ -235,18 +235,30 @@ final class ScriptedApp: @unchecked Sendable {
 
     /// Asks the app to end (`bye`), then makes sure it has.
     func stop() {
-        _ = try? call(ScriptCommand("bye"), timeout: 2)
+        askToEnd()
+        waitForEnd()
+    }
+
+    /// Says `bye` and stops writing: the app ends at `bye`, or at the end of its input if it
+    /// never reads that far. Not waited for here, so that a run can end all its apps at once.
+    func askToEnd() {
+        state.lock()
+        sent += 1
+        state.unlock()
+        let bye = Array("bye\n".utf8)
+        // send, not write: an app that is gone is no SIGPIPE for the run. Short: one try.
+        _ = bye.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         close(input)
-        var waited = 0
-        while waited < 40 {
-            state.lock()
-            let done = ended
-            state.unlock()
-            if done { break }
-            usleep(25_000)
-            waited += 1
-        }
-        if waited == 40 { app.terminate(SIGKILL) }
+    }
+
+    /// Waits (up to `timeout` seconds, then kills it) for the app asked to end, and reaps it.
+    func waitForEnd(timeout: Double = 3) {
+        state.lock()
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !ended, state.wait(until: deadline) {}
+        let done = ended
+        state.unlock()
+        if !done { app.terminate(SIGKILL) }
         app.waitUntilExited()
         owned.map(Interruption.release)
         _ = app.wait()

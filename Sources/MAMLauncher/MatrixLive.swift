@@ -9,9 +9,11 @@ import MAMScript
 import MAMWire
 import Synchronization
 
-/// The live side of `mamlaunch matrix`: per policy, a broker of its own (policies run in
-/// parallel up to --jobs), the apps started in parallel in their sandboxes and kept running
-/// across cells, each cell performed through the apps' scripted mode and judged by what arrived.
+/// The live side of `mamlaunch matrix`: the policies that target the same apps for the same
+/// users run on one broker, its apps started in parallel in their sandboxes and kept running
+/// across cells and policies, the broker switched to the next policy between them (PolicyRun.switchPolicy);
+/// each cell performed through the apps' scripted mode and judged by what arrived. Runs that
+/// cannot share a broker run in parallel up to --jobs.
 package struct LiveMatrix {
     var setup: MatrixSetup
     var jobs: Int
@@ -22,58 +24,102 @@ package struct LiveMatrix {
     var allowWeaker = false
     /// --cells-in-flight: cells run at once under one policy (CellLanes).
     var cellsInFlight = 1
+    /// --broker-per-policy: every policy on a broker and apps of its own, started afresh.
+    var brokerPerPolicy = false
 
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    package init(setup: MatrixSetup, jobs: Int, progress: Progress, brokerTestFlip: String?, allowWeaker: Bool, cellsInFlight: Int) {
+    package init(setup: MatrixSetup, jobs: Int, progress: Progress, brokerTestFlip: String?, allowWeaker: Bool, cellsInFlight: Int,
+                 brokerPerPolicy: Bool = false) {
         self.setup = setup
         self.jobs = jobs
         self.progress = progress
         self.brokerTestFlip = brokerTestFlip
         self.allowWeaker = allowWeaker
         self.cellsInFlight = cellsInFlight
+        self.brokerPerPolicy = brokerPerPolicy
     }
 
-    /// Answers each predicted cell live; returns them with both sides.
-    package func run(_ predicted: [CellResult]) throws -> [CellResult] {
-        try checkExecutables(predicted)
+    /// Where the runs' device folders go (with a trailing slash): TMPDIR when it is set, else
+    /// the memory file system at /dev/shm when there is one, else /tmp. A folder lives only as
+    /// long as its run, and holds thousands of small files (a file per save, the apps'
+    /// containers): on ext4, creating and removing them was a tenth of the framework run's CPU
+    /// and a quarter of a second at its end. The apps never see it either way (the sandbox
+    /// hides /dev/shm and the folder itself).
+    package static let scratch: String = {
+        if ProcessInfo.processInfo.environment["TMPDIR"] == nil, access("/dev/shm", W_OK | X_OK) == 0,
+           let mounts = try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8),
+           mounts.split(separator: "\n").contains(where: { $0.split(separator: " ").dropFirst().prefix(2) == ["/dev/shm", "tmpfs"] }) {
+            return "/dev/shm/"
+        }
+        let tmp = NSTemporaryDirectory()
+        return tmp.hasSuffix("/") ? tmp : tmp + "/"
+    }()
+
+    /// One broker's share of the run: policies in turn, each with its cells (indices).
+    typealias Stint = [(policy: String, cells: [Int])]
+
+    /// Which broker runs which cells. Login and logout change what the device remembers
+    /// (enrollments): each gets a broker and device of its own. The other cells share one broker
+    /// per targeting (MatrixSetup.targeting), policy after policy in the experiment's order.
+    func stints(_ predicted: [CellResult]) -> [Stint] {
         var byPolicy: [String: [Int]] = [:]
         var order: [String] = []
         for (i, r) in predicted.enumerated() {
             if byPolicy[r.cell.policy] == nil { order.append(r.cell.policy) }
             byPolicy[r.cell.policy, default: []].append(i)
         }
-        let groups = byPolicy
+        var stints: [Stint] = []
+        var sharing: [[String]: Int] = [:]
+        for policy in order {
+            let all = byPolicy[policy]!
+            let shared = all.filter { !predicted[$0].cell.channel.channel.isAccountChannel }
+            if !shared.isEmpty {
+                let key = brokerPerPolicy ? [policy] : setup.targeting[policy] ?? [policy]
+                if let i = sharing[key] {
+                    stints[i].append((policy, shared))
+                } else {
+                    sharing[key] = stints.count
+                    stints.append([(policy, shared)])
+                }
+            }
+            stints += all.filter { predicted[$0].cell.channel.channel.isAccountChannel }.map { [(policy, [$0])] }
+        }
+        return stints
+    }
+
+    /// Answers each predicted cell live; returns them with both sides.
+    package func run(_ predicted: [CellResult]) throws -> [CellResult] {
+        try checkExecutables(predicted)
+        let stints = stints(predicted)
         let results = Locked(predicted)
         let errors = Locked<[String]>([])
         let queue = DispatchQueue(label: "matrix", attributes: .concurrent)
         let slots = DispatchSemaphore(value: jobs)
         let group = DispatchGroup()
-        for policy in order {
+        for stint in stints {
             slots.wait()
             if Interruption.received != nil { slots.signal(); break }
             group.enter()
             queue.async {
                 defer { slots.signal(); group.leave() }
+                var current = stint[0].policy
                 do {
-                    // Login and logout change what the device remembers (enrollments): each
-                    // gets a broker and device of its own, the other cells share one.
-                    let all = groups[policy]!
-                    let shared = all.filter { !predicted[$0].cell.channel.channel.isAccountChannel }
-                    let batches = (shared.isEmpty ? [] : [shared]) + all.filter { predicted[$0].cell.channel.channel.isAccountChannel }.map { [$0] }
-                    for indices in batches where Interruption.received == nil {
-                        let run = try PolicyRun(setup: setup, policy: policy, testFlip: brokerTestFlip, allowWeaker: allowWeaker)
-                        defer { run.stop() }
-                        run.cellsInFlight = cellsInFlight
-                        try run.perform(indices.map { predicted[$0] }) { offset, result in
-                            results.update { $0[indices[offset]] = result }
+                    let run = try PolicyRun(setup: setup, policy: current, testFlip: brokerTestFlip, allowWeaker: allowWeaker)
+                    defer { run.stop() }
+                    run.cellsInFlight = cellsInFlight
+                    for (n, part) in stint.enumerated() where Interruption.received == nil {
+                        current = part.policy
+                        if n > 0 { try run.switchPolicy(to: part.policy) }
+                        try run.perform(part.cells.map { predicted[$0] }) { offset, result in
+                            results.update { $0[part.cells[offset]] = result }
                             progress.advance()
                         }
                     }
                 } catch {
-                    errors.update { $0.append("policy \(policy): \(error)") }
+                    errors.update { $0.append("policy \(current): \(error)") }
                 }
             }
         }
@@ -109,18 +155,28 @@ final class Locked<Value>: Sendable {
     func update(_ body: (inout sending Value) -> Void) { mutex.withLock { body(&$0) } }
 }
 
-/// One policy's live run: its broker, its apps, its cells in order.
+/// One broker's live run: the broker, its apps, its policies in turn, each policy's cells in order.
 final class PolicyRun: @unchecked Sendable {
     let setup: MatrixSetup
-    let policy: String
+    /// The policy the broker decides by now (switchPolicy), and every one it has.
+    var policy: String
+    var policies: [String]
     let device: String
     let broker: Process
     let manifests: [String: (manifest: AppManifest, executable: String)]
-    var apps: [String: ScriptedApp] = [:]
+    var apps: [String: ScriptedApp] = [:] { didSet { appsChanged += 1 } }
+    /// Counts every change of the running apps and their accounts: a cell's claim (CellLanes)
+    /// depends on them only, and is worked out again only when they changed.
+    var appsChanged = 0
     /// The accounts each running app was started with.
-    var accounts: [String: [String]] = [:]
+    var accounts: [String: [String]] = [:] { didSet { appsChanged += 1 } }
     let payload: Payload
+    /// The payload's digests, as an arrival reports them: worked out once, not per cell.
+    let documentSHA256: String
+    let textSHA256: String
     let auditPath: String
+    /// The tenant file the broker reads (written again for each policy: switchPolicy).
+    let tenantPath: String
     /// The broker's stopper for an interruption (Interruption).
     let brokerOwned: Int
 
@@ -135,13 +191,17 @@ final class PolicyRun: @unchecked Sendable {
         self.allowWeaker = allowWeaker
         self.setup = setup
         self.policy = policy
+        self.policies = [policy]
         self.payload = setup.experiment.payload
-        let base = NSTemporaryDirectory() + "mamlab-matrix-\(getpid())-\(UUID().uuidString.prefix(8))"
+        documentSHA256 = Self.sha256(payload.documentContent)
+        textSHA256 = Self.sha256(payload.text)
+        let base = LiveMatrix.scratch + "mamlab-matrix-\(getpid())-\(UUID().uuidString.prefix(8))"
         device = base
         auditPath = base + "/audit/" + AuditFile.decisions
         try RotatingLog.privateFolder(base + "/logs")
         let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json",
                                           policyTargetsApps: setup.policyFilesWithApps.contains(policy))
+        tenantPath = tenant
         // Named Apps/ in a root of its own: the broker starts an app that is not running with
         // `mamlaunch run BUNDLE` under MAMLAB_ROOT = the folder above it, stand-ins included.
         let appsFolder = try Self.writeApps(setup, to: base + "/root/Apps")
@@ -246,15 +306,19 @@ final class PolicyRun: @unchecked Sendable {
     }
 
     func stop() {
-        for app in apps.values { app.stop() }
+        // All told to end at once, then each waited for: one app's exit, not the sum of them.
+        let running = Array(apps.values)
         apps.removeAll()
+        for app in running { app.askToEnd() }
         Interruption.release(brokerOwned)
         if broker.isRunning { broker.terminate() }
+        for app in running { app.waitForEnd() }
         broker.waitUntilExit()
         if ProcessInfo.processInfo.environment["MAMLAB_MATRIX_KEEP"] == nil {
             try? FileManager.default.removeItem(atPath: device)
         } else {
-            FileHandle.standardError.write(Data("matrix: policy \(policy): the broker's folder (audit, logs) is kept at \(device) (MAMLAB_MATRIX_KEEP)\n".utf8))
+            let named = policies.count == 1 ? "policy \(policy)" : "policies \(policies.joined(separator: ", "))"
+            FileHandle.standardError.write(Data("matrix: \(named): the broker's folder (audit, logs) is kept at \(device) (MAMLAB_MATRIX_KEEP)\n".utf8))
         }
     }
 
@@ -274,35 +338,55 @@ final class PolicyRun: @unchecked Sendable {
         }
         let missing = wanted.filter { apps[$0.key] == nil }.map { ($0.key, $0.value) }
         let started = Locked<[String: Result<ScriptedApp, Error>]>([:])
+        // First every launch (the sandbox's part, a few milliseconds each), then every app's
+        // start awaited at once: an app spends its first tens of milliseconds loading and
+        // meeting the broker, and the others start meanwhile.
+        let launched = Locked<[Int: Result<ScriptedApp, Error>]>([:])
         DispatchQueue.concurrentPerform(iterations: missing.count) { i in
             let (bundle, accts) = missing[i]
             let r = Result { () throws -> ScriptedApp in
                 let e = try entry(bundle)
                 let first = accts.first { $0.lowercased() != "personal" }
-                let app = try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
-                                                 launcherSocket: device + "/launcher.sock", containers: device + "/containers",
-                                                 account: e.manifest.integratesSDK ? first : nil,
-                                                 personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
-                                                 log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
-                do {
-                    let hello = try app.call(ScriptCommand("hello"))
-                    if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
-                    // The other accounts sign in through the SDK, as a user adds them.
-                    for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
-                        // Signed in by the user (the launcher), then enrolled by the app.
-                        try app.signIn(a)
-                        let r = try app.call(ScriptCommand("enroll", [a]))
-                        if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
-                    }
-                } catch {
-                    // Not kept, so stopped here: reaped, its cgroups go with it.
-                    app.stop()
-                    throw error
-                }
-                return app
+                return try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
+                                              launcherSocket: device + "/launcher.sock", containers: device + "/containers",
+                                              account: e.manifest.integratesSDK ? first : nil,
+                                              personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
+                                              log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
             }
-            started.update { $0[bundle] = r }
+            launched.update { $0[i] = r }
         }
+        let launches = launched.value
+        let group = DispatchGroup()
+        for (i, (bundle, accts)) in missing.enumerated() {
+            guard case let .success(app)? = launches[i] else {
+                if case let .failure(error)? = launches[i] { started.update { $0[bundle] = .failure(error) } }
+                continue
+            }
+            DispatchQueue.global().async(group: group) { [self] in
+                let r = Result { () throws -> ScriptedApp in
+                    let e = try entry(bundle)
+                    let first = accts.first { $0.lowercased() != "personal" }
+                    do {
+                        let hello = try app.call(ScriptCommand("hello"))
+                        if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
+                        // The other accounts sign in through the SDK, as a user adds them.
+                        for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
+                            // Signed in by the user (the launcher), then enrolled by the app.
+                            try app.signIn(a)
+                            let r = try app.call(ScriptCommand("enroll", [a]))
+                            if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
+                        }
+                    } catch {
+                        // Not kept, so stopped here: reaped, its cgroups go with it.
+                        app.stop()
+                        throw error
+                    }
+                    return app
+                }
+                started.update { $0[bundle] = r }
+            }
+        }
+        group.wait()
         // Every app that started is kept (and so stopped with the run) before a failure is thrown.
         var failure: Error?
         for (bundle, r) in started.value {
@@ -352,7 +436,15 @@ final class PolicyRun: @unchecked Sendable {
         // And each cell's apps (bundle id, accounts): a lane looks at up to CellLanes.lookahead
         // cells' claims at every pick.
         let parts = cells.map { r in ([r.cell.source] + (r.cell.target.map { [$0] } ?? [])).map { p in (try? bundle(p)).map { ($0, p.accounts) } } }
-        let lanes = CellLanes(Array(cells.indices)) { [self] i in claim(cells[i], alone: alone[i], apps: parts[i]) }
+        // Kept while the running apps are the same (called under the lanes' lock, one at a time).
+        var claims = [(changes: Int, claim: CellLanes.Claim)?](repeating: nil, count: cells.count)
+        let lanes = CellLanes(Array(cells.indices)) { [self] i in
+            if startFailure.value != nil { return .resources([]) }
+            if let known = claims[i], known.changes == appsChanged { return known.claim }
+            let c = claim(cells[i], alone: alone[i], apps: parts[i])
+            claims[i] = (appsChanged, c)
+            return c
+        }
         lanes.run(lanes: cellsInFlight, stop: { Interruption.received != nil }) { [self] i in
             var r = cells[i]
             if r.live != nil {
@@ -412,16 +504,18 @@ final class PolicyRun: @unchecked Sendable {
         var wanted: [String: [String]] = [:]
         for p in [cell.source] + (cell.target.map { [$0] } ?? []) { wanted[try bundle(p)] = p.accounts }
         // Keep the other apps running: only the cell's apps must match.
-        var all = accounts
-        for (k, v) in wanted { all[k] = v }
-        try ensure(all)
+        if wanted.contains(where: { apps[$0.key] == nil || accounts[$0.key] != $0.value }) {
+            var all = accounts
+            for (k, v) in wanted { all[k] = v }
+            try ensure(all)
+        }
         try act(as: cell.source)
         if let t = cell.target { try act(as: t) }
         let source = apps[try bundle(cell.source)]!
         let target = try cell.target.map { apps[try bundle($0)]! }
         _ = target?.drainEvents()
         let name = "c\(cell.id)-\(payload.documentName)"
-        let docSHA = Self.sha256(payload.documentContent)
+        let docSHA = documentSHA256
         var o = Observation(targetIdentity: target.flatMap { t in cell.target.map { t.identity ?? ($0.identity ?? $0.accounts.first ?? "personal") } },
                             payloadSHA256: docSHA)
         var routedTo: String?
@@ -447,7 +541,7 @@ final class PolicyRun: @unchecked Sendable {
             let r = try step(target!, ScriptCommand("paste"))
             o.decision = r["decision"]
             o.arrival = r
-            o.payloadSHA256 = Self.sha256(payload.text)
+            o.payloadSHA256 = textSHA256
         case .openURL:
             let url = try cell.channel.url ?? Predictor.url(for: entry(cell.target!.app).manifest, payload: payload)
             o.sentURL = url
@@ -557,7 +651,16 @@ final class PolicyRun: @unchecked Sendable {
     // MARK: audit
 
     /// Where the log's committed records end (not the file's size: its space is reserved ahead).
-    func auditSize() -> UInt64 { UInt64(AuditFile.end(atPath: auditPath)) }
+    /// (Read with bare system calls: once per cell, FileHandle's were 1.5% of a run's CPU.)
+    func auditSize() -> UInt64 {
+        let fd = open(auditPath, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: AuditFile.headerSize)
+        let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        if n == AuditFile.headerSize, let end = AuditFile.committed(head) { return UInt64(end) }
+        return UInt64(AuditFile.end(atPath: auditPath))
+    }
 
     func auditLines(from offset: UInt64) -> [String] { AuditFile.records(atPath: auditPath, from: Int(offset)) }
 

@@ -20,6 +20,9 @@ package struct MatrixSetup {
     package var apps: [CatalogApp]
     package var root: URL
     package var diff: (String, String)?
+    /// Whom each policy's tenant targets, by policy label (MatrixSetup.targeting): policies alike
+    /// in it run live on one broker and one set of apps, the broker switched between them.
+    package var targeting: [String: [String]] = [:]
 
     package static func load(experiment name: String, policies: [String], diff: [String], random: Int?, seed: UInt64,
                      tenant: String?, parties: PartiesSource? = nil, catalog: String? = nil) throws -> MatrixSetup {
@@ -137,7 +140,20 @@ package struct MatrixSetup {
             predictors[label] = Predictor(engine: PolicyEngine(tenant: t, apps: apps.map(\.manifest)), apps: pairs)
         }
         return MatrixSetup(experiment: experiment, predictors: predictors, tenantFile: URL(fileURLWithPath: tenantPath, relativeTo: cwd).standardizedFileURL.path,
-                           policyFiles: files, policyFilesWithApps: filesWithApps, apps: apps, root: root, diff: diffLabels)
+                           policyFiles: files, policyFilesWithApps: filesWithApps, apps: apps, root: root, diff: diffLabels,
+                           targeting: tenants.mapValues(Self.targeting))
+    }
+
+    /// Whom a tenant's policies target — the apps, the groups in and out, everyone — in the
+    /// tenant's order: what decides which apps enroll which accounts when they start. Two
+    /// policies alike in it differ in their settings only, which a broker takes on a reload and
+    /// every app on its next check-in; their app configurations are alike too (the broker's
+    /// tenant keeps those of the targeted apps, PolicyRun.writeTenant).
+    static func targeting(_ tenant: Tenant) -> [String] {
+        tenant.policies.map { p in
+            [p.targetedApps.sorted().joined(separator: ","), p.includedGroups.map { $0.lowercased() }.sorted().joined(separator: ","),
+             p.excludedGroups.map { $0.lowercased() }.sorted().joined(separator: ","), p.allUsers ? "all" : "-"].joined(separator: " | ")
+        }
     }
 
     static func tenant(_ path: String?, root: URL) throws -> Tenant {

@@ -20,6 +20,8 @@ public indirect enum Script: Sendable, Hashable {
     case allowedAccounts
     case queues(String)
     case policy(String?)
+    /// The policy asked for again, as at a check-in (after the broker took a new tenant).
+    case refresh
     case openURL(String)
     case canOpen(String)
     case copy(String)
@@ -117,6 +119,7 @@ public indirect enum Script: Sendable, Hashable {
         case "allowed-accounts": try count(0...0, ""); self = .allowedAccounts
         case "queues": try count(1...1, "ACCOUNT|personal"); self = .queues(a[0])
         case "policy": try count(0...1, "[ACCOUNT]"); self = .policy(a.first)
+        case "refresh": try count(0...0, ""); self = .refresh
         case "open-url": try count(1...1, "URL"); self = .openURL(a[0])
         case "can-open": try count(1...1, "URL"); self = .canOpen(a[0])
         case "copy": try count(1...1, "TEXT"); self = .copy(a[0])

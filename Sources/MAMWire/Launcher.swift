@@ -31,6 +31,10 @@ public enum LauncherMessage: Sendable, Equatable {
     /// or from any launcher with the account's credential (`secret`, the password the user typed).
     /// Answered with `controlReply`.
     case signIn(pid: Int32, account: String, secret: String?)
+    /// Control: load the tenant file again, as SIGHUP does, and answer (`controlReply`) once
+    /// the new policy decides: a launcher that runs one experiment under several policies
+    /// (`mamlaunch matrix`) switches the policy between them and goes on only then.
+    case reloadTenant
 
     /// 2: `adopt` carries the program's digests and the developer and personal flags; `ended`
     /// and `signIn` are new.
@@ -74,6 +78,8 @@ public enum LauncherMessage: Sendable, Equatable {
         case let .signIn(pid, account, secret):
             type = 0x09
             w.u32(UInt32(bitPattern: pid)); w.text(account); w.optionalText(secret)
+        case .reloadTenant:
+            type = 0x0A
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
     }
@@ -125,6 +131,8 @@ public enum LauncherMessage: Sendable, Equatable {
             let pid = Int32(bitPattern: try r.u32("pid"))
             let account = try r.text("account")
             message = .signIn(pid: pid, account: account, secret: try r.optionalText("secret"))
+        case 0x0A:
+            message = .reloadTenant
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }

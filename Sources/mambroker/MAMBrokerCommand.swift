@@ -27,7 +27,8 @@ struct MAMBrokerCommand: ParsableCommand {
             What must survive a restart lives in DIR/state.sqlite; saved files live under DIR/locations. \
             A URL for an app that is not running starts it with `mamlaunch run` (built beside mambroker).
 
-            SIGHUP reloads the tenant atomically (an invalid file keeps the old policy and logs why); SIGTERM and \
+            SIGHUP reloads the tenant atomically (an invalid file keeps the old policy and logs why), and so does the \
+            launcher's reloadTenant message, answered once the new policy decides; SIGTERM and \
             SIGINT shut down cleanly. Output nobody reads any more (`mambroker ... | head`) does not stop it: SIGPIPE \
             is ignored, and what it would have said is lost. An invalid tenant at start refuses to start with the file, path and reason. \
             One device directory has one broker: it holds DIR/mambroker.lock (flock) while it runs, and a second \
@@ -153,6 +154,8 @@ struct MAMBrokerCommand: ParsableCommand {
             configuration.auditMaximumAge = try Self.age(auditMaxAge, option: "--audit-max-age")
             configuration.securityAuditMaximumAge = try Self.age(securityAuditMaxAge, option: "--security-audit-max-age")
             configuration.testFlip = testFlip
+            let tenantFile = self.tenant
+            configuration.loadTenant = { try Self.load(tenantFile) }
             // An installed bundle id is the installed app only when the program is the one built
             // for it (beside mambroker): a digest per hand-off, cached while the file is unchanged.
             let installed = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []

@@ -17,8 +17,9 @@ struct MatrixCommand: ParsableCommand {
             Every cell is one attempt: under one policy, a source app (signed in, acting under an \
             identity) tries one channel towards a target app: open-in, send and passive receive, \
             import, paste, open-url, save-to LOCATION, open-from LOCATION, login and logout. \
-            Live (the default), mamlaunch starts mambroker (one per policy) and the apps in their \
-            sandboxes, keeps them running across cells, makes each perform each action in its \
+            Live (the default), mamlaunch starts mambroker and the apps in their sandboxes, keeps \
+            them running across cells and policies (the broker switched from policy to policy), \
+            makes each perform each action in its \
             scripted mode and records what arrived where: payload hash, owner, readable or \
             ciphertext, the identity it arrived under, the URL as delivered. Every cell is also \
             answered by the engine alone; --predict answers from the engine only.
@@ -71,8 +72,11 @@ struct MatrixCommand: ParsableCommand {
     @Option(parsing: .upToNextOption, help: ArgumentHelp("Show only the cells whose outcome changes between two policies (labels or files).", valueName: "POLICY_A POLICY_B"))
     var diff: [String] = []
 
-    @Option(help: ArgumentHelp("Policies run at once, each with its own broker and apps (live).", valueName: "N"))
+    @Option(help: ArgumentHelp("Brokers run at once (live). Policies that target the same apps for the same users share one broker and one set of running apps, switched from policy to policy; the others, and each login and logout, get their own.", valueName: "N"))
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
+
+    @Flag(help: "Give every policy a broker and apps of its own, started afresh, instead of switching a shared one between policies (live; slower).")
+    var brokerPerPolicy = false
 
     @Option(help: ArgumentHelp("Cells run at once under each policy (live), each between apps no other running cell uses; a link (open-url) and a cell that starts an app run alone.", valueName: "N"))
     var cellsInFlight: Int = 4
@@ -126,7 +130,7 @@ struct MatrixCommand: ParsableCommand {
         if mode == .live {
             Interruption.install("mamlaunch matrix")
             let runner = LiveMatrix(setup: setup, jobs: jobs, progress: progress, brokerTestFlip: testFlip,
-                                    allowWeaker: sandbox.allowWeakerSandbox, cellsInFlight: cellsInFlight)
+                                    allowWeaker: sandbox.allowWeakerSandbox, cellsInFlight: cellsInFlight, brokerPerPolicy: brokerPerPolicy)
             results = try runner.run(results)
         } else {
             progress.advance(cells.count)

@@ -24,8 +24,8 @@ struct CommandRunner {
         return root.appendingPathComponent(".build/debug/mamlaunch")
     }
 
-    static func run(_ arguments: [String], in directory: URL = root) throws -> Result {
-        var env = ProcessInfo.processInfo.environment
+    static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Result {
+        var env = ProcessInfo.processInfo.environment.merging(environment) { _, b in b }
         env["MAMLAB_ROOT"] = root.path
         // Bounded, both streams drained at once (MAMTestSupport's ChildProcess).
         let r = try ChildProcess.run(executable.path, arguments, environment: env, directory: directory.path, timeout: 120)

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MAMLauncher
 import MAMTestSupport
 import Testing
 
@@ -75,10 +76,10 @@ struct InterruptionTests {
         defer { child.killTree() }
         // Progress says a cell was answered live: the brokers and apps are running.
         try child.waitForError(" cells\n", timeout: 120)
-        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: LiveMatrix.scratch)) ?? [])
             .filter { $0.hasPrefix("mamlab-matrix-\(child.pid)-") }
         #expect(!folders.isEmpty, "a policy's device folder while it runs")
-        try Self.interrupt(child, sig, folders: folders, prefix: "mamlab-matrix-\(child.pid)-")
+        try Self.interrupt(child, sig, folders: folders, prefix: "mamlab-matrix-\(child.pid)-", in: LiveMatrix.scratch)
         #expect(child.standardError.contains("matrix: interrupted (\(Self.name(sig))) after "), "\(child.standardError.suffix(2000))")
         let cells = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -132,7 +133,7 @@ struct InterruptionTests {
         #expect(child.process.terminationReason == .exit, "killed by signal \(status)")
         #expect(status == 0, "\(child.standardError.suffix(2000))")
         #expect(child.standardError.contains("19 cells"), "\(child.standardError.suffix(2000))")
-        let left = ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: LiveMatrix.scratch)) ?? [])
             .filter { $0.hasPrefix("mamlab-matrix-\(child.pid)-") }
         #expect(left.isEmpty, "left: \(left)")
     }
@@ -142,7 +143,8 @@ struct InterruptionTests {
     static func name(_ sig: Int32) -> String { [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][sig] ?? "\(sig)" }
 
     /// Sends `sig` to the command, waits for it (a deadline), then finds none of what it had started.
-    static func interrupt(_ child: ChildProcess, _ sig: Int32, folders: [String], prefix: String? = nil, running: Bool = true) throws {
+    static func interrupt(_ child: ChildProcess, _ sig: Int32, folders: [String], prefix: String? = nil, running: Bool = true,
+                          in temporary: String = NSTemporaryDirectory()) throws {
         let pid = child.pid
         let started = ProcessTree.descendants(of: pid)
         if running { #expect(!started.isEmpty, "the command had started processes") }
@@ -158,7 +160,6 @@ struct InterruptionTests {
             alive = alive.filter(ProcessTree.isAlive)
         }
         #expect(alive.isEmpty, "processes left running: \(alive)")
-        let temporary = NSTemporaryDirectory()
         for folder in folders { #expect(!FileManager.default.fileExists(atPath: temporary + folder), "\(folder) left") }
         if let prefix {
             let left = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter { $0.hasPrefix(prefix) }

@@ -159,4 +159,33 @@ struct MatrixCommandTests {
         #expect(one.count == 150 && eight.count == 150)
         for (id, answer) in one { #expect(eight[id] == answer, "cell \(id)") }
     }
+
+    @Test("one broker switched from policy to policy answers the same random cells as a broker per policy, cell by cell")
+    func oneBrokerSwitchedAgreesWithABrokerPerPolicy() throws {
+        func live(_ extra: [String]) throws -> (answers: [Int: String], brokers: [String]) {
+            let r = try CommandRunner.run(["matrix", "--random", "120", "--seed", "31", "--jobs", "1", "--format", "json"] + extra,
+                                          environment: ["MAMLAB_MATRIX_KEEP": "1"])
+            // Each broker's folder is kept and named (one line per broker, with its policies): counted, then removed.
+            let brokers = r.stderr.split(separator: "\n").map(String.init).filter { $0.hasSuffix("(MAMLAB_MATRIX_KEEP)") }
+            for line in brokers {
+                if let at = line.range(of: " is kept at "), let end = line.range(of: " (MAMLAB_MATRIX_KEEP)", options: .backwards) {
+                    try? FileManager.default.removeItem(atPath: String(line[at.upperBound..<end.lowerBound]))
+                }
+            }
+            #expect(r.status == 0, "\(r.stdout.suffix(2000)) \(r.stderr.suffix(2000))")
+            var answers: [Int: String] = [:]
+            for line in r.stdout.split(separator: "\n") {
+                guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let id = o["id"] as? Int,
+                      let l = o["live"] as? [String: Any] else { continue }
+                answers[id] = "\(o["policy"] ?? "-") \(l["outcome"] ?? "-") \(l["rule"] ?? "-") \(o["agree"] ?? "-")"
+            }
+            return (answers, brokers)
+        }
+        let shared = try live([]), separate = try live(["--broker-per-policy"])
+        // The nine sample policies target the same apps: one broker takes them all in turn.
+        #expect(shared.brokers.count == 1 && shared.brokers[0].contains("matrix: policies "), "\(shared.brokers)")
+        #expect(separate.brokers.count > 1 && separate.brokers.allSatisfy { $0.contains("matrix: policy ") }, "\(separate.brokers)")
+        #expect(shared.answers.count == 120 && separate.answers.count == 120)
+        for (id, answer) in separate.answers { #expect(shared.answers[id] == answer, "cell \(id)") }
+    }
 }

@@ -124,3 +124,19 @@ struct LocationTests {
         #expect(open.engine.openFrom(.localStorage, account: nil, receiver: open.party("mail")).rule == .openIngestionAllowed)
     }
 }
+
+@Suite("storage location names")
+struct StorageLocationNameTests {
+    /// Each name is spelled out (no reflection per call): it must stay the case's own name, the
+    /// SDK's spelling that scripts, experiments and the audit use, and find its location again.
+    @Test func everyLocationIsNamedAsItsCaseAndFoundByThatName() {
+        for l in SaveLocation.allCases {
+            #expect(l.name == String(describing: l))
+            #expect(SaveLocation(name: l.name.uppercased()) == l)
+        }
+        for l in OpenLocation.allCases {
+            #expect(l.name == String(describing: l))
+            #expect(OpenLocation(name: l.name.lowercased()) == l)
+        }
+    }
+}

@@ -9,7 +9,7 @@ struct LauncherMessageTests {
         .violation(SandboxViolation(bundleID: "com.example.hostile", pid: 77, syscall: "ptrace", detail: nil, action: .killed, time: "2026-11-22T19:00:00Z")),
         .advanceClock(milliseconds: 86_400_000 * 400), .sync, .wipe(account: "adele@contoso.com", app: nil),
         .wipe(account: "ben@contoso.com", app: "com.contoso.mail"), .controlReply(ok: false, detail: "no"),
-        .restart(pid: 31337), .restart(pid: -1), .ended(pid: 31337),
+        .restart(pid: 31337), .restart(pid: -1), .ended(pid: 31337), .reloadTenant,
     ]
 
     @Test(arguments: samples) func roundTrips(_ m: LauncherMessage) throws {

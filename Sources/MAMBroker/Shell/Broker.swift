@@ -48,6 +48,9 @@ public final class Broker: @unchecked Sendable {
         /// The installed apps' `Apps/` folder names (lowercased) and their bundle ids: an app
         /// names another as `mamlaunch run` does (BrokerCore.installedBundleID(named:)).
         public var appNames: [String: String] = [:]
+        /// Reads the tenant file again (the launcher's `reloadTenant`, as SIGHUP does); nil:
+        /// this broker has no file to read (one made in a test from values).
+        public var loadTenant: (@Sendable () throws -> (Tenant, ConditionalAccessSettings?))?
 
         public init(deviceDirectory: String, publicSocket: String? = nil, launcherSocket: String? = nil,
                     limits: BrokerLimits = BrokerLimits(), auditMaximumBytes: Int = 64 << 20) {
@@ -442,6 +445,25 @@ public final class Broker: @unchecked Sendable {
                     reply = .controlReply(ok: refusal == nil, detail: refusal.map { "\(account) was not signed in: \($0)" } ?? "\(account) signed in to pid \(pid)")
                 } else {
                     reply = .controlReply(ok: false, detail: "no app with pid \(pid) was handed over by a launcher")
+                }
+                try? reply.send(on: socket)
+            case .reloadTenant:
+                // Read on the loop, as the file SIGHUP names is read on the main thread: a
+                // launcher asks between experiments, not per request, and its next message must
+                // see the new policy.
+                let reply: LauncherMessage
+                if let load = configuration.loadTenant {
+                    do {
+                        let (tenant, access) = try load()
+                        apply(core.reload(tenant, conditionalAccess: access))
+                        log(LogLine(level: .info, message: "tenant reloaded", metadata: ["revision": "\(core.revision)", "by": "launcher"]))
+                        reply = .controlReply(ok: true, detail: "tenant reloaded: revision \(core.revision)")
+                    } catch {
+                        log(LogLine(level: .error, message: "tenant reload refused; the previous policy stays", metadata: ["reason": "\(error)"]))
+                        reply = .controlReply(ok: false, detail: "tenant reload refused; the previous policy stays: \(error)")
+                    }
+                } else {
+                    reply = .controlReply(ok: false, detail: "this broker was given no tenant file to read again")
                 }
                 try? reply.send(on: socket)
             case .restart, .ended:
