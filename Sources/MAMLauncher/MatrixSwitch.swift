@@ -47,7 +47,7 @@ extension PolicyRun {
         }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
-            var p = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+            var p = pollfd(fd: socket.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
             let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
             guard left > 0, poll(&p, 1, left) > 0, let raw = socket.receiveRaw() else {
                 throw LiveMatrix.Failure(description: "the broker did not answer within \(Int(timeout)) s")

@@ -27,7 +27,7 @@ struct PolicyReloadTests {
         let socket = try WireSocket.connect(socketPath)
         defer { socket.close() }
         try message.send(on: socket)
-        var p = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+        var p = pollfd(fd: socket.descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         guard poll(&p, 1, 10_000) > 0, let raw = socket.receiveRaw(), case let .controlReply(ok, detail) = try LauncherMessage.decode(raw.bytes) else {
             throw KitTestError("no control reply within 10 s")
         }
