@@ -424,9 +424,11 @@ int mam_spawn(const mam_spawn_config *c, mam_spawn_result *r, char *error, size_
     // does not suspend the launcher (no CLONE_VFORK): the launcher must answer the child's exec
     // and, on cgroup v2, place it meanwhile. The child only makes system calls and writes to its
     // own stack; it reads `c`, which stays valid because this waits for the exec before it
-    // returns. (It shares this thread's errno too: a failure message's error name may, in a rare
-    // race, be the launcher's.) Every signal is blocked across the clone so that no handler of
-    // the launcher runs on the child's stack; the child resets them and unblocks (run_child).
+    // returns. (It shares this thread's errno too, and its failed calls write it: until the
+    // exec the launcher's `place` decides on return values alone, and a failure message's error
+    // name may, in a rare race, be the child's.) Every signal is blocked across the clone so
+    // that no handler of the launcher runs on the child's stack; the child resets them and
+    // unblocks (run_child).
     // Straight into the app's new namespaces: in its own PID namespace the app is process 1,
     // and when it ends the kernel kills everything it started.
     struct child_start start = { c, status[1], sock[1] };

@@ -64,6 +64,10 @@ final class AppCgroup: @unchecked Sendable {
 
     /// `selfJoin`: opens each v1 cgroup's `tasks` rather than `cgroup.procs`, for the child to
     /// write "0" to (`joinDescriptors`), moving itself before it drops root.
+    ///
+    /// On v2 this runs after the clone (Placement), while the child still shares the launcher's
+    /// memory and so this thread's errno: every decision here is made on a return value, and
+    /// errno only names a failure in its message.
     static func create(_ layout: CgroupLayout, bundleID: String, limits: ResourceLimits, selfJoin: Bool = false) throws -> AppCgroup {
         let n = counter.withLock { value -> Int in value += 1; return value }
         let name = "\(bundleID).\(getpid()).\(n)"
@@ -98,8 +102,13 @@ final class AppCgroup: @unchecked Sendable {
         do {
             for dir in bases {
                 let parent = (dir as NSString).deletingLastPathComponent
+                // v1's `mamlab` folders are made here, before the clone. v2's was made when the
+                // layout was settled (Delegation, also before the clone): this runs in Placement
+                // while the child shares this thread's errno, and a child's failed call (glibc's
+                // sigaction on its own signals 32 and 33, at every launch) turned an EEXIST read
+                // here into "cgroup …/mamlab: Invalid argument" now and then under QEMU.
                 // A container's cgroup file system is read-only unless it is given one to write.
-                guard mkdir(parent, 0o755) == 0 || errno == EEXIST else {
+                if layout.isV1, mkdir(parent, 0o755) != 0, errno != EEXIST {
                     throw LaunchError("cgroup \(parent): \(String(cString: strerror(errno)))"
                                       + (errno == EROFS ? " (in a container: give it a writable cgroup file system, docs/SANDBOX.md)" : ""))
                 }

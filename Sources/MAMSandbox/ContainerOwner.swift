@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 
 /// Hands a kept container's contents to the uid the app runs under this time.
@@ -60,4 +61,44 @@ enum ContainerOwner {
         }
         return changed
     }
+}
+
+/// The one running instance of an app that keeps its container on disk (`--limit disk=none`).
+///
+/// The on-disk container (mode 0700) is handed to the uid of the instance that uses it. A second
+/// instance keeping it too would take a uid of its own, and handing it the folder would lock the
+/// running one out of its own files (and give them to the newcomer). Joining the running one's
+/// uid instead would share that uid's `RLIMIT_NPROC` count: one instance's processes would stop
+/// the other's forks and threads, and a uid found by the app's name alone was joined across
+/// unrelated containers roots. So one instance at a time keeps the folder, and another that
+/// asks to is refused; an instance with its container in memory (the default) never touches it.
+/// A claim is an exclusive lock on a root-only file named after the folder's device and inode,
+/// held for as long as the app runs; a crashed launcher frees it.
+struct ContainerClaim {
+    static let lockDirectory = "/run/mamlab/containers"
+    /// The lock's descriptor; closing it ends the claim.
+    let lock: Int32
+
+    /// Claims the container open at `container` (`path` and `bundleID` name it in the refusal).
+    /// Needs root (the lock folder is root's).
+    static func take(_ container: Int32, path: String, bundleID: String) throws -> ContainerClaim {
+        var folder = stat()
+        guard fstat(container, &folder) == 0 else { throw LaunchError("\(path): \(String(cString: strerror(errno)))") }
+        try FileManager.default.createDirectory(atPath: lockDirectory, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let file = "\(lockDirectory)/\(folder.st_dev)-\(folder.st_ino)"
+        let fd = open(file, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw LaunchError("cannot claim \(path): \(file): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let reason = errno
+            close(fd)
+            guard reason == EWOULDBLOCK else { throw LaunchError("cannot claim \(path): \(file): \(String(cString: strerror(reason)))") }
+            throw LaunchError("cannot launch \(bundleID): a running instance of it keeps its container \(path) on disk"
+                              + " (--limit disk=none), and this one would take the folder from it; start this one with its"
+                              + " container in memory (without disk=none), or after the other ends")
+        }
+        return ContainerClaim(lock: fd)
+    }
+
+    func release() { close(lock) }
 }

@@ -175,15 +175,18 @@ public final class SandboxedApp: @unchecked Sendable {
     public let uid: uid_t
     private let supervisor: Supervisor?
     private let user: AppUser?
+    private let claim: ContainerClaim?
     private let cgroup: AppCgroup?
 
-    init(pid: Int32, bundleID: String, weakened: [String], uid: uid_t, supervisor: Supervisor?, user: AppUser?, cgroup: AppCgroup?) {
+    init(pid: Int32, bundleID: String, weakened: [String], uid: uid_t, supervisor: Supervisor?, user: AppUser?, claim: ContainerClaim?,
+         cgroup: AppCgroup?) {
         self.pid = pid
         self.bundleID = bundleID
         self.weakened = weakened
         self.uid = uid
         self.supervisor = supervisor
         self.user = user
+        self.claim = claim
         self.cgroup = cgroup
     }
 
@@ -202,6 +205,7 @@ public final class SandboxedApp: @unchecked Sendable {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         cgroup?.remove()
+        claim?.release()
         user?.release()
         if status & 0x7f == 0 { return (status >> 8) & 0xff }
         return 128 + (status & 0x7f)
@@ -258,6 +262,13 @@ public enum Sandbox {
         // joined while the child sets up its mounts (Placement).
         let user = isolate ? try AppUser.acquire() : nil
         var placement: Placement?
+        var claim: ContainerClaim?
+        var handedOver = false
+        defer { if !handedOver { placement?.cgroup?.closeDescriptors(); placement?.cgroup?.remove(); claim?.release(); user?.release() } }
+        // The on-disk folder is the app's only when it keeps its container there; otherwise it
+        // gets a tmpfs and the folder, perhaps a running instance's, is left alone.
+        let keepsOnDisk = isolate && config.limits.disk == nil
+        if keepsOnDisk { claim = try ContainerClaim.take(containerFD, path: container, bundleID: config.bundleID) }
         if isolate, case let .success(layout) = support.cgroups {
             placement = Placement(layout: layout, bundleID: config.bundleID, limits: config.limits)
             // v1: made now and joined by the child itself (mam_spawn_config.join_fds).
@@ -268,12 +279,10 @@ public enum Sandbox {
             // cgroup first (Delegation), which frees that cgroup only while no child shares it.
             if case .v2 = layout { _ = try Delegation.base() }
         }
-        var handedOver = false
-        defer { if !handedOver { placement?.cgroup?.closeDescriptors(); placement?.cgroup?.remove(); user?.release() } }
         let network = isolate ? try EmptyNetwork.open() : -1
         defer { if network >= 0 { close(network) } }
         let uid = user?.uid ?? getuid()
-        if let user {
+        if let user, keepsOnDisk {
             guard fchownat(containerFD, "", user.uid, user.uid, atEmptyPath) == 0,
                   chmod("/proc/self/fd/\(containerFD)", 0o700) == 0 else {
                 throw LaunchError("cannot hand \(container) to uid \(user.uid): \(String(cString: strerror(errno)))")
@@ -404,7 +413,7 @@ public enum Sandbox {
         let cgroup = placement?.cgroup
         handedOver = true
         return SandboxedApp(pid: result.pid, bundleID: config.bundleID, weakened: weakened, uid: uid, supervisor: supervisor,
-                            user: user, cgroup: cgroup)
+                            user: user, claim: claim, cgroup: cgroup)
     }
 
     /// Removes an app's container: only what lies inside it, never following a link out.

@@ -122,27 +122,27 @@ struct RedTeamS5FollowUpTests {
         #expect(benLines.first { $0["step"]?.string == "key" }?["key"] == nil, "\(benLines)")
     }
 
-    /// Each launch hands the app's on-disk container to the uid it runs under (mode 0700). A
+    /// Each launch handed the app's on-disk container to the uid it runs under (mode 0700). A
     /// second instance of a running app (Docs for Ben beside Docs for Adele) took a new uid and
-    /// was handed the folder the first instance keeps its files in (`--limit disk=none`): the
-    /// running first instance could no longer read or write its own files. A second instance of
-    /// a running app should run under the same uid (the app is one app, with one container).
-    @Test(.disabled("""
-        reason: hole (a denial of service between two instances of one app) — a second instance \
-        of a running app takes a new app uid and is handed the container the first keeps its \
-        files in (mode 0700), so the running first instance can no longer read or write them. \
-        A fix that let the second instance join the first's uid (lock files naming their app, \
-        held shared) made launches fail now and then in the kernel lab's nolandlock guest \
-        ("cgroup …/mamlab: Invalid argument", an app that never started) and was taken out \
-        until that is understood
-        """), arguments: [(true, true), (true, false)])
+    /// was handed the folder the first instance keeps its files in (`--limit disk=none`), with
+    /// its container kept or not: the running first instance could no longer read or write its
+    /// own files. Now only an instance that keeps its container on disk is handed it, one at a
+    /// time: a second one asking to keep it while the first runs is refused with the reason,
+    /// one with its container in memory leaves the folder alone. (Joining the first's uid
+    /// instead shared its process count: ContainerClaim says why not.)
+    @Test(arguments: [(true, true), (true, false), (false, true)])
     func aSecondInstanceDoesNotLockTheFirstOutOfItsContainer(_ firstKeeps: Bool, _ secondKeeps: Bool) throws {
         let b = try KitBroker()
         defer { b.stop() }
         let first = try b.launch("Docs", user: Self.adele, keepContainer: firstKeeps)
         #expect(try first.send("write-file", "diary.txt", "personal", "my own")["error"] == nil)
         let second = try b.launch("Docs", user: Self.ben, keepContainer: secondKeeps)
-        _ = try second.send("files")
+        if firstKeeps && secondKeeps {
+            #expect(second.finish() != 0, "a second instance kept the container a running one keeps")
+            #expect(second.standardError.contains("a running instance of it keeps its container"), "\(second.standardError)")
+        } else {
+            #expect(try second.send("write-file", "note.txt", "personal", "Ben's")["error"] == nil)
+        }
         let read = try first.send("read-file", "diary.txt")
         #expect(read["text"]?.string == "my own", "the first instance lost its own file: \(read)")
         let wrote = try first.send("write-file", "later.txt", "personal", "still mine")
