@@ -256,9 +256,9 @@ final class ScriptedApp: @unchecked Sendable {
         state.lock()
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !ended, state.wait(until: deadline) {}
-        let done = ended
         state.unlock()
-        if !done { app.terminate(SIGKILL) }
+        // Its output closed is not its end: an app can close it and run on, ignoring `bye`.
+        if !app.hasExited(by: deadline) { app.terminate(SIGKILL) }
         app.waitUntilExited()
         owned.map(Interruption.release)
         _ = app.wait()
