@@ -142,10 +142,20 @@ final class ScriptedApp: @unchecked Sendable {
         let id = sent
         state.unlock()
         var bytes = Array((command.line + "\n").utf8)
+        let sending = Date(timeIntervalSinceNow: timeout)
         while !bytes.isEmpty {
             // send, not write: an app that is gone is an error to report, not a SIGPIPE that kills the run.
-            let n = bytes.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // Its input is full: an app that does not read its commands is waited for until
+                // the call's deadline, not for ever (it can answer them unread, in advance).
+                var p = pollfd(fd: input, events: Int16(POLLOUT), revents: 0)
+                let left = Int32(max(0, sending.timeIntervalSinceNow * 1000))
+                guard left > 0 else { throw Failure(description: "\(bundleID) did not read its commands within \(Int(timeout)) s") }
+                _ = poll(&p, 1, left)
+                continue
+            }
             guard n > 0 else {
                 let why = String(cString: strerror(errno))
                 throw Failure(description: "\(bundleID) stopped reading commands (\(why))\(endOfApp())")
@@ -246,8 +256,9 @@ final class ScriptedApp: @unchecked Sendable {
         sent += 1
         state.unlock()
         let bye = Array("bye\n".utf8)
-        // send, not write: an app that is gone is no SIGPIPE for the run. Short: one try.
-        _ = bye.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        // send, not write: an app that is gone is no SIGPIPE for the run. Short: one try, and
+        // none if its input is full (an app that does not read it ends at its kill).
+        _ = bye.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         close(input)
     }
 

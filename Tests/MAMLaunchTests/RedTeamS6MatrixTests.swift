@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MAMCatalog
 @testable import MAMLauncher
+import MAMScript
 import MAMTestSupport
 import Testing
 
@@ -13,29 +14,71 @@ struct RedTeamS6MatrixTests {
     /// running: it waits on its broker connection, where nothing comes to an app that never said
     /// hello, and ignores `bye` and the end of its input. The matrix's stop waited for its exit
     /// with no deadline, so one such app hung the run (and its broker, and every app) for good.
+    /// Launches `script` (a shell script the sandbox runs) as Notes against `broker`, in
+    /// `folder`, as `mamlaunch matrix` launches its apps.
+    static func launch(_ script: String, in folder: String, broker: TestBroker) throws -> ScriptedApp {
+        let path = folder + "/hostile"
+        try Data(script.utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o755)
+        let notes = Catalog.loadApps(in: URL(fileURLWithPath: TestBroker.root + "/Apps")).apps.first { $0.name == "Notes" }
+        let manifest = try #require(notes?.manifest)
+        return try ScriptedApp.launch(manifest: manifest, executable: path, launcherSocket: broker.launcherSocket,
+                                      containers: broker.containers, account: nil, hidden: [broker.device], log: folder + "/app.log")
+    }
+
+    /// A folder of the test's own for the app's script and log (traversable by the app's uid).
+    static func folder() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-redteam-s6-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        return folder
+    }
+
+    /// Runs `body` on a thread of its own; whether it returned within `seconds`. If not, the app
+    /// is killed (which ends any wait on it) and the thread given as long again to return: the
+    /// verdict is whether the runner ever gives up on the app, not how fast.
+    static func returns(within seconds: Double, killing app: ScriptedApp, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread { body(); done.signal() }.start()
+        if done.wait(timeout: .now() + seconds) == .success { return true }
+        kill(-app.app.pid, SIGKILL)
+        _ = done.wait(timeout: .now() + seconds)
+        return false
+    }
+
     @Test func anAppThatClosesItsOutputButRunsOnIsStoppedAllTheSame() throws {
         let broker = try TestBroker(prefix: "mamlab-redteam-s6")
         defer { broker.stop() }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-redteam-s6-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let script = folder + "/hostile"
-        try Data("#!/bin/sh\nexec 1>&-\nread line <&3\n".utf8).write(to: URL(fileURLWithPath: script))
-        chmod(script, 0o755)
-        let notes = Catalog.loadApps(in: URL(fileURLWithPath: TestBroker.root + "/Apps")).apps.first { $0.name == "Notes" }
-        let manifest = try #require(notes?.manifest)
-        let app = try ScriptedApp.launch(manifest: manifest, executable: script, launcherSocket: broker.launcherSocket,
-                                         containers: broker.containers, account: nil, hidden: [broker.device], log: folder + "/app.log")
-        let pid = app.app.pid
-        // Stopped on a thread of its own: on a runner that waits for ever, the test kills the app
-        // itself after its deadline (the verdict is whether the stop ended it, not how fast).
-        let stopped = DispatchSemaphore(value: 0)
-        Thread { app.stop(); stopped.signal() }.start()
-        let ended = stopped.wait(timeout: .now() + 60) == .success
-        if !ended {
-            kill(-pid, SIGKILL)
-            _ = stopped.wait(timeout: .now() + 30)
-        }
+        let app = try Self.launch("#!/bin/sh\nexec 1>&-\nread line <&3\n", in: folder, broker: broker)
+        let ended = Self.returns(within: 60, killing: app) { app.stop() }
         #expect(ended, "the runner's stop never ended an app that closed its output and ran on")
+    }
+
+    /// An app that never reads its commands but answers them all in advance (a result line for
+    /// every id the runner will use): each call returns at once, so the runner writes on until
+    /// the app's input is full, and then waited in `send` for ever, and `bye` did too.
+    @Test func anAppThatNeverReadsItsCommandsCannotHangTheRunner() throws {
+        let broker = try TestBroker(prefix: "mamlab-redteam-s6")
+        defer { broker.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let app = try Self.launch("#!/bin/sh\ni=1\nwhile [ $i -le 400 ]; do echo \"{\\\"id\\\":$i}\"; i=$((i+1)); done\nread line <&3\n",
+                                  in: folder, broker: broker)
+        let outcome = Locked<String>("")
+        let returned = Self.returns(within: 60, killing: app) {
+            // 400 commands of 60 KiB: far more than a socket's buffer holds.
+            let argument = String(repeating: "a", count: 60_000)
+            var answered = 0
+            for _ in 0..<400 {
+                do { _ = try app.call(ScriptCommand("copy", [argument]), timeout: 5); answered += 1 } catch {
+                    outcome.update { $0 = "\(answered) answered, then: \(error)" }
+                    break
+                }
+            }
+            app.stop()
+        }
+        #expect(returned, "the runner waited for ever on an app that does not read its commands")
+        #expect(outcome.value.contains("did not read its commands"), "\(outcome.value)")
     }
 }
