@@ -232,11 +232,24 @@ final class ScriptedApp: @unchecked Sendable {
         state.unlock()
     }
 
+    /// Answers no call has taken (a call that gave up leaves its own).
+    var untakenAnswers: Int {
+        state.lock()
+        defer { state.unlock() }
+        return results.count
+    }
+
+    /// The most events kept unclaimed: far more than the cells in flight leave between drains.
+    static let unclaimedEvents = 4096
+
     private func deliver(_ value: JSONValue) {
         state.lock()
         if value["event"] != nil {
-            events.append(value)
-        } else if let id = value["id"]?.number, id >= 1, id <= Double(Int32.max) {
+            // Bounded: an app that floods events nobody claims cannot fill the runner's memory
+            // (past the bound its newest go).
+            if events.count < Self.unclaimedEvents { events.append(value) }
+        } else if let id = value["id"]?.number, id >= 1, id <= Double(sent) {
+            // Only a command sent has an answer: answers to ids to come would pile up unasked.
             results[Int(id)] = value
         }
         state.broadcast()
