@@ -22,6 +22,9 @@ final class ScriptedApp: @unchecked Sendable {
     private let state = NSCondition()
     private var results: [Int: JSONValue] = [:]
     private var events: [JSONValue] = []
+    /// Each unclaimed event's line length, and their sum (bounded: `unclaimedEventBytes`).
+    private var eventBytes: [Int] = []
+    private var unclaimedBytes = 0
     private var sent = 0
     private var ended = false
     /// The identity the runner last set (nil: the app's own launch identity).
@@ -196,7 +199,10 @@ final class ScriptedApp: @unchecked Sendable {
         defer { state.unlock() }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
-            if let i = events.firstIndex(where: { $0["event"]?.string == kind }) { return events.remove(at: i) }
+            if let i = events.firstIndex(where: { $0["event"]?.string == kind }) {
+                unclaimedBytes -= eventBytes.remove(at: i)
+                return events.remove(at: i)
+            }
             if ended || timeout <= 0 || !state.wait(until: deadline) { return nil }
         }
     }
@@ -207,6 +213,8 @@ final class ScriptedApp: @unchecked Sendable {
         defer { state.unlock() }
         let e = events
         events.removeAll()
+        eventBytes.removeAll()
+        unclaimedBytes = 0
         return e
     }
 
@@ -220,7 +228,7 @@ final class ScriptedApp: @unchecked Sendable {
             buffer.append(contentsOf: chunk[0..<n])
             while let nl = buffer.firstIndex(of: 0x0A) {
                 let line = buffer[0..<nl]
-                if let value = try? JSONValue.parse(line) { deliver(value) }
+                if let value = try? JSONValue.parse(line) { deliver(value, bytes: line.count) }
                 buffer.removeSubrange(0...nl)
             }
             // A line longer than the scripted mode allows is not a line: drop it.
@@ -239,15 +247,23 @@ final class ScriptedApp: @unchecked Sendable {
         return results.count
     }
 
-    /// The most events kept unclaimed: far more than the cells in flight leave between drains.
+    /// The most events kept unclaimed, and their most bytes: far more than the cells in flight
+    /// leave between drains.
     static let unclaimedEvents = 4096
+    static let unclaimedEventBytes = 64 << 20
+    /// `unclaimedEventBytes`, or less (a test's).
+    var eventByteLimit = ScriptedApp.unclaimedEventBytes
 
-    private func deliver(_ value: JSONValue) {
+    private func deliver(_ value: JSONValue, bytes: Int) {
         state.lock()
         if value["event"] != nil {
             // Bounded: an app that floods events nobody claims cannot fill the runner's memory
             // (past the bound its newest go).
-            if events.count < Self.unclaimedEvents { events.append(value) }
+            if events.count < Self.unclaimedEvents && unclaimedBytes + bytes <= eventByteLimit {
+                events.append(value)
+                eventBytes.append(bytes)
+                unclaimedBytes += bytes
+            }
         } else if let id = value["id"]?.number, id >= 1, id <= Double(sent) {
             // Only a command sent has an answer: answers to ids to come would pile up unasked.
             results[Int(id)] = value

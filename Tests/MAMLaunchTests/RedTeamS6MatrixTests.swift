@@ -109,4 +109,32 @@ struct RedTeamS6MatrixTests {
         let answers = app.untakenAnswers
         #expect(answers == 0, "the runner kept \(answers) answers to commands it never sent")
     }
+
+    /// The same with few, large events: 20 of 64 KiB each, kept up to the bound in bytes (set
+    /// low here, so that the flood is small).
+    @Test func anAppThatFloodsLargeEventsIsBoundedInBytes() throws {
+        let broker = try TestBroker(prefix: "mamlab-redteam-s6")
+        defer { broker.stop() }
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let script = """
+            #!/bin/sh
+            s=a
+            i=0
+            while [ $i -lt 16 ]; do s=$s$s; i=$((i+1)); done
+            read line
+            i=0
+            while [ $i -lt 20 ]; do echo "{\\"event\\":\\"flood\\",\\"pad\\":\\"$s\\"}"; i=$((i+1)); done
+            echo '{"id":1}'
+            read line <&3
+
+            """
+        let app = try Self.launch(script, in: folder, broker: broker)
+        defer { app.stop() }
+        app.eventByteLimit = 256 << 10
+        let answer = try app.call(ScriptCommand("hello"), timeout: 60)
+        #expect(answer["id"]?.number == 1)
+        let kept = app.drainEvents().count
+        #expect(kept > 0 && kept <= 4, "the runner kept \(kept) events of 64 KiB under a bound of 256 KiB")
+    }
 }
