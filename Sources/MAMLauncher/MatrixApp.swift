@@ -22,6 +22,9 @@ final class ScriptedApp: @unchecked Sendable {
     private let state = NSCondition()
     private var results: [Int: JSONValue] = [:]
     private var events: [JSONValue] = []
+    /// Each unclaimed event's line length, and their sum (bounded: `unclaimedEventBytes`).
+    private var eventBytes: [Int] = []
+    private var unclaimedBytes = 0
     private var sent = 0
     private var ended = false
     /// The identity the runner last set (nil: the app's own launch identity).
@@ -142,10 +145,20 @@ final class ScriptedApp: @unchecked Sendable {
         let id = sent
         state.unlock()
         var bytes = Array((command.line + "\n").utf8)
+        let sending = Date(timeIntervalSinceNow: timeout)
         while !bytes.isEmpty {
             // send, not write: an app that is gone is an error to report, not a SIGPIPE that kills the run.
-            let n = bytes.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // Its input is full: an app that does not read its commands is waited for until
+                // the call's deadline, not for ever (it can answer them unread, in advance).
+                var p = pollfd(fd: input, events: Int16(POLLOUT), revents: 0)
+                let left = Int32(max(0, sending.timeIntervalSinceNow * 1000))
+                guard left > 0 else { throw Failure(description: "\(bundleID) did not read its commands within \(Int(timeout)) s") }
+                _ = poll(&p, 1, left)
+                continue
+            }
             guard n > 0 else {
                 let why = String(cString: strerror(errno))
                 throw Failure(description: "\(bundleID) stopped reading commands (\(why))\(endOfApp())")
@@ -186,7 +199,10 @@ final class ScriptedApp: @unchecked Sendable {
         defer { state.unlock() }
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
-            if let i = events.firstIndex(where: { $0["event"]?.string == kind }) { return events.remove(at: i) }
+            if let i = events.firstIndex(where: { $0["event"]?.string == kind }) {
+                unclaimedBytes -= eventBytes.remove(at: i)
+                return events.remove(at: i)
+            }
             if ended || timeout <= 0 || !state.wait(until: deadline) { return nil }
         }
     }
@@ -197,6 +213,8 @@ final class ScriptedApp: @unchecked Sendable {
         defer { state.unlock() }
         let e = events
         events.removeAll()
+        eventBytes.removeAll()
+        unclaimedBytes = 0
         return e
     }
 
@@ -210,7 +228,7 @@ final class ScriptedApp: @unchecked Sendable {
             buffer.append(contentsOf: chunk[0..<n])
             while let nl = buffer.firstIndex(of: 0x0A) {
                 let line = buffer[0..<nl]
-                if let value = try? JSONValue.parse(line) { deliver(value) }
+                if let value = try? JSONValue.parse(line) { deliver(value, bytes: line.count) }
                 buffer.removeSubrange(0...nl)
             }
             // A line longer than the scripted mode allows is not a line: drop it.
@@ -222,11 +240,32 @@ final class ScriptedApp: @unchecked Sendable {
         state.unlock()
     }
 
-    private func deliver(_ value: JSONValue) {
+    /// Answers no call has taken (a call that gave up leaves its own).
+    var untakenAnswers: Int {
+        state.lock()
+        defer { state.unlock() }
+        return results.count
+    }
+
+    /// The most events kept unclaimed, and their most bytes: far more than the cells in flight
+    /// leave between drains.
+    static let unclaimedEvents = 4096
+    static let unclaimedEventBytes = 64 << 20
+    /// `unclaimedEventBytes`, or less (a test's).
+    var eventByteLimit = ScriptedApp.unclaimedEventBytes
+
+    private func deliver(_ value: JSONValue, bytes: Int) {
         state.lock()
         if value["event"] != nil {
-            events.append(value)
-        } else if let id = value["id"]?.number, id >= 1, id <= Double(Int32.max) {
+            // Bounded: an app that floods events nobody claims cannot fill the runner's memory
+            // (past the bound its newest go).
+            if events.count < Self.unclaimedEvents && unclaimedBytes + bytes <= eventByteLimit {
+                events.append(value)
+                eventBytes.append(bytes)
+                unclaimedBytes += bytes
+            }
+        } else if let id = value["id"]?.number, id >= 1, id <= Double(sent) {
+            // Only a command sent has an answer: answers to ids to come would pile up unasked.
             results[Int(id)] = value
         }
         state.broadcast()
@@ -246,8 +285,9 @@ final class ScriptedApp: @unchecked Sendable {
         sent += 1
         state.unlock()
         let bye = Array("bye\n".utf8)
-        // send, not write: an app that is gone is no SIGPIPE for the run. Short: one try.
-        _ = bye.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        // send, not write: an app that is gone is no SIGPIPE for the run. Short: one try, and
+        // none if its input is full (an app that does not read it ends at its kill).
+        _ = bye.withUnsafeBytes { send(input, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         close(input)
     }
 
@@ -256,9 +296,9 @@ final class ScriptedApp: @unchecked Sendable {
         state.lock()
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !ended, state.wait(until: deadline) {}
-        let done = ended
         state.unlock()
-        if !done { app.terminate(SIGKILL) }
+        // Its output closed is not its end: an app can close it and run on, ignoring `bye`.
+        if !app.hasExited(by: deadline) { app.terminate(SIGKILL) }
         app.waitUntilExited()
         owned.map(Interruption.release)
         _ = app.wait()

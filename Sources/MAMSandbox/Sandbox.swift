@@ -198,6 +198,21 @@ public final class SandboxedApp: @unchecked Sendable {
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
     }
 
+    /// Whether the app has ended by `deadline` (looked at without reaping it, as
+    /// `waitUntilExited`). Asked every millisecond: a caller asks once it has reason to think
+    /// the app is ending (its output closed), when it nearly always already has.
+    public func hasExited(by deadline: Date) -> Bool {
+        while true {
+            var info = siginfo_t()
+            let rc = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT)
+            if rc == 0, info._sifields._sigchld.si_pid == pid { return true }
+            // Not a child of this process any more (reaped): nothing is left to wait for.
+            if rc < 0 && errno == ECHILD { return true }
+            if Date() >= deadline { return false }
+            usleep(1_000)
+        }
+    }
+
     /// Waits for the app to end; returns its exit status (128 + signal when killed). In its
     /// own PID namespace, the app's end is everything's end: the kernel kills what it started
     /// before this returns.
