@@ -52,6 +52,10 @@ public enum AuditFile {
         return [UInt8](repeating: UInt8(ascii: " "), count: 8 - digits.count) + digits
     }
 
+    /// The same for an array: not generic, so a caller in another module (the matrix, after
+    /// every cell) runs code specialized for it.
+    public static func committed(_ bytes: [UInt8]) -> Int? { committed(bytes[...]) }
+
     /// The committed length a header says, or nil when `bytes` do not begin with one.
     public static func committed(_ bytes: some Collection<UInt8>) -> Int? {
         guard bytes.count >= headerSize, bytes.starts(with: prefix) else { return nil }
