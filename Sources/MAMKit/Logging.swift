@@ -35,7 +35,11 @@ public struct ScrubbingLogHandler: LogHandler {
         var line = "\(label) \(event.level): \(event.message)" + (fields.isEmpty ? "" : " " + fields)
         for value in scrub { line = line.replacingOccurrences(of: value, with: "<scrubbed>", options: .caseInsensitive) }
         // One record, one line: nothing an app or a peer sent may start a forged one.
-        line = line.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+        // (Looked for first: Foundation's replacing, for a line break almost no line has, was 5%
+        // of the scripted apps' CPU in a matrix run.)
+        if line.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
+            line = line.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+        }
         write(line)
     }
 

@@ -11,10 +11,14 @@ import Foundation
 /// a barrier: the cells after it wait until it is done, so the run keeps the plan's order around
 /// it. Cells are otherwise taken in order, the first whose claims are free.
 final class CellLanes: @unchecked Sendable {
-    /// What a cell claims: named resources, or everything.
+    /// What a cell claims: named resources, or everything; or nothing yet.
     enum Claim: Equatable {
         case resources(Set<String>)
         case everything
+        /// Not yet (an app it needs is still starting): the cells after it may go first.
+        case waiting
+        /// Everything, but not yet (apps are still starting): a barrier that cannot run yet.
+        case blocked
     }
 
     private let condition = NSCondition()
@@ -75,12 +79,21 @@ final class CellLanes: @unchecked Sendable {
                         busy.formUnion(wanted)
                         running += 1
                         return (cell, c)
+                    case .waiting, .blocked:
+                        break
                     }
-                    if c == .everything { break }
+                    if c == .everything || c == .blocked { break }
                 }
             }
             condition.wait()
         }
+    }
+
+    /// What the claims depend on changed (an app is up): the waiting lanes look again.
+    func wake() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
     }
 
     private func release(_ claimed: Claim) {
@@ -89,6 +102,7 @@ final class CellLanes: @unchecked Sendable {
         switch claimed {
         case .everything: alone = false
         case let .resources(r): busy.subtract(r)
+        case .waiting, .blocked: break
         }
         condition.broadcast()
         condition.unlock()

@@ -93,6 +93,7 @@ package struct LiveMatrix {
     /// Answers each predicted cell live; returns them with both sides.
     package func run(_ predicted: [CellResult]) throws -> [CellResult] {
         try checkExecutables(predicted)
+        LaunchedPrograms.shared.prepare(executables(predicted))
         let stints = stints(predicted)
         let results = Locked(predicted)
         let errors = Locked<[String]>([])
@@ -127,6 +128,12 @@ package struct LiveMatrix {
         // Interrupted, the errors are the interruption's: the cells done so far are the answer.
         if Interruption.received == nil, let first = errors.value.first { throw Failure(description: first) }
         return results.value
+    }
+
+    /// The programs the cells' apps run.
+    func executables(_ cells: [CellResult]) -> Set<String> {
+        let apps = Set(cells.flatMap { [$0.cell.source.app] + ($0.cell.target.map { [$0.app] } ?? []) })
+        return Set(apps.compactMap { Catalog.find($0, in: setup.apps)?.builtExecutable() })
     }
 
     /// Every app a cell needs must be built beside mamlaunch, in scripted mode.
@@ -164,12 +171,26 @@ final class PolicyRun: @unchecked Sendable {
     let device: String
     let broker: Process
     let manifests: [String: (manifest: AppManifest, executable: String)]
-    var apps: [String: ScriptedApp] = [:] { didSet { appsChanged += 1 } }
-    /// Counts every change of the running apps and their accounts: a cell's claim (CellLanes)
-    /// depends on them only, and is worked out again only when they changed.
-    var appsChanged = 0
+    /// The running apps, the accounts each was started with, and the apps being started: read
+    /// by the lanes while a policy's first apps are still being added (perform).
+    struct Running {
+        var apps: [String: ScriptedApp] = [:]
+        var accounts: [String: [String]] = [:]
+        var starting: Set<String> = []
+        /// Counts every change of the above: a cell's claim (CellLanes) depends on them only,
+        /// and is worked out again only when they changed.
+        var changes = 0
+    }
+    let running = Locked(Running())
+    var apps: [String: ScriptedApp] {
+        get { running.value.apps }
+        set { running.update { $0.apps = newValue; $0.changes += 1 } }
+    }
     /// The accounts each running app was started with.
-    var accounts: [String: [String]] = [:] { didSet { appsChanged += 1 } }
+    var accounts: [String: [String]] {
+        get { running.value.accounts }
+        set { running.update { $0.accounts = newValue; $0.changes += 1 } }
+    }
     let payload: Payload
     /// The payload's digests, as an arrival reports them: worked out once, not per cell.
     let documentSHA256: String
@@ -332,72 +353,87 @@ final class PolicyRun: @unchecked Sendable {
     /// Makes the running apps exactly `wanted` (bundle id → accounts): stops those started with
     /// other accounts, starts the missing ones in parallel, signs in their other accounts.
     func ensure(_ wanted: [String: [String]]) throws {
+        stopMismatched(wanted)
+        try start(wanted.filter { apps[$0.key] == nil })
+    }
+
+    /// Stops the running apps of `wanted` that were started with other accounts.
+    func stopMismatched(_ wanted: [String: [String]]) {
         for (bundle, app) in apps where wanted[bundle] != nil && accounts[bundle] != wanted[bundle] {
             app.stop()
-            apps[bundle] = nil
-        }
-        let missing = wanted.filter { apps[$0.key] == nil }.map { ($0.key, $0.value) }
-        let started = Locked<[String: Result<ScriptedApp, Error>]>([:])
-        // First every launch (the sandbox's part, a few milliseconds each), then every app's
-        // start awaited at once: an app spends its first tens of milliseconds loading and
-        // meeting the broker, and the others start meanwhile.
-        let launched = Locked<[Int: Result<ScriptedApp, Error>]>([:])
-        DispatchQueue.concurrentPerform(iterations: missing.count) { i in
-            let (bundle, accts) = missing[i]
-            let r = Result { () throws -> ScriptedApp in
-                let e = try entry(bundle)
-                let first = accts.first { $0.lowercased() != "personal" }
-                return try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
-                                              launcherSocket: device + "/launcher.sock", containers: device + "/containers",
-                                              account: e.manifest.integratesSDK ? first : nil,
-                                              personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
-                                              log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
+            running.update {
+                $0.apps[bundle] = nil
+                $0.changes += 1
             }
-            launched.update { $0[i] = r }
         }
-        let launches = launched.value
+    }
+
+    /// Starts `missing` (bundle id → accounts), each on a thread of its own: launched in its
+    /// sandbox (at most LaunchThreads' count at once), greeted, its other accounts signed in.
+    /// Each joins the running apps as soon as it has answered, and `ready` is told: the lanes
+    /// then run the cells between the apps that are up while the others still start (an app is
+    /// mostly its own tens of milliseconds of loading and meeting the broker).
+    /// Every app that started is kept (and so stopped with the run) before a failure is thrown;
+    /// an app that could not start at all is the run's `startFailure` at once.
+    func start(_ missing: [String: [String]], ready: @escaping @Sendable () -> Void = {}) throws {
+        let failures = Locked<[Error]>([])
         let group = DispatchGroup()
-        for (i, (bundle, accts)) in missing.enumerated() {
-            guard case let .success(app)? = launches[i] else {
-                if case let .failure(error)? = launches[i] { started.update { $0[bundle] = .failure(error) } }
-                continue
-            }
-            DispatchQueue.global().async(group: group) { [self] in
-                let r = Result { () throws -> ScriptedApp in
-                    let e = try entry(bundle)
-                    let first = accts.first { $0.lowercased() != "personal" }
-                    do {
-                        let hello = try app.call(ScriptCommand("hello"))
-                        if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
-                        // The other accounts sign in through the SDK, as a user adds them.
-                        for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
-                            // Signed in by the user (the launcher), then enrolled by the app.
-                            try app.signIn(a)
-                            let r = try app.call(ScriptCommand("enroll", [a]))
-                            if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
-                        }
-                    } catch {
-                        // Not kept, so stopped here: reaped, its cgroups go with it.
-                        app.stop()
-                        throw error
+        for (bundle, accts) in missing {
+            group.enter()
+            let t = Thread { [self] in
+                defer { group.leave() }
+                do {
+                    let app = try startApp(bundle, accounts: accts)
+                    running.update {
+                        $0.apps[bundle] = app
+                        $0.accounts[bundle] = accts
+                        $0.starting.remove(bundle)
+                        $0.changes += 1
                     }
-                    return app
+                } catch {
+                    if let error = error as? ScriptedApp.StartFailure { startFailure.update { $0 = $0 ?? error.description } }
+                    running.update {
+                        $0.starting.remove(bundle)
+                        $0.changes += 1
+                    }
+                    failures.update { $0.append(error) }
                 }
-                started.update { $0[bundle] = r }
+                ready()
             }
+            t.name = "matrix-start"
+            t.stackSize = 1 << 20
+            t.start()
         }
         group.wait()
-        // Every app that started is kept (and so stopped with the run) before a failure is thrown.
-        var failure: Error?
-        for (bundle, r) in started.value {
-            switch r {
-            case let .success(app):
-                apps[bundle] = app
-                accounts[bundle] = wanted[bundle]
-            case let .failure(error): failure = failure ?? error
+        let all = failures.value
+        if let first = all.first(where: { $0 is ScriptedApp.StartFailure }) ?? all.first { throw first }
+    }
+
+    /// One app launched, greeted and signed in to its other accounts; stopped when any of it fails.
+    func startApp(_ bundle: String, accounts accts: [String]) throws -> ScriptedApp {
+        let e = try entry(bundle)
+        let first = accts.first { $0.lowercased() != "personal" }
+        let app = try ScriptedApp.launch(manifest: e.manifest, executable: e.executable,
+                                         launcherSocket: device + "/launcher.sock", containers: device + "/containers",
+                                         account: e.manifest.integratesSDK ? first : nil,
+                                         personal: accts.contains { $0.lowercased() == "personal" }, hidden: [device],
+                                         log: device + "/logs/\(bundle).log", allowWeaker: allowWeaker)
+        do {
+            let hello = try app.call(ScriptCommand("hello"))
+            if let error = hello["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) hello: \(error)") }
+            // The other accounts sign in through the SDK, as a user adds them.
+            for a in accts where e.manifest.integratesSDK && a != first && a.lowercased() != "personal" {
+                // Signed in by the user (the launcher), then enrolled by the app.
+                try app.signIn(a)
+                let r = try app.call(ScriptCommand("enroll", [a]))
+                if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(bundle) enroll \(a): \(error)") }
             }
+        } catch {
+            // Not kept, so stopped here: reaped, its cgroups go with it.
+            app.stop()
+            throw error
         }
-        if let failure { throw failure }
+        return app
     }
 
     func bundle(_ party: PartySpec) throws -> String { try entry(party.app).manifest.bundleID.lowercased() }
@@ -428,8 +464,14 @@ final class PolicyRun: @unchecked Sendable {
             }
         }
         for b in mixed { upfront[b] = nil }
-        if !upfront.isEmpty {
-            do { try ensure(upfront) } catch let error as ScriptedApp.StartFailure { startFailure.update { $0 = error.description } } catch {}
+        // Started in the background: the lanes run each cell as soon as its apps are up, and
+        // hold back a cell that may reach any app or start one (CellLanes.Claim.blocked) until
+        // every app has started.
+        stopMismatched(upfront)
+        let missing = upfront.filter { apps[$0.key] == nil }
+        running.update {
+            $0.starting.formUnion(missing.keys)
+            $0.changes += 1
         }
         // Decided once per cell, not at each look while lanes wait.
         let alone = cells.map { $0.cell.channel.channel.isAccountChannel || ($0.cell.channel.channel == .openURL && !routesOnlyToTarget($0.cell)) }
@@ -440,11 +482,26 @@ final class PolicyRun: @unchecked Sendable {
         var claims = [(changes: Int, claim: CellLanes.Claim)?](repeating: nil, count: cells.count)
         let lanes = CellLanes(Array(cells.indices)) { [self] i in
             if startFailure.value != nil { return .resources([]) }
-            if let known = claims[i], known.changes == appsChanged { return known.claim }
-            let c = claim(cells[i], alone: alone[i], apps: parts[i])
-            claims[i] = (appsChanged, c)
+            let now = running.value
+            if let known = claims[i], known.changes == now.changes { return known.claim }
+            let c = claim(cells[i], alone: alone[i], apps: parts[i], running: now)
+            claims[i] = (now.changes, c)
             return c
         }
+        let started = DispatchGroup()
+        if !missing.isEmpty {
+            started.enter()
+            let t = Thread { [self] in
+                defer { started.leave() }
+                // A failure is the cells': an app that could not start at all is startFailure,
+                // another app is tried again by the first cell that needs it.
+                try? start(missing, ready: lanes.wake)
+            }
+            t.name = "matrix-starter"
+            t.start()
+        }
+        // Whatever happens to the cells, the apps being started are kept (and so stopped).
+        defer { started.wait() }
         lanes.run(lanes: cellsInFlight, stop: { Interruption.received != nil }) { [self] i in
             var r = cells[i]
             if r.live != nil {
@@ -475,15 +532,18 @@ final class PolicyRun: @unchecked Sendable {
 
     /// What a cell touches (CellLanes): its apps, the pasteboard for a paste; everything when
     /// `alone` (a link another app may take: routesOnlyToTarget) and for a cell that must start
-    /// or restart an app.
-    func claim(_ r: CellResult, alone: Bool, apps parts: [(bundle: String, accounts: [String])?]) -> CellLanes.Claim {
+    /// or restart an app, which waits (`blocked`) while apps are being started; nothing yet
+    /// (`waiting`) while one of its apps is being started.
+    func claim(_ r: CellResult, alone: Bool, apps parts: [(bundle: String, accounts: [String])?], running now: Running) -> CellLanes.Claim {
         if r.live != nil || startFailure.value != nil { return .resources([]) }
         let cell = r.cell
-        if alone { return .everything }
+        let everything: CellLanes.Claim = now.starting.isEmpty ? .everything : .blocked
+        if alone { return everything }
         var apps = Set<String>()
         for part in parts {
-            guard let (b, wanted) = part else { return .everything }
-            if self.apps[b] == nil || accounts[b] != wanted { return .everything }
+            guard let (b, wanted) = part else { return everything }
+            if now.starting.contains(b) { return .waiting }
+            if now.apps[b] == nil || now.accounts[b] != wanted { return everything }
             apps.insert(b)
         }
         if cell.channel.channel == .paste { apps.insert(" pasteboard") }

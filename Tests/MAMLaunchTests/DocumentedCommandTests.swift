@@ -78,7 +78,9 @@ struct DocumentedCommandTests {
             set -eo pipefail
             export PATH="\(bin):$PATH" MAMLAB_ROOT="\(CommandRunner.root.path)"
             cd "\(CommandRunner.root.path)"
-            trap 'status=$?; jobs -p | xargs -r kill 2>/dev/null; wait; exit $status' EXIT
+            # (A job that ends between `jobs -p` and its kill makes xargs fail, 123: under set -e
+            # that was the script's status, a failure of whichever document ran last.)
+            trap 'status=$?; jobs -p | xargs -r kill 2>/dev/null || true; wait; exit $status' EXIT
             # A broker started in the background serves once its launcher socket is there.
             serving() { for _ in $(seq 200); do [ -S "$1/launcher.sock" ] && return 0; sleep 0.05; done; echo "no broker at $1" >&2; return 1; }
             # What a person typed into an app: every answer is read; none may be a refusal of the
