@@ -65,7 +65,9 @@ final class ScriptedApp: @unchecked Sendable {
             close(control)
             throw Failure(description: "cannot make the app's channels: \(String(cString: strerror(errno)))")
         }
-        let errFD = (try? RotatingLog.pipe(into: log))?.release() ?? -1
+        // The kit's log, copied in batches (a line or two per cell would otherwise wake the
+        // launcher's copier for each); read only when the run is kept (MAMLAB_MATRIX_KEEP).
+        let errFD = (try? RotatingLog.pipe(into: log, coalesce: 0.05))?.release() ?? -1
         var config = LaunchConfiguration(bundleID: manifest.bundleID, executable: executable, arguments: ["--script"],
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },

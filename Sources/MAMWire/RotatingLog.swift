@@ -19,7 +19,11 @@ public enum RotatingLog {
     /// Opens `path` (its folder made 0700 if needed) and returns the write end of a pipe into it,
     /// close-on-exec, for a child's standard output or error: give it to the child, then let it go.
     /// A thread copies what arrives until every holder of the write end has closed it.
-    public static func pipe(into path: String, limit: Int = defaultLimit) throws -> Descriptor {
+    ///
+    /// `coalesce`: seconds the copier waits after each read, so that a chatty writer's lines are
+    /// copied a batch at a time instead of waking it once per line (a live matrix's apps log a
+    /// line or two per cell); its pipe is then made larger, so that a writer rarely waits on it.
+    public static func pipe(into path: String, limit: Int = defaultLimit, coalesce: Double = 0) throws -> Descriptor {
         let folder = (path as NSString).deletingLastPathComponent
         try privateFolder(folder)
         let file = try open(path)
@@ -31,15 +35,18 @@ public enum RotatingLog {
             throw Failure(description: "\(path): cannot make a pipe for the log: \(String(cString: strerror(errno)))")
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        // F_SETPIPE_SZ (1031, not in Glibc's Swift module); a pipe that stays at 64 KiB only
+        // means a writer that fills it in one pause waits for the copier.
+        if coalesce > 0 { _ = fcntl(ends[1], 1031, 1 << 20) }
         let reader = ends[0]
-        let thread = Thread { copy(from: reader, to: file, path: path, limit: limit) }
+        let thread = Thread { copy(from: reader, to: file, path: path, limit: limit, coalesce: coalesce) }
         thread.name = "mam-log"
         thread.start()
         return Descriptor(adopting: ends[1])
     }
 
     /// Copies until every writer has closed the pipe, rotating at `limit`.
-    static func copy(from reader: Int32, to first: Int32, path: String, limit: Int) {
+    static func copy(from reader: Int32, to first: Int32, path: String, limit: Int, coalesce: Double = 0) {
         var file = first
         var st = stat()
         var written = fstat(file, &st) == 0 ? Int(st.st_size) : 0
@@ -60,6 +67,7 @@ public enum RotatingLog {
                 offset += w
             }
             written += n
+            if coalesce > 0, n < buffer.count { usleep(useconds_t(min(coalesce, 1) * 1_000_000)) }
         }
         close(reader)
         close(file)
