@@ -147,7 +147,7 @@ let package = Package(
                           path: "Apps/Notes", exclude: ["Info.plist"]),
         // The cost of a policy query through MAMKit against the engine call it wraps.
         .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
-        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMPolicy", "MAMScript", "MAMWire", "MAMTestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMCatalog", "MAMPolicy", "MAMScript", "MAMWire", "MAMTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog", "MAMTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire", "MAMTestSupport", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),

@@ -69,8 +69,16 @@ package final class LaunchedPrograms: Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let known = digests.withLock({ $0[before] }) { return known }
+        // Hashed by an earlier run (this launcher's or a broker's), and the file unchanged since.
+        if let remembered = DigestMemo.shared.recall(before) {
+            digests.withLock { $0[before] = remembered }
+            return remembered
+        }
         let digest = program.sha256()
-        if let digest, Self.stamp(program.descriptor.rawValue) == before { digests.withLock { $0[before] = digest } }
+        if let digest, Self.stamp(program.descriptor.rawValue) == before {
+            digests.withLock { $0[before] = digest }
+            DigestMemo.shared.remember(before, digest)
+        }
         return digest
     }
 
@@ -88,9 +96,5 @@ package final class LaunchedPrograms: Sendable {
         }
     }
 
-    static func stamp(_ fd: Int32) -> String? {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
-        return "\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec):\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
-    }
+    static func stamp(_ fd: Int32) -> String? { DigestMemo.stamp(of: fd) }
 }

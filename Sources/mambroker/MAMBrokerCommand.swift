@@ -320,13 +320,21 @@ final class InstalledDigests: @unchecked Sendable {
         func stamp() -> String? {
             var st = stat()
             guard stat(real, &st) == 0 else { return nil }
-            return "\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec):\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
+            return DigestMemo.stamp(st)
         }
         let before = stamp()
         if let before, let known = programs[real], known.stamp == before { return known.digest }
+        // Hashed by an earlier run (a broker's or the launcher's), and the file unchanged since.
+        if let before, let remembered = DigestMemo.shared.recall(before) {
+            programs[real] = (before, remembered)
+            return remembered
+        }
         let digest = ProgramDigest.sha256(ofFile: real)
         // Changed while it was read: not remembered.
-        if let before, stamp() == before { programs[real] = (before, digest) }
+        if let before, stamp() == before {
+            programs[real] = (before, digest)
+            if let digest { DigestMemo.shared.remember(before, digest) }
+        }
         return digest
     }
 }
