@@ -13,12 +13,12 @@ import Glibc
 /// old cost two round trips per switch). A name shorter than the last leaves the old name's
 /// tail after its line break until the file is cut to length, and a kill in between loses
 /// nothing: the reader stops at the first break.
-final class ScreenState: Sendable {
-    let path: String
+package final class ScreenState: Sendable {
+    package let path: String
     /// The open file, or -1 (none yet, or removed).
     private let file = Locked<Int32>(-1)
 
-    init(directory: String = FileManager.default.currentDirectoryPath) {
+    package init(directory: String = FileManager.default.currentDirectoryPath) {
         path = (directory as NSString).appendingPathComponent(".mamkit-ui-identity")
     }
 
@@ -27,7 +27,7 @@ final class ScreenState: Sendable {
         if fd >= 0 { close(fd) }
     }
 
-    func save(_ account: String?) {
+    package func save(_ account: String?) {
         file.withLock { fd in
             guard let account else {
                 if fd >= 0 { close(fd) }
@@ -56,7 +56,7 @@ final class ScreenState: Sendable {
         }
     }
 
-    func load() -> String? {
+    package func load() -> String? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         let data: Data

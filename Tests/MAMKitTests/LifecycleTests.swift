@@ -80,31 +80,6 @@ struct LifecycleTests {
         }
     }
 
-    /// The identity on screen is overwritten in place (ScreenState): a shorter name after a
-    /// longer one, and a longer after a shorter, come back as written, not with the other's tail.
-    @Test func theLastIdentityShownComesBackWhateverItsLength() throws {
-        let b = try KitBroker()
-        defer { b.stop() }
-        let mail = try b.launch("Mail", keepContainer: true)
-        // Personal's empty name written over Adele's.
-        for identity in ["adele@contoso.com", "personal"] {
-            #expect(try mail.send("identity", identity)["result"]?.string == "success")
-        }
-        #expect(kill(try pid(mail), SIGKILL) == 0)
-        _ = mail.finish()
-        let again = try b.launch("Mail", keepContainer: true)
-        #expect(try again.send("hello")["identity"]?.string == "")
-        #expect(try again.send("policy")["managed"]?.bool == false)
-        // And Adele's written over personal's, by the restarted app.
-        #expect(try again.send("identity", "adele@contoso.com")["result"]?.string == "success")
-        #expect(kill(try pid(again), SIGKILL) == 0)
-        _ = again.finish()
-        let third = try b.launch("Mail", keepContainer: true)
-        #expect(try third.send("hello")["identity"]?.string == "adele@contoso.com")
-        #expect(try third.send("policy")["managed"]?.bool == true)
-        third.finish()
-    }
-
     @Test func aMultiIdentityAppStartsWithNoIdentityAndNoPolicy() throws {
         let b = try KitBroker()
         defer { b.stop() }
