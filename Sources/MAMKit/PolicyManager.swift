@@ -34,13 +34,40 @@ public struct PolicyManager: Sendable {
             }
             kit.screen.save(nil)
             kit.logger.info("UI identity cleared")
-            return (.success, nil)
+            return await brokerLeavesTheUIIdentity()
         }
         let wanted = kit.resolve(account)
         await kit.lane.acquire()
         let outcome = await switchUI(to: wanted, named: account)
         await kit.lane.release()
         return outcome
+    }
+
+    /// nil is "unset", not "no user" (SDK-API §2): UI work falls back to the process identity.
+    /// The broker, which acts for the app, is told so at once (it decides what comes in, too,
+    /// and an action with no identity set would leave it alone): the process identity, or with
+    /// none (a multi-identity app's launch state) the personal one, as at launch
+    /// (`MAMApp.start`). It kept the identity the UI left, a managed account's included.
+    private func brokerLeavesTheUIIdentity() async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+        guard kit.state.current.integratesSDK else { return (.success, nil) }
+        await kit.lane.acquire()
+        let outcome = await brokerFallsBack()
+        await kit.lane.release()
+        return outcome
+    }
+
+    private func brokerFallsBack() async -> (result: SwitchIdentityResult, decision: SharingDecision?) {
+        let fallback = kit.state.current.process ?? .personal
+        if kit.brokerShown == .one(fallback) { return (.success, nil) }
+        do {
+            var decision = try await kit.setBrokerIdentity(fallback)
+            // A process identity the broker refuses: still not the account the UI left.
+            if !decision.allowed, fallback != .personal { decision = try await kit.setBrokerIdentity(.personal) }
+            return (decision.allowed ? .success : .failed, decision)
+        } catch {
+            kit.logger.warning("identity switch failed", metadata: ["error": "\(error)"])
+            return (.failed, nil)
+        }
     }
 
     /// The switch itself, on the kit's lane: the broker's decision, then conditional launch.
@@ -226,7 +253,7 @@ public struct PolicyManager: Sendable {
                 s.uiView = nil
             }
             kit.screen.save(nil)
-            return .success
+            return await brokerLeavesTheUIIdentity().result
         }
         await kit.lane.acquire()
         let allowed = (try? await kit.setBrokerIdentity(identity))?.allowed == true

@@ -39,6 +39,17 @@ struct Report {
         return "\(p.app.bundleID) as \(p.identityDescription) (\(state))"
     }
 
+    /// Where a policy comes from, for the reader: its file, or what a policy that no file
+    /// gives is (the lock-down policy of a view of several accounts is MAMLab's own; its empty
+    /// origin was printed as "()").
+    static func origin(of policy: Policy) -> String {
+        if let file = [policy.settingsFile, policy.origin.file].compactMap({ $0 }).first(where: { !$0.isEmpty }) { return file }
+        if policy.id == Policy.lockDown.id {
+            return "MAMLab's own, no file: a view that shows a managed account beside others gets every restriction at its strictest, docs/SEMANTICS.md §1.view"
+        }
+        return "no file"
+    }
+
     func text() -> String {
         let d = decision
         // The first line names the deciding rule itself (its section below is shared by several)
@@ -51,7 +62,7 @@ struct Report {
         if let t = d.deliveredType { lines.append("  type      delivered as \(t)") }
         if let r = d.replacementText { lines.append("  pasted    \"\(r)\"") }
         if let p = party(for: d.rule.side), p.isManaged, let policy = p.policy {
-            lines.append("  policy    \"\(policy.displayName)\" (\(policy.settingsFile ?? policy.origin.file)) on \(p.app.bundleID) for \(p.enrolled?.name ?? "-")")
+            lines.append("  policy    \"\(policy.displayName)\" (\(Self.origin(of: policy))) on \(p.app.bundleID) for \(p.enrolled?.name ?? "-")")
             for (k, v) in fields(of: d.rule) { lines.append("            \(k) = \(v)") }
         }
         if let s = d.senderRule {

@@ -85,11 +85,12 @@ struct Run: ParsableCommand {
         let manifestDigest = ProgramDigest.realPath(manifestFile).flatMap(ProgramDigest.sha256(ofFile:))
         let program = OpenProgram(executable)
         let resourceLimits = try parseLimits()
-        _ = try sandbox.decide("run \(app ?? "the app")")
-        // The bundle id names the container folder: checked here again, whatever loaded it.
+        // The bundle id names the container folder: checked here again, whatever loaded it, and
+        // before the kernel is asked anything, so a bad one is refused alike on every kernel.
         if let problem = AppManifest.bundleIDProblem(manifest.bundleID) {
             throw World.Failure(description: "cannot launch: CFBundleIdentifier \"\(manifest.bundleID.prefix(80))\" \(problem)")
         }
+        _ = try sandbox.decide("run \(app ?? "the app")")
         var root = containers ?? ((ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/mamlab/containers")
         if !root.hasPrefix("/") { root = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(root) }
         let containersRoot = root

@@ -141,4 +141,27 @@ struct WindowIdentityTests {
         #expect(back["window"]?.string == "adele@contoso.com" && back["windowManaged"]?.bool == true, "\(back)")
         mail.finish()
     }
+
+    /// SDK-API §2: a nil UI identity is "unset", and UI work falls back to the process identity;
+    /// Mail (multi-identity) has none, so it is back in its launch state, unmanaged. The broker
+    /// hears it at once: it used to go on acting under the account the window had shown, so a
+    /// copy made after the window was cleared was still adele's org data.
+    @Test func clearingTheKeyWindowsIdentityLeavesItsAccountInTheBrokerToo() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail", user: "adele@contoso.com")
+        #expect(try mail.send("window", "inbox", "identity", "adele@contoso.com")["result"]?.string == "success")
+        let cleared = try mail.send("window", "inbox", "identity", "none")
+        #expect(cleared["result"]?.string == "success" && cleared["window"]?.isNull == true && cleared["identity"]?.isNull == true
+                && cleared["windowManaged"]?.bool == false, "\(cleared)")
+        // The broker's last identity switch for Mail left adele for the unmanaged launch state.
+        let switches = b.auditRecords.filter { $0["channel"] as? String == "identity" && $0["outcome"] as? String == "allowed" }
+        let last = switches.last?["target"] as? [String: Any]
+        #expect(last?["managed"] as? Bool == false && last?["identity"] as? String != "adele@contoso.com", "\(switches)")
+        // And UI work acts so: a copy now is not org data, and pastes into Notes.
+        #expect(try mail.send("copy", "after clearing")["ok"]?.bool == true)
+        let paste = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(paste?.outcome == "allowed" && paste?["text"]?.string == "after clearing", "\(String(describing: paste))")
+        mail.finish()
+    }
 }

@@ -99,6 +99,13 @@ struct ExplainCommandTests {
         let alone = try CommandRunner.run(["explain", "--from", "Mail:\(Self.adele),personal", "--to", "Docs:\(Self.adele)",
                                            "--channel", "paste", "--text", "q3", "--json"])
         #expect(alone.stdout.contains("\"allowed\" : true") || alone.stdout.contains("\"allowed\":true"), "\(alone.stdout)")
+        // The text names where the lock-down policy comes from in words (it has no file; its
+        // empty origin was printed as "()").
+        let text = try CommandRunner.run(["explain"] + view + ["--channel", "paste", "--text", "q3"])
+        let policyLine = text.stdout.split(separator: "\n").first { $0.hasPrefix("  policy ") }.map(String.init) ?? ""
+        #expect(policyLine.contains("\"Lock-down (a view of several accounts)\" (MAMLab's own, no file: a view that shows a managed account beside others gets every restriction at its strictest, docs/SEMANTICS.md §1.view) on com.contoso.mail"),
+                "\(text.stdout)\(text.stderr)")
+        #expect(!text.stdout.contains("()"), "\(text.stdout)")
         let single = try CommandRunner.run(["explain", "--from", "Docs:\(Self.adele),personal", "--from-view", "--to", "Mail", "--channel", "send"])
         #expect(single.status != 0 && single.stderr.contains("identityViewSingleIdentity"), "\(single.stderr)")
     }

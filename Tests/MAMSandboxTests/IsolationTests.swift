@@ -236,13 +236,37 @@ struct IsolationTests {
             try PropertyListSerialization.data(fromPropertyList: dict, format: .xml, options: 0).write(to: plist)
             let r = try Built.run("mamlaunch", ["run", "--manifest", plist.path, Built.directory.appendingPathComponent("Hostile").path,
                                                 "--no-broker", "--clean", "--containers", scene.containers.path, "--"] + Scene.light)
-            #expect(r.status != 0 && r.err.contains("CFBundleIdentifier") && r.err.contains("reverse-DNS"), "\(id): \(r.err)")
+            #expect(r.status != 0 && r.err.contains("CFBundleIdentifier") && r.err.contains("reverse-DNS"),
+                    "\(id): status \(r.status); errors: \(r.err); output: \(r.out.prefix(1000))")
             #expect(!r.out.contains("attempt"), "the app ran with bundle id \(id)")
             #expect(!r.err.utf8.contains(0x1b), "the error echoes the manifest's escape sequence")
         }
         #expect(FileManager.default.fileExists(atPath: doomed.appendingPathComponent("file").path))
         var st = stat()
         #expect(stat(doomed.path, &st) == 0 && st.st_uid == 0, "the launcher handed a folder outside the containers to an app")
+    }
+
+    /// A bad bundle id is refused as such whatever the kernel can isolate: the launcher checks it
+    /// before it asks the kernel (its isolation trial). Root without CAP_SYS_ADMIN fails that
+    /// trial on any kernel, so the order shows here without the kernel lab.
+    @Test func aBadBundleIdIsRefusedAsSuchWhereTheSandboxIsRefusedToo() throws {
+        let setpriv = "/usr/bin/setpriv"
+        try #require(FileManager.default.isExecutableFile(atPath: setpriv), "setpriv (util-linux) is missing")
+        let scene = try Scene()
+        defer { scene.remove() }
+        let plist = scene.root.appendingPathComponent("Info.plist")
+        let dict: [String: Any] = ["CFBundleIdentifier": "../doomed", "CFBundleExecutable": "Hostile"]
+        try PropertyListSerialization.data(fromPropertyList: dict, format: .xml, options: 0).write(to: plist)
+        let mamlaunch = Built.directory.appendingPathComponent("mamlaunch").path
+        let bad = try ChildProcess.run(setpriv, ["--bounding-set", "-sys_admin", mamlaunch, "run", "--manifest", plist.path,
+                                                 Built.directory.appendingPathComponent("Hostile").path, "--no-broker", "--clean",
+                                                 "--containers", scene.containers.path, "--"] + Scene.light, timeout: 120)
+        #expect(bad.status == 1 && bad.err.contains("CFBundleIdentifier \"../doomed\" is not a reverse-DNS identifier")
+                && !bad.err.contains("CAP_SYS_ADMIN"), "status \(bad.status): \(bad.err)")
+        // Control: the same launcher refuses a good app for its sandbox.
+        let good = try ChildProcess.run(setpriv, ["--bounding-set", "-sys_admin", mamlaunch, "run", "Hostile", "--no-broker",
+                                                  "--containers", scene.containers.path, "--", "--exit"], timeout: 120)
+        #expect(good.status != 0 && good.err.contains("missing capabilities: CAP_SYS_ADMIN"), "status \(good.status): \(good.err)")
     }
 
     @Test func aContainerThatIsALinkIsRefusedAndCleanStaysInside() throws {

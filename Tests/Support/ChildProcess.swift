@@ -78,9 +78,16 @@ public final class ChildProcess: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
+                let failure = n < 0 ? errno : 0
+                if failure == EINTR { continue }
                 state.lock()
-                if n > 0 { append(self, Data(buffer[0..<n])) } else { ended(self) }
+                if n > 0 { append(self, Data(buffer[0..<n])) } else {
+                    // A read that failed (a descriptor closed under the reader, EBADF) ends the
+                    // stream too, but says so: what the child wrote after it would be missing
+                    // from the failure's words without a trace.
+                    if failure != 0 { append(self, Data("\n[ChildProcess: reading \(name)'s output failed: \(String(cString: strerror(failure)))]\n".utf8)) }
+                    ended(self)
+                }
                 state.broadcast()
                 state.unlock()
                 if n <= 0 { break }
