@@ -14,6 +14,13 @@ public enum ScriptedApp {
     /// Returns the exit status.
     public static func run(integratesSDK: Bool = true, serveAfterInput: Bool = false,
                            output: ScriptOutput = ScriptOutput(), lines: AsyncStream<String> = StandardInput.lines()) async -> Int32 {
+        // The commands run on the threads their input and their answers arrive on (InlineExecutor).
+        await withTaskExecutorPreference(InlineExecutor.shared) {
+            await commands(integratesSDK: integratesSDK, serveAfterInput: serveAfterInput, output: output, lines: lines)
+        }
+    }
+
+    static func commands(integratesSDK: Bool, serveAfterInput: Bool, output: ScriptOutput, lines: AsyncStream<String>) async -> Int32 {
         let app: MAMApp
         // The delegate goes in first: a restart asked at launch (auto-enrollment) is answered by it.
         let delegate = ScriptedDelegate()
