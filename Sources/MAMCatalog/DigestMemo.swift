@@ -26,13 +26,7 @@ public struct DigestMemo: Sendable {
         self.folder = folder
     }
 
-    /// The stamp of an open file: device, inode, size, modification and change times.
-    public static func stamp(of fd: Int32) -> String? {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
-        return stamp(st)
-    }
-
+    /// The stamp of a file from its `stat`: device, inode, size, modification and change times.
     public static func stamp(_ st: stat) -> String {
         "\(st.st_dev):\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec):\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
     }

@@ -98,6 +98,8 @@ final class BrokerConnection: Sendable {
     }
 
     private func readLoop() {
+        // A scripted app's command goes on here when its answer comes (InlineExecutor).
+        InlineExecutor.runsJobsInPlace()
         let buffer = ReceiveBuffer()
         while var raw = socket.receiveRaw(buffer: buffer) {
             // A frame that cannot be read is dropped; when its header still names a request, that

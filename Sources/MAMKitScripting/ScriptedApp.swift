@@ -62,6 +62,8 @@ public enum StandardInput {
     public static func lines() -> AsyncStream<String> {
         let (stream, sink) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .unbounded)
         let thread = Thread {
+            // The command loop runs here when its line comes (InlineExecutor).
+            InlineExecutor.runsJobsInPlace()
             while let line = readLine(strippingNewline: true) { sink.yield(line) }
             sink.finish()
         }

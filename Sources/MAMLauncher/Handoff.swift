@@ -96,5 +96,9 @@ package final class LaunchedPrograms: Sendable {
         }
     }
 
-    static func stamp(_ fd: Int32) -> String? { DigestMemo.stamp(of: fd) }
+    static func stamp(_ fd: Int32) -> String? {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return nil }
+        return DigestMemo.stamp(st)
+    }
 }

@@ -10,22 +10,30 @@ import Glibc
 /// this executor preferred, the command loop runs on the standard-input thread until it waits for
 /// the broker, and goes on on the reader thread when the answer comes.
 ///
-/// A job made ready while this thread runs one of these jobs runs after it (in order, never
-/// inside it); one made ready by a job of another executor goes to the global queue, so that no
-/// job ever runs inside another's. Jobs on this executor may therefore block their thread only
-/// as long as MAMKit's reader and the input thread may be held: they never wait on either.
-final class InlineExecutor: TaskExecutor {
-    static let shared = InlineExecutor()
+/// Only those two threads run jobs in place (each says so: `runsJobsInPlace`), and only between
+/// their own reads, where nothing of theirs is on the stack. A job made ready anywhere else goes
+/// to the global queue as before: a thread inside some other code may hold state a job must not
+/// run in (a task-local value bound on a queue's thread aborted the app when a job ran inside
+/// it). A job made ready while its thread runs one of these jobs runs after it, never inside it.
+/// Jobs on this executor may block their thread only as long as MAMKit's reader and the input
+/// thread may be held: they never wait on either.
+package final class InlineExecutor: TaskExecutor {
+    package static let shared = InlineExecutor()
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    /// Marks the calling thread as one whose jobs may run where they are made ready (a thread
+    /// that only reads and hands over: the kit's reader, the scripted mode's input).
+    package static func runsJobsInPlace() {
+        Trampoline.current.inPlace = true
+    }
+
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let thread = Trampoline.current
         if thread.running {
             thread.jobs.append(job)
             return
         }
-        if withUnsafeCurrentTask(body: { $0 != nil }) {
-            // Inside another executor's job: not nested in it.
+        guard thread.inPlace else {
             DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
             return
         }
@@ -40,6 +48,7 @@ final class InlineExecutor: TaskExecutor {
 
 /// One thread's jobs made ready while it runs one (thread-local: only its thread touches it).
 private final class Trampoline {
+    var inPlace = false
     var running = false
     var jobs: [UnownedJob] = []
 
