@@ -7,8 +7,9 @@ import Glibc
 /// A live matrix's launcher and its broker each hashed the three sample programs (about 55 MB
 /// in a release build) at every run, before the first app could be adopted: a tenth of a
 /// framework run's first quarter-second. A file whose device, inode, size, modification and
-/// change times are those it had when it was hashed holds the same bytes (any write moves the
-/// change time, and nobody can set it back), so its digest is kept under that stamp.
+/// change times are those it had when it was hashed holds the same bytes when only root can write
+/// it (a write moves the change time, and nobody can set it back; but a store through a mapping
+/// already written does not: `vouches(for:)`), so its digest is kept under that stamp.
 ///
 /// The memo is root's: one small file per stamp in a folder of mode 0700 under /run (gone at
 /// boot, when inodes may be reused). The broker trusts what it reads there as much as its own
@@ -24,6 +25,15 @@ public struct DigestMemo: Sendable {
 
     public init(folder: String) {
         self.folder = folder
+    }
+
+    /// Whether a file's stamp may stand for its bytes: only when root alone can write it. Its
+    /// owner can otherwise change it without moving its times, through a shared writable mapping
+    /// whose pages it had written before the stamp was taken (a store to such a page does not
+    /// fault, so the kernel does not update the times), and have another program remembered as
+    /// the one hashed. The sample programs, root's builds, are what the memo is for.
+    public static func vouches(for st: stat) -> Bool {
+        st.st_uid == 0 && st.st_mode & 0o022 == 0
     }
 
     /// The stamp of a file from its `stat`: device, inode, size, modification and change times.

@@ -96,9 +96,10 @@ package final class LaunchedPrograms: Sendable {
         }
     }
 
+    /// Nil for a file another user can write (hashed at every launch): DigestMemo.vouches.
     static func stamp(_ fd: Int32) -> String? {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { return nil }
+        guard fstat(fd, &st) == 0, DigestMemo.vouches(for: st) else { return nil }
         return DigestMemo.stamp(st)
     }
 }
