@@ -4,7 +4,7 @@
 //
 // Targets come from the command line: --public-socket PATH --other-container DIR
 // --broker-dir DIR --outside PATH --other-pid PID --readable PATH --shm-key N --msg-key N
-// --posix-shm NAME --daemon NAME --world-writable PATH; sizes: --memory-mib N --tasks N --disk-mib N --cpu-ms N;
+// --posix-shm NAME --daemon NAME --world-writable PATH --host-null MAJOR:MINOR:INODE --host-name NAME; sizes: --memory-mib N --tasks N --disk-mib N --cpu-ms N;
 // [--destructive] adds the attempts that would harm the machine if they worked; --race-ms N runs
 // only the races against the supervisor's check (--race-dir DIR: a host folder every uid may
 // write, for the races on times, write-opens and renames); --not-mine FOLDER only the calls the
@@ -169,6 +169,19 @@ line("fcntl_lock_system_file", probe_fcntl_lock("/etc/ld.so.cache"), "/etc/ld.so
 let hostFolder = (outside as NSString).deletingLastPathComponent
 line("inotify_host_folder", probe_inotify(hostFolder), hostFolder)
 line("fanotify_init", probe_fanotify())
+// The folder of time zones is bound from the host into every app's root, the same inode.
+line("dnotify_shared_folder", probe_dnotify("/usr/share/zoneinfo"), "/usr/share/zoneinfo")
+// The inodes every app could reach: its null device and its host name must be its own.
+aimed("null_device_shared", options["--host-null"], option: "--host-null") { host in
+    var seen = [CChar](repeating: 0, count: 64)
+    let r = probe_null_device(host, &seen, seen.count)
+    line("null_device_shared", r, "app's /dev/null \(String(cString: seen)), host's \(host)")
+}
+aimed("host_name_shown", options["--host-name"], option: "--host-name") { host in
+    var seen = [CChar](repeating: 0, count: 128)
+    let r = probe_host_name(host, &seen, seen.count)
+    line("host_name_shown", r, "the app is told \"\(String(cString: seen))\"")
+}
 // Writes Landlock refuses on its own, silently: they must be reported too.
 line("openat2_write_outside", probe_openat2_write(hostFolder + "/escaped-openat2.txt"), hostFolder + "/escaped-openat2.txt")
 line("mkdir_outside", probe_mkdir(hostFolder + "/escaped-folder"), hostFolder + "/escaped-folder")

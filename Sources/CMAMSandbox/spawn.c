@@ -23,6 +23,8 @@
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <seccomp.h>
@@ -173,10 +175,25 @@ static void setup_root(const mam_spawn_config *c, int status_fd) {
     if (mount("tmpfs", MAM_STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,nr_inodes=4096,mode=0755") != 0)
         child_fail(status_fd, "the app's root (a tmpfs on " MAM_STAGE ")");
     char target[4096];
+    // A null device of the app's own: the host's is one inode every app could open, and locks
+    // and inotify watches on it (which the supervisor allows, the app's own file) carried bits
+    // between apps. A node made here is a new inode of the same device (1, 3), in a small tmpfs
+    // of its own at /dev, the one mount of the root where a device node may be opened; the
+    // binds of /dev/urandom and /dev/random land in it, and it is made read-only below.
+    char dev[4096];
+    staged("/dev", dev, status_fd);
+    if (make_directories(dev) != 0 || mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=4k,nr_inodes=16,mode=0755") != 0)
+        child_fail(status_fd, "the app's /dev");
+    char null_device[4096];
+    staged("/dev/null", null_device, status_fd);
+    if (mknod(null_device, S_IFCHR | 0666, makedev(1, 3)) != 0 || chmod(null_device, 0666) != 0)
+        child_fail(status_fd, "the app's /dev/null");
     for (int i = 0; i < c->bind_count; i++) {
         bind_into_root(&c->binds[i], fds[i], status_fd);
         close(fds[i]);
     }
+    if (mount(NULL, dev, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=4k,nr_inodes=16,mode=0755") != 0)
+        child_fail(status_fd, "the app's /dev read-only");
     for (int i = 0; i < c->link_count; i++) {
         staged(c->link_paths[i], target, status_fd);
         if (symlink(c->link_targets[i], target) != 0 && errno != EEXIST) child_fail(status_fd, c->link_paths[i]);
@@ -197,7 +214,7 @@ static void setup_root(const mam_spawn_config *c, int status_fd) {
                                                    "/proc/diskstats", "/proc/swaps" };
         for (size_t i = 0; i < sizeof fingerprint / sizeof *fingerprint; i++) {
             staged(fingerprint[i], target, status_fd);
-            if (access(target, F_OK) == 0 && mount("/dev/null", target, NULL, MS_BIND, NULL) != 0)
+            if (access(target, F_OK) == 0 && mount(null_device, target, NULL, MS_BIND, NULL) != 0)
                 child_fail(status_fd, fingerprint[i]);
         }
     }
@@ -250,6 +267,10 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     (void)sigprocmask(SIG_SETMASK, &none, NULL);
     if (c->net_namespace_fd >= 0 && setns(c->net_namespace_fd, CLONE_NEWNET) != 0) child_fail(status_fd, "network namespace");
     if (c->clone_flags & CLONE_NEWNS) setup_root(c, status_fd);
+    // The app's UTS namespace starts with the host's name: a neutral one instead, the same for
+    // every app, so the app learns nothing of the machine from uname(2).
+    if ((c->clone_flags & CLONE_NEWUTS) && (sethostname("mamlab", 6) != 0 || setdomainname("(none)", 6) != 0))
+        child_fail(status_fd, "the app's host name");
     // 3. The app's cgroups: the launcher puts this process in them meanwhile (by pid; a move
     //    costs the kernel an RCU grace period now and then, better spent beside the mounts).
     //    Nothing the app runs starts before they bind.

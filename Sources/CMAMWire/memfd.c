@@ -15,6 +15,12 @@ int mam_peer_pid(int fd) {
     return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : -1;
 }
 
+long mam_peer_uid(int fd) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? (long)cred.uid : -1;
+}
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>

@@ -33,8 +33,12 @@ public struct CatalogApp: Sendable {
 
 /// Reads MAMLab's inputs from disk and hands them to the pure loaders of MAMPolicy.
 public enum Catalog {
-    /// The project root: `$MAMLAB_ROOT`, else the nearest folder at or above the working
-    /// directory, then above the running executable, that holds both `Apps/` and `Policies/`.
+    /// The project root: `$MAMLAB_ROOT`, else the nearest folder at or above the running
+    /// executable that holds both `Apps/` and `Policies/` (the checkout it was built in).
+    ///
+    /// Never found from the working folder: root runs these tools, and an `Apps/` and a
+    /// `Policies/` another user left above a folder root works in (in /tmp, say) would supply
+    /// the tenant, its credentials and the installed apps.
     public static func projectRoot() -> URL? {
         let fm = FileManager.default
         func isRoot(_ u: URL) -> Bool {
@@ -44,20 +48,19 @@ public enum Catalog {
         if let env = ProcessInfo.processInfo.environment["MAMLAB_ROOT"], !env.isEmpty {
             return URL(fileURLWithPath: env)
         }
-        var starts = [URL(fileURLWithPath: fm.currentDirectoryPath)]
-        if let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            starts.append(URL(fileURLWithPath: exe).deletingLastPathComponent())
+        guard let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        var u = URL(fileURLWithPath: exe).deletingLastPathComponent().standardizedFileURL
+        while true {
+            if isRoot(u) { return u }
+            let parent = u.deletingLastPathComponent()
+            if parent.path == u.path { return nil }
+            u = parent
         }
-        for start in starts {
-            var u = start.standardizedFileURL
-            while true {
-                if isRoot(u) { return u }
-                let parent = u.deletingLastPathComponent()
-                if parent.path == u.path { break }
-                u = parent
-            }
-        }
-        return nil
+    }
+
+    /// Why no project was found, for the tools' refusals.
+    public static var noProject: String {
+        "no MAMLab project (Apps/ and Policies/) at or above \(toolDirectory), where this program is; set MAMLAB_ROOT to the project's folder"
     }
 
     /// The folder of the running executable: MAMLab's tools and apps are built side by side.

@@ -55,6 +55,10 @@ final class ScriptedApp: @unchecked Sendable {
                        account: String?, personal: Bool = false, hidden: [String], log: String, allowWeaker: Bool = false) throws -> ScriptedApp {
         let control = mam_connect_seqpacket(launcherSocket)
         guard control >= 0 else { throw Failure(description: "cannot reach the broker at \(launcherSocket): \(String(cString: strerror(errno)))") }
+        do { try TrustedPath.checkBrokerPeer(FileDescriptor(rawValue: control), path: launcherSocket) } catch {
+            close(control)
+            throw Failure(description: "refusing the broker at \(error)")
+        }
         var pair: [Int32] = [-1, -1]
         var stdin: [Int32] = [-1, -1]
         var stdout: [Int32] = [-1, -1]

@@ -27,7 +27,7 @@ package struct MatrixSetup {
     package static func load(experiment name: String, policies: [String], diff: [String], random: Int?, seed: UInt64,
                      tenant: String?, parties: PartiesSource? = nil, catalog: String? = nil) throws -> MatrixSetup {
         guard let root = Catalog.projectRoot() else {
-            throw World.Failure(description: "no MAMLab project found here (its Apps/ and Policies/); run from the project or set MAMLAB_ROOT")
+            throw World.Failure(description: Catalog.noProject)
         }
         let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
         let installed = found.apps

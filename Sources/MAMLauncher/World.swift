@@ -31,7 +31,7 @@ package struct World {
                              catalog: String? = nil, standIns names: [String] = []) throws -> World {
         let root = Catalog.projectRoot()
         guard let path = tenantPath ?? root.map({ $0.appendingPathComponent("Policies/contoso/tenant.json").path }) else {
-            throw Failure(description: "no --tenant given and no MAMLab project found here; set MAMLAB_ROOT or pass --tenant")
+            throw Failure(description: "no --tenant given and \(Catalog.noProject), or pass --tenant")
         }
         var notes: [String] = []
         var tenant: Tenant

@@ -30,9 +30,11 @@ struct AppRoot: Equatable {
     /// the path the supervisor confines writes to (the app's paths are read from its own root).
     static let container = "/container"
 
-    /// System files every app reads (a program's loader cache, the time zone) and its devices.
+    /// System files every app reads (a program's loader cache, the time zone) and the host's
+    /// devices it reads. Its /dev/null is its own, made by spawn.c (`setup_root`), never the
+    /// host's: one inode shared by every app carried locks and watches between them.
     static let systemFiles = ["/etc/ld.so.cache", "/etc/localtime", "/usr/share/zoneinfo", "/sys/devices/system/cpu"]
-    static let devices: [(path: String, writable: Bool)] = [("/dev/null", true), ("/dev/urandom", false), ("/dev/random", false)]
+    static let devices: [(path: String, writable: Bool)] = [("/dev/urandom", false), ("/dev/random", false)]
 
     var binds: [Bind] = []
     var links: [Link] = []

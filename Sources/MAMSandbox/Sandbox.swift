@@ -219,6 +219,9 @@ public final class SandboxedApp: @unchecked Sendable {
     public func wait() -> Int32 {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        // A call refused as the app ended is still being reported: the report is not lost
+        // with the launcher (an app cannot silence one by exiting at once).
+        supervisor?.waitUntilEnded(seconds: 2)
         cgroup?.remove()
         claim?.release()
         user?.release()
@@ -266,8 +269,12 @@ public enum Sandbox {
         let program = support.seccompNotify && support.seccompFilter ? try SeccompProgram.shared() : nil
         if program == nil { weakened.append("no seccomp filter") }
 
-        // The container: opened beneath its root, never through a link or "..".
-        try FileManager.default.createDirectory(atPath: config.containersRoot, withIntermediateDirectories: true)
+        // The container: opened beneath its root, never through a link or "..". The root is
+        // root's own or refused: in another user's folder, that user could rename one app's
+        // kept container to another's bundle id and hand its files over.
+        do { try TrustedPath.folder(config.containersRoot).close() } catch {
+            throw LaunchError("refusing the containers folder: \(error)")
+        }
         guard let root = LandlockPolicy.realPath(config.containersRoot) else { throw LaunchError("\(config.containersRoot): cannot resolve") }
         let container = (root as NSString).appendingPathComponent(config.bundleID)
         let containerFD = try Containers.open(root: root, bundleID: config.bundleID)
@@ -432,6 +439,30 @@ public enum Sandbox {
     }
 
     /// Removes an app's container: only what lies inside it, never following a link out.
+    /// Removes a folder root made and everything in it, without ever following a link or
+    /// leaving it: apps had folders in it and may have left links to anywhere. A missing folder
+    /// is already removed.
+    public static func removeFolder(_ path: String) throws {
+        let parent = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        guard !name.isEmpty, name != ".", name != ".." else { throw LaunchError("\(path): not a folder to remove") }
+        let parentFD = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard parentFD >= 0 else {
+            if errno == ENOENT { return }
+            throw LaunchError("cannot remove \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(parentFD) }
+        let fd = openat(parentFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return }
+            throw LaunchError("cannot remove \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        guard mam_remove_contents(fd) == 0, unlinkat(parentFD, name, AT_REMOVEDIR) == 0 else {
+            throw LaunchError("cannot remove \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
     public static func removeContainer(root: String, bundleID: String) throws {
         guard AppManifest.bundleIDProblem(bundleID) == nil else { throw LaunchError("\(bundleID): not a bundle id") }
         let rootFD = open(root, oPath | O_DIRECTORY | O_CLOEXEC)

@@ -49,7 +49,7 @@ public struct SeccompProgram: Sendable {
         for name in SyscallPolicy.fatal { try add(name) }
         for name in SyscallPolicy.exec { try add(name) }
         for name in SyscallPolicy.confined { try add(name) }
-        for (_, command) in SyscallPolicy.lockCommands {
+        for (_, command) in SyscallPolicy.lockCommands + SyscallPolicy.refusedFcntl {
             try add("fcntl", [scmp_arg_cmp(arg: 1, op: SCMP_CMP_EQ, datum_a: UInt64(command), datum_b: 0)])
         }
         // Opens that may write, recognised by their flags. Read-only opens are left to Landlock:

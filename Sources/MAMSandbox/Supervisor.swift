@@ -21,6 +21,8 @@ final class Supervisor: @unchecked Sendable {
     private let report: @Sendable (Violation) -> Void
     private var thread: Thread?
     private var execAllowed = true
+    /// Signalled when the loop has ended: every report it had to make has been made.
+    private let ended = DispatchSemaphore(value: 0)
 
     init(fd: Int32, appPID: Int32, bundleID: String, executable: String, byDescriptor: Bool = false, container: String, names: [Int32: String], ownPIDNamespace: Bool,
          report: @escaping @Sendable (Violation) -> Void) {
@@ -63,9 +65,19 @@ final class Supervisor: @unchecked Sendable {
         handle(n, performs: false)
     }
 
+    /// Waits (at most `seconds`) for the loop to end, which it does once nothing runs under the
+    /// filter: a call refused just before the app exited is reported before the launcher goes.
+    func waitUntilEnded(seconds: Double) {
+        guard thread != nil else { return }
+        _ = ended.wait(timeout: .now() + seconds)
+    }
+
     private func loop() {
         // Only this thread closes the listener, after its last use of the number.
-        defer { close(fd) }
+        defer {
+            close(fd)
+            ended.signal()
+        }
         // The calls performed for the app set its umask: on this thread only (perform.c).
         let ownFS = mam_private_fs() == 0
         var n = mam_notification()
@@ -153,6 +165,10 @@ final class Supervisor: @unchecked Sendable {
             _ = mam_notify_deny(fd, n.id, EPERM)
             let named = SyscallPolicy.namespaceFlags.filter { flags & $0.flag != 0 }.map(\.name).joined(separator: "|")
             violation(pid, name, named, .killed)
+        case "fcntl" where SyscallPolicy.refusedFcntl.contains { $0.command == Int32(truncatingIfNeeded: argument(n, 1)) }:
+            let command = Int32(truncatingIfNeeded: argument(n, 1))
+            _ = mam_notify_deny(fd, n.id, EPERM)
+            violation(pid, name, SyscallPolicy.refusedFcntl.first { $0.command == command }?.name, .denied)
         default:
             // (Only fcntl's lock commands reach here: the filter checks the command.)
             if name == "fcntl" || SyscallPolicy.confined.contains(name) {

@@ -38,6 +38,11 @@ public enum SyscallPolicy {
         ("F_GETLK", 5), ("F_SETLK", 6), ("F_SETLKW", 7), ("F_OFD_GETLK", 36), ("F_OFD_SETLK", 37), ("F_OFD_SETLKW", 38),
     ]
 
+    /// `fcntl` commands refused (and reported): `F_NOTIFY` (dnotify) watches a folder the app
+    /// may only read and is told of every read and new name in it, so another app reading a
+    /// shared system file would carry a bit; it is no Landlock right.
+    public static let refusedFcntl: [(name: String, command: Int32)] = [("F_NOTIFY", 1026)]  // <fcntl.h>
+
     /// Calls allowed on the app's own files only (its container, /dev/null), refused with EACCES
     /// and reported elsewhere; every file a call names must qualify. The supervisor performs
     /// them itself on the file it judged (PerformedCalls.swift), never letting the app's call

@@ -164,7 +164,8 @@ public final class WireSocket: Sendable {
         return RawPacket(bytes: Array(UnsafeRawBufferPointer(rebasing: space.data[0..<n])), descriptor: fds.first.map(Descriptor.init(adopting:)), error: nil)
     }
 
-    /// Connects to a broker socket (public or launcher) by path.
+    /// Connects to a broker socket (public or launcher) by path: served by root or this user,
+    /// or refused before anything is sent (`TrustedPath.checkBrokerPeer`).
     public static func connect(_ path: String) throws(WireError) -> WireSocket {
         let socket: WireSocket
         do { socket = WireSocket(adopting: Descriptor(adopting: try systemCall("socket") { Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) })) }
@@ -188,6 +189,10 @@ public final class WireSocket: Sendable {
             }
         } catch {
             throw WireError(.internalError, error.description)
+        }
+        do { try TrustedPath.checkBrokerPeer(socket.descriptor, path: path) } catch {
+            socket.close()
+            throw WireError(.internalError, "refusing the broker at \(error)")
         }
         return socket
     }

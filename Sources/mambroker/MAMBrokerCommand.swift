@@ -8,6 +8,7 @@ import MAMBrokerCore
 import MAMCatalog
 import MAMPolicy
 import MAMWire
+import SystemPackage
 
 @main
 struct MAMBrokerCommand: ParsableCommand {
@@ -212,6 +213,11 @@ enum DeviceLock {
         }
     }
 
+    struct Refused: Error, CustomStringConvertible {
+        let refusal: TrustedPath.Refusal
+        var description: String { "refusing the device folder: \(refusal)" }
+    }
+
     struct Failed: Error, CustomStringConvertible {
         let path: String
         let errno: Int32
@@ -221,10 +227,18 @@ enum DeviceLock {
     /// Never released: the kernel drops it when the process ends, however it ends. O_CLOEXEC so
     /// that the apps this broker starts do not inherit it and keep the device locked after it.
     static func acquire(device: String) throws {
-        try? FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
+        // The folder is made by this broker's user (root), or is already that user's alone:
+        // one a local user made first would hold their files among root's keys.
+        let folder: Int32
+        do { folder = try TrustedPath.folder(device).release() } catch { throw Refused(refusal: error) }
+        defer { close(folder) }
         let path = (device as NSString).appendingPathComponent("mambroker.lock")
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = openat(folder, "mambroker.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw Failed(path: path, errno: errno) }
+        do { try TrustedPath.checkOwnFile(FileDescriptor(rawValue: fd), shown: path) } catch {
+            close(fd)
+            throw Refused(refusal: error)
+        }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let e = errno
             var buffer = [UInt8](repeating: 0, count: 32)

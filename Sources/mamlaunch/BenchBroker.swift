@@ -66,7 +66,7 @@ struct BenchBroker: ParsableCommand {
 
     func run() throws {
         guard let tenant = Catalog.projectRoot()?.appendingPathComponent("Policies/contoso/tenant.json").path else {
-            throw BenchError("no MAMLab project found here for the sample tenant; run from the project or set MAMLAB_ROOT")
+            throw BenchError("no sample tenant: \(Catalog.noProject)")
         }
         let dbusDaemon = try Self.findDBusDaemon()
         if let cpu { try Self.pin(toCPU: cpu) }

@@ -44,7 +44,7 @@ struct BenchFlood: ParsableCommand {
 
     func run() throws {
         guard let tenant = Catalog.projectRoot()?.appendingPathComponent("Policies/contoso/tenant.json").path else {
-            throw BenchError("no MAMLab project found here for the sample tenant; run from the project or set MAMLAB_ROOT")
+            throw BenchError("no sample tenant: \(Catalog.noProject)")
         }
         let processes = try BenchProcesses(name: "bench-flood")
         defer { processes.finish() }

@@ -46,7 +46,7 @@ struct Check: ParsableCommand {
         let root = Catalog.projectRoot()
         if roots.isEmpty {
             guard let root else {
-                throw World.Failure(description: "no PATH given and no MAMLab project (Apps/ and Policies/) found here; set MAMLAB_ROOT or pass files")
+                throw World.Failure(description: "no PATH given and \(Catalog.noProject), or pass files")
             }
             roots = [root.appendingPathComponent("Policies").path, root.appendingPathComponent("Apps").path]
         }

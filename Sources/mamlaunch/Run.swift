@@ -55,7 +55,7 @@ struct Run: ParsableCommand {
     @Flag(help: "Run your own program under an installed app's manifest as that app, knowingly: it is never given an account key (without this flag it runs as an unknown app).")
     var developer = false
 
-    @Option(help: ArgumentHelp("Where containers live (default: $TMPDIR/mamlab/containers).", valueName: "DIR"))
+    @Option(help: ArgumentHelp("Where containers live (default: /var/lib/mamlab/containers). It must be root's and writable by no one else; a missing one is made so.", valueName: "DIR"))
     var containers: String?
 
     @Flag(help: "Delete the app's container when it exits.")
@@ -91,7 +91,7 @@ struct Run: ParsableCommand {
             throw World.Failure(description: "cannot launch: CFBundleIdentifier \"\(manifest.bundleID.prefix(80))\" \(problem)")
         }
         _ = try sandbox.decide("run \(app ?? "the app")")
-        var root = containers ?? ((ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/mamlab/containers")
+        var root = containers ?? Self.defaultContainers
         if !root.hasPrefix("/") { root = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(root) }
         let containersRoot = root
         defer {
@@ -119,6 +119,12 @@ struct Run: ParsableCommand {
             brokerFolder = ((socket.hasPrefix("/") ? socket : FileManager.default.currentDirectoryPath + "/" + socket) as NSString).deletingLastPathComponent
             control = mam_connect_seqpacket(socket)
             guard control >= 0 else { throw World.Failure(description: "cannot reach the broker at \(socket): \(String(cString: strerror(errno)))") }
+            // Served by root, or nothing is sent: another user's socket in its place would get
+            // the apps' connections.
+            do { try TrustedPath.checkBrokerPeer(FileDescriptor(rawValue: control), path: socket) } catch {
+                close(control)
+                throw World.Failure(description: "refusing the broker at \(error)")
+            }
         }
         let controlFD = control
         let bundle = manifest.bundleID
@@ -237,12 +243,20 @@ struct Run: ParsableCommand {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
             if ProcessInfo.processInfo.environment["MAMLAB_RUN_KEEP"] == nil {
-                try? FileManager.default.removeItem(atPath: device)
+                do { try Sandbox.removeFolder(device) } catch {
+                    FileHandle.standardError.write(Data("mamlaunch: \(error)\n".utf8))
+                }
             } else {
                 FileHandle.standardError.write(Data("mamlaunch: the broker's folder is kept at \(device) (MAMLAB_RUN_KEEP)\n".utf8))
             }
         }
     }
+
+    /// Where root keeps what lasts from run to run: no other user writes there.
+    static let defaultContainers = "/var/lib/mamlab/containers"
+
+    /// Where a run's own broker keeps its device folder: gone at boot, and root's alone.
+    static var runtimeFolder: String { geteuid() == 0 ? "/run/mamlab" : NSTemporaryDirectory() }
 
     /// Starts `mambroker` (built beside mamlaunch) and waits until it serves.
     private func startBroker() throws -> StartedBroker {
@@ -259,7 +273,12 @@ struct Run: ParsableCommand {
             throw World.Failure(description: "\(user) is not a user of tenant \(loaded.tenant.name) (\(Catalog.relative(tenantPath))), "
                 + "yet its domain is one of the tenant's; check the spelling or add the user there")
         }
-        let device = NSTemporaryDirectory() + "mamlab-device-\(getpid())"
+        // A folder of its own with a name no one can guess, where only root writes: a local
+        // user who made the folder first would own the files the broker keeps its keys in.
+        let device: String
+        do { device = try TrustedPath.uniqueFolder(in: Self.runtimeFolder, prefix: "mamlab-device-\(getpid())-") } catch {
+            throw World.Failure(description: "cannot make the broker's folder: \(error)")
+        }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = ["--tenant", tenantPath, "--device", device, "--log-level", "warning"]

@@ -27,7 +27,8 @@ struct InterruptionTests {
         try child.input!.fileHandleForWriting.write(contentsOf: Data("hello\n".utf8))
         let answered = try child.waitForOutput("Mail's answer to hello", timeout: 60) { String(decoding: $0, as: UTF8.self).contains("\"id\"") }
         #expect(answered, "\(child.standardError)")
-        try Self.interrupt(child, sig, folders: ["mamlab-device-\(child.pid)"])
+        // Its broker's folder: root's, under /run/mamlab, named after the pid and a random part.
+        try Self.interrupt(child, sig, folders: [], prefix: "mamlab-device-\(child.pid)-", in: "/run/mamlab/")
     }
 
     @Test("mamlaunch run --broker: its app, its cgroups and (--clean) its container go; the broker it did not start serves on",

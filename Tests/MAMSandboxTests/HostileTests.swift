@@ -74,7 +74,25 @@ struct Scene {
     func arguments(otherPID: Int32) -> [String] {
         ["--public-socket", publicSocket, "--other-container", other.path, "--broker-dir", brokerDir.path,
          "--outside", outside.path, "--other-pid", String(otherPID), "--shm-key", String(shmKey), "--msg-key", String(msgKey),
-         "--posix-shm", posixShm, "--daemon", daemonName, "--world-writable", worldWritable.path, "--memory-mib", "512", "--tasks", "100", "--disk-mib", "64"]
+         "--posix-shm", posixShm, "--daemon", daemonName, "--world-writable", worldWritable.path, "--memory-mib", "512", "--tasks", "100", "--disk-mib", "64",
+         "--host-null", Self.hostNullDevice, "--host-name", Self.hostName]
+    }
+
+    /// The host's /dev/null node as Hostile names it ("major:minor:inode" of the file system
+    /// holding it): an app that sees the same node shares it with the host and every app.
+    static var hostNullDevice: String {
+        var st = stat()
+        guard stat("/dev/null", &st) == 0 else { return "unknown" }
+        // glibc's encoding of a device number (major(3) and minor(3) are macros Swift cannot call).
+        let dev = UInt64(st.st_dev)
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff)
+        let minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
+        return "\(major):\(minor):\(st.st_ino)"
+    }
+
+    static var hostName: String {
+        var name = [CChar](repeating: 0, count: 256)
+        return gethostname(&name, name.count) == 0 ? String(cString: name) : "unknown"
     }
 
     func remove() {
@@ -131,6 +149,8 @@ struct HostileTests {
         "flock_system_file", "inotify_host_folder", "fanotify_init", "setxattr_host_file", "utimes_host_file",
         "fcntl_lock_system_file", "setxattr_via_container_link", "setxattr_via_link_and_dotdot", "write_via_link_and_dotdot", "read_boot_id", "read_kernel_cmdline", "read_host_cgroup_path", "openat2_write_outside", "mkdir_outside",
         "read_mount_table_host_paths",
+        // Inodes every app could reach: a folder's dnotify, the null device, the host name.
+        "dnotify_shared_folder", "null_device_shared", "host_name_shown",
     ]
 
     @Test func everyEscapeIsBlockedAndReportedByName() throws {
@@ -221,6 +241,7 @@ struct HostileTests {
             // kernel would fail it, with nothing refused to report; it is still blocked, above,
             // and the file is nowhere on the host, below.)
             "mkdir \(scene.root.path)/escaped-folder denied",
+            "fcntl F_NOTIFY denied",
         ]
         for phrase in reported {
             #expect(r.err.contains("sandbox violation: com.example.hostile (pid ") && r.err.contains(phrase), "missing report: \(phrase)\n\(r.err)")
@@ -256,7 +277,8 @@ struct HostileTests {
                         "read_other_cmdline", "memfd_hold", "many_tasks", "fill_container",
                         "flock_system_file", "inotify_host_folder", "setxattr_host_file", "utimes_host_file",
                         "read_boot_id", "read_kernel_cmdline", "openat2_write_outside", "mkdir_outside", "fcntl_lock_system_file",
-                        "setxattr_via_container_link", "setxattr_via_link_and_dotdot", "write_via_link_and_dotdot"]
+                        "setxattr_via_container_link", "setxattr_via_link_and_dotdot", "write_via_link_and_dotdot",
+                        "dnotify_shared_folder", "null_device_shared", "host_name_shown"]
         // Root's own powers: another process's memory, namespaces, filters, others' files.
         if geteuid() == 0 {
             expected += ["process_vm_readv_parent", "unshare_user_namespace", "seccomp_own_listener", "clone_new_user_namespace",

@@ -819,3 +819,34 @@ probe_result probe_performed_touch(const char *path) { return utimensat(AT_FDCWD
 probe_result probe_performed_truncate(const char *path) { return truncate(path, 0) == 0 ? 0 : fail(); }
 probe_result probe_performed_mkdir(const char *path) { return mkdir(path, 0700) == 0 ? 0 : fail(); }
 probe_result probe_performed_unlink(const char *path) { return unlink(path) == 0 ? 0 : fail(); }
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+
+// A dnotify watch with DN_ACCESS on a shared read-only folder: every read of a file in it, by
+// any app, is an event here. Success means the watch was set.
+probe_result probe_dnotify(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return fail();
+    int rc = fcntl(fd, F_NOTIFY, DN_ACCESS | DN_CREATE | DN_MULTISHOT);
+    int e = errno;
+    close(fd);
+    return rc < 0 ? e : 0;
+}
+
+// The escape succeeds when the app's null device is the host's node.
+probe_result probe_null_device(const char *host, char *out, size_t size) {
+    struct stat st;
+    if (stat("/dev/null", &st) != 0) return fail();
+    snprintf(out, size, "%u:%u:%lu", major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino);
+    return host && strcmp(host, out) == 0 ? 0 : EPERM;
+}
+
+// The escape succeeds when uname(2) tells the app the host's own name.
+probe_result probe_host_name(const char *host, char *out, size_t size) {
+    struct utsname u;
+    if (uname(&u) != 0) return fail();
+    snprintf(out, size, "%s", u.nodename);
+    return host && strcmp(host, out) == 0 ? 0 : EPERM;
+}

@@ -8,6 +8,8 @@ int mam_memfd_sealable(const char *name);
 int mam_accept(int listener);
 /// The pid of the process at the other end of a Unix socket (SO_PEERCRED), or -1.
 int mam_peer_pid(int fd);
+/// The uid of a connected Unix socket's peer (SO_PEERCRED), -1 with errno set on failure.
+long mam_peer_uid(int fd);
 
 /// openat2(2) beneath `dirfd`: no `..` out, no symlinks, no magic links, no other mounts'
 /// tricks. The descriptor or -1 with errno.

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import MAMBrokerCore
 import MAMWire
+import SystemPackage
 
 /// The audit log: one JSON line per decision, stored into shared pages of a file reserved ahead
 /// (AuditFile): no system call per record, and every record stored is the page cache's the
@@ -129,6 +130,10 @@ public final class AuditLog: @unchecked Sendable {
     private static func open(_ path: String, existing: Bool, reserve: Int) throws -> (fd: Int32, committed: Int?, reserved: Int) {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else { throw BrokerError("cannot open the audit log \(path): \(String(cString: strerror(errno)))") }
+        do { try TrustedPath.checkOwnFile(FileDescriptor(rawValue: fd), shown: path) } catch {
+            close(fd)
+            throw BrokerError("cannot keep the audit log in \(error)")
+        }
         fchmod(fd, 0o600)
         var st = stat()
         let size = fstat(fd, &st) == 0 ? Int(st.st_size) : 0

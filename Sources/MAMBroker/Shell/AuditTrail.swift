@@ -16,13 +16,11 @@ public final class AuditTrail: @unchecked Sendable {
     public init(folder: String, maximumBytes: Int, maximumAge: Duration? = nil, securityMaximumAge: Duration? = nil,
                 now: @escaping @Sendable () -> timespec = AuditLog.realTime) throws {
         self.folder = folder
-        if mkdir(folder, 0o700) != 0 && errno != EEXIST {
-            throw BrokerError("cannot make the audit folder \(folder): \(String(cString: strerror(errno)))")
-        }
-        var st = stat()
-        guard lstat(folder, &st) == 0, st.st_mode & S_IFMT == S_IFDIR else { throw BrokerError("the audit folder \(folder) is not a folder") }
-        // One made by an older broker, or by hand: the folder is root's alone whatever it was.
-        chmod(folder, 0o700)
+        // One made by an older broker, or by hand: the folder is root's alone whatever it was,
+        // and one of another user's is refused (TrustedPath).
+        let made = try TrustedPath.folder(folder, mode: 0o700)
+        fchmod(made.rawValue, 0o700)
+        made.close()
         decisions = try AuditLog(path: folder + "/" + AuditFile.decisions, maximumBytes: maximumBytes, maximumAge: maximumAge, now: now)
         security = try AuditLog(path: folder + "/" + AuditFile.security, maximumBytes: maximumBytes, maximumAge: securityMaximumAge, now: now)
     }

@@ -148,7 +148,8 @@ public final class Broker: @unchecked Sendable {
         self.clock = clock
         heldCiphertexts = HeldCiphertexts(byteLimit: configuration.limits.encryptedHeldPerApp)
         let dir = configuration.deviceDirectory
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        // The device folder holds every account's key: root's own, or refused (TrustedPath).
+        try TrustedPath.folder(dir).close()
         audit = try AuditTrail(folder: (dir as NSString).appendingPathComponent("audit"), maximumBytes: configuration.auditMaximumBytes,
                                maximumAge: configuration.auditMaximumAge, securityMaximumAge: configuration.securityAuditMaximumAge,
                                now: Self.auditTime(clock))

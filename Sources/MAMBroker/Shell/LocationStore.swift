@@ -19,10 +19,10 @@ final class LocationStore: @unchecked Sendable {
 
     init(path: String) throws {
         self.path = path
-        _ = mkdir(path, 0o700)
-        // The device directory is the operator's path; only what is beneath it is resolved strictly.
-        root = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard root >= 0 else { throw BrokerError("cannot open the locations directory \(path): \(String(cString: strerror(errno)))") }
+        // Root's own, or refused (TrustedPath); what is beneath it is resolved strictly.
+        do { root = try TrustedPath.folder(path, mode: 0o700).release() } catch {
+            throw BrokerError("cannot keep the storage locations in \(error)")
+        }
         for folder in BrokerCore.locationFolders where mam_mkdir_beneath(root, folder, 0o700) != 0 {
             throw BrokerError("cannot make \(path)/\(folder): \(String(cString: strerror(errno)))")
         }

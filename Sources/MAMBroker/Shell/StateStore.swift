@@ -2,6 +2,8 @@ import Foundation
 import GRDB
 import MAMBrokerCore
 import MAMProtect
+import MAMWire
+import SystemPackage
 
 /// What must survive a broker restart, in SQLite in the device directory: the pasteboard, the
 /// stored files with their owners, the accounts' keys, and the block of decision ids in use. Every change is a transaction,
@@ -26,17 +28,18 @@ public final class StateStore: @unchecked Sendable {
     /// database's mode; those an earlier run left are tightened too.
     static func restrictToOwner(_ path: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0, fchmod(fd, 0o600) == 0 else {
-            let e = String(cString: strerror(errno))
-            if fd >= 0 { close(fd) }
-            throw BrokerError("cannot make \(path) the broker's alone: \(e)")
-        }
-        close(fd)
+        guard fd >= 0 else { throw BrokerError("cannot make \(path) the broker's alone: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        // A file another user made (in a folder that was once theirs) would be theirs to read
+        // whatever its mode: refused, as are its companions.
+        do { try TrustedPath.checkOwnFile(FileDescriptor(rawValue: fd), shown: path) } catch { throw BrokerError("cannot keep the broker's state in \(error)") }
+        guard fchmod(fd, 0o600) == 0 else { throw BrokerError("cannot make \(path) the broker's alone: \(String(cString: strerror(errno)))") }
         for suffix in ["-wal", "-shm", "-journal"] {
             let companion = path + suffix
             let cfd = open(companion, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
             guard cfd >= 0 else { continue }
             defer { close(cfd) }
+            do { try TrustedPath.checkOwnFile(FileDescriptor(rawValue: cfd), shown: companion) } catch { throw BrokerError("cannot keep the broker's state in \(error)") }
             guard fchmod(cfd, 0o600) == 0 else { throw BrokerError("cannot make \(companion) the broker's alone: \(String(cString: strerror(errno)))") }
         }
     }

@@ -57,6 +57,13 @@ probe_result probe_utimes(const char *path);
 probe_result probe_stat(const char *path);
 probe_result probe_inotify(const char *path);
 probe_result probe_flock(const char *path);
+/// dnotify (fcntl F_NOTIFY) on a folder the app may only read: told of every read in it.
+probe_result probe_dnotify(const char *path);
+/// The identity of the app's /dev/null node ("device:inode") and whether the host's matches it
+/// (`host`, the same form): one node shared carries locks and watches between apps.
+probe_result probe_null_device(const char *host, char *out, size_t size);
+/// The host name uname(2) gives the app, and whether it is the host's own (`host`).
+probe_result probe_host_name(const char *host, char *out, size_t size);
 probe_result probe_flock_race(const char *outside, const char *inside, int ms, int *tries);
 probe_result probe_setxattr_race(const char *outside, int ms, int *tries);
 probe_result probe_utimensat_race(const char *outside, int ms, int *tries);
