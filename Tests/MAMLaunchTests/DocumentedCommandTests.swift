@@ -104,13 +104,14 @@ struct DocumentedCommandTests {
                 script += "printf '%s\\n' '-- left out: \(Self.quoted(String(written.prefix(60)))) (\(Self.quoted(rule.reason)))'\n"
                 continue
             }
-            // The documents' fixed folders under /tmp become this test's own (other runs share
-            // the machine), and their tools the ones built for the tests.
+            // The documents' fixed folders (root's, under /var/lib/mamlab) and their log file
+            // become this test's own (other runs share the machine), and their tools the ones
+            // built for the tests.
             // Its comment goes (the documents set theirs off with spaces and "# ").
             let bare = written.replacingOccurrences(of: #"\s+#\s.*$"#, with: "", options: .regularExpression)
             var command = bare.replacingOccurrences(of: "\"$PWD/.build/debug/", with: "\"\(bin)/")
                 .replacingOccurrences(of: ".build/debug/", with: "\(bin)/")
-            for fixed in ["/tmp/mamlab-device", "/tmp/device", "/tmp/lab", "/tmp/docs.log"] {
+            for fixed in ["/var/lib/mamlab/integration", "/var/lib/mamlab/device", "/var/lib/mamlab/lab", "/tmp/docs.log"] {
                 command = command.replacingOccurrences(of: fixed, with: scratch + "/" + (fixed as NSString).lastPathComponent)
             }
             script += "printf '%s\\n' '-- \(Self.quoted(command))'\n"
