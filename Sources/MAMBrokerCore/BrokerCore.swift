@@ -22,6 +22,8 @@ public struct BrokerCore: Sendable {
     let clock: any BrokerClock
     /// Sign-ins whose password a worker is checking (`checkCredential`), by job.
     var signIns: [Int: PendingSignIn] = [:]
+    /// Wrong passwords by account: waits and locks (SignInThrottle).
+    var signInThrottle = SignInThrottle()
     var nextSignIn = 1
     /// Installed apps, in catalog order (a URL to an app that is not running is routed among these).
     let catalog: [AppManifest]
@@ -543,6 +545,19 @@ public struct BrokerCore: Sendable {
         // with the account's credential. A secret given is checked either way, on a worker: a
         // slow hash on the loop would stall every app.
         if secret != nil || !sameLauncher {
+            let name = Self.canonicalName(acct)
+            switch signInThrottle.verdict(for: name, now: clock.now()) {
+            case .allowed: break
+            case .checking:
+                throttled(id, acct, "another sign-in of \(name) is being checked; try again when it is answered", &out)
+                return
+            case let .wait(left):
+                throttled(id, acct, "too many wrong passwords for \(name); try again in \(SignInThrottle.words(left))", &out)
+                return
+            case let .locked(left):
+                throttled(id, acct, "\(name) is locked after \(SignInThrottle.lockAfter) wrong passwords in a row; try again in \(SignInThrottle.words(left))", &out)
+                return
+            }
             let stored = acct.userIndex.flatMap { engine.tenant.users[$0].credential }
             guard let secret, let stored else {
                 badCredential(id, acct, &out)
@@ -551,6 +566,7 @@ public struct BrokerCore: Sendable {
             let job = nextSignIn
             nextSignIn += 1
             signIns[job] = PendingSignIn(session: id, account: acct, pid: s.peer.pid)
+            signInThrottle.started(name)
             out.append(.log(LogLine(level: .info, message: "sign-in: checking the password",
                                     metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
             out.append(.checkCredential(job: job, stored: stored, secret: secret))
@@ -562,11 +578,36 @@ public struct BrokerCore: Sendable {
     /// A worker checked a sign-in's password: the account is signed in, or the attempt audited.
     /// An app that left (or a session id reused by another) meanwhile signs nobody in.
     mutating func credentialChecked(_ job: Int, matches: Bool, _ out: inout [BrokerEffect]) {
-        guard let p = signIns.removeValue(forKey: job), let s = sessions[p.session], s.peer.pid == p.pid else { return }
-        if matches { signedIn(p.session, p.account, &out) } else { badCredential(p.session, p.account, &out) }
+        guard let p = signIns.removeValue(forKey: job) else { return }
+        let name = Self.canonicalName(p.account)
+        guard let s = sessions[p.session], s.peer.pid == p.pid else {
+            // A wrong password counts even when the app left meanwhile (leaving would otherwise
+            // be a way to guess for free).
+            if matches { signInThrottle.abandoned(name) } else { _ = signInThrottle.failed(name, now: clock.now()) }
+            return
+        }
+        if matches {
+            signInThrottle.succeeded(name)
+            signedIn(p.session, p.account, &out)
+        } else {
+            badCredential(p.session, p.account, &out)
+        }
+    }
+
+    /// An attempt refused before its password was looked at (SignInThrottle), audited.
+    mutating func throttled(_ id: SessionID, _ acct: Account, _ why: String, _ out: inout [BrokerEffect]) {
+        out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
+                                     size: nil, outcome: "throttled", rule: "1.identity", tag: "chosen",
+                                     detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
+        out.append(.log(LogLine(level: .warning, message: "sign-in refused: \(why)", metadata: ["session": "\(id)", "account": Self.canonicalName(acct)])))
     }
 
     mutating func badCredential(_ id: SessionID, _ acct: Account, _ out: inout [BrokerEffect]) {
+        if signInThrottle.failed(Self.canonicalName(acct), now: clock.now()) {
+            out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
+                                         size: nil, outcome: "locked", rule: "1.identity", tag: "chosen",
+                                         detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
+        }
         out.append(.audit(AuditEntry(session: id, request: 0, channel: "signIn", source: auditParty(id), target: nil, dataType: nil,
                                      size: nil, outcome: "badCredential", rule: "1.identity", tag: "chosen",
                                      detail: Self.fitting(Self.canonicalName(acct)), revision: revision)))
