@@ -121,13 +121,19 @@ public enum AuditFile {
     /// first by decision id.
     public static func allRecords(inFolder folder: String, kept: Int = 8) -> [String] {
         var lines: [(UInt64, String)] = []
-        for name in [decisions, security] {
+        // The apps past their share of the decision log have logs of their own (`apps/`).
+        let own = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + appsFolder)) ?? [])
+            .filter { $0.hasSuffix(".jsonl") }.map { appsFolder + "/" + $0 }
+        for name in [decisions, security] + own.sorted() {
             for path in [folder + "/" + name] + (1...kept).map({ folder + "/" + name + ".\($0)" }) {
                 lines += records(atPath: path).map { (id(of: $0), $0) }
             }
         }
         return lines.sorted { $0.0 < $1.0 }.map(\.1)
     }
+
+    /// The folder (inside the audit folder) of the logs of apps past their share.
+    public static let appsFolder = "apps"
 
     static func id(of line: String) -> UInt64 {
         guard let r = line.range(of: #","id":"#) else { return 0 }

@@ -84,8 +84,8 @@ struct AuditDurabilityTests {
             _ = s.receive(within: 10)
         }
         let records = b.auditRecords
-        #expect(records.first { $0["channel"] as? String == "paste" }?["request"] as? Int != 3,
-                "the flood rotated its oldest ordinary decisions away (the control)")
+        #expect(records.filter { $0["channel"] as? String == "paste" }.count < 300,
+                "the flood rotated some of its ordinary decisions away (the control)")
         #expect(records.contains { $0["channel"] as? String == "ca.token" && $0["outcome"] as? String == "notSignedIn" && $0["request"] as? Int == 2 },
                 "the refused token request is still on record")
     }

@@ -30,6 +30,9 @@ public final class AuditLog: @unchecked Sendable {
     /// nil: none yet.
     private var firstRecord: Int?
     private var newestRecord: Int?
+    /// How many times the log has been set aside since it was opened: each time the oldest
+    /// kept log is dropped (AuditTrail counts each app's share of the kept logs by it).
+    public private(set) var rotations = 0
     /// Where the next record goes (the committed length).
     private var committed: Int
     /// How much of the file is allocated: records are stored only there (a store past the end of
@@ -161,8 +164,10 @@ public final class AuditLog: @unchecked Sendable {
     }
 
     /// Appends one decision. Keys come out sorted, as a reader expects; every string is escaped,
-    /// so no value from an app can end a line or start a forged one.
-    public func append(_ r: AuditEntry, id: UInt64) {
+    /// so no value from an app can end a line or start a forged one. Returns the bytes stored
+    /// (0: dropped, the log could not grow).
+    @discardableResult
+    public func append(_ r: AuditEntry, id: UInt64) -> Int {
         // Written byte by byte, straight into the mapped page when the reserved space holds the
         // longest the record could be: this runs for every decision, and Foundation's JSON
         // writer, its date formatter, string interpolation, even an array's append per byte,
@@ -174,8 +179,9 @@ public final class AuditLog: @unchecked Sendable {
         if committed + bound <= min(reserved, maximumBytes) {
             var w = RecordWriter(mapping.assumingMemoryBound(to: UInt8.self) + committed)
             render(r, id: id, time: time, &w)
-            commit(w.p - (mapping.assumingMemoryBound(to: UInt8.self) + committed), at: time.tv_sec)
-            return
+            let count = w.p - (mapping.assumingMemoryBound(to: UInt8.self) + committed)
+            commit(count, at: time.tv_sec)
+            return count
         }
         // Near the end of the reserved space (or of the log): rendered aside, then stored the
         // way store decides (grown, rotated or dropped at the size limit).
@@ -185,7 +191,8 @@ public final class AuditLog: @unchecked Sendable {
         }
         var w = RecordWriter(scratch.baseAddress!)
         render(r, id: id, time: time, &w)
-        store(UnsafeRawBufferPointer(start: scratch.baseAddress!, count: w.p - scratch.baseAddress!), at: time.tv_sec)
+        let count = w.p - scratch.baseAddress!
+        return store(UnsafeRawBufferPointer(start: scratch.baseAddress!, count: count), at: time.tv_sec) ? count : 0
     }
 
     /// The most bytes `render` can write for `r`: every string escaped at its worst (`\u00XX`,
@@ -220,22 +227,23 @@ public final class AuditLog: @unchecked Sendable {
 
     /// Copies a whole record in, then commits it: a kill between the two leaves it uncommitted,
     /// and the next record is stored over it.
-    private func store(_ record: UnsafeRawBufferPointer, at second: Int) {
+    private func store(_ record: UnsafeRawBufferPointer, at second: Int) -> Bool {
         if committed + record.count > maximumBytes && committed > AuditFile.headerSize { rotate() }
         setAsideIfAged(at: second)
-        guard committed + record.count <= maximumBytes else { return }
+        guard committed + record.count <= maximumBytes else { return false }
         if committed + record.count > reserved {
             let more = min(max(Self.step, record.count), maximumBytes - reserved)
             let rc = posix_fallocate(fd, off_t(reserved), off_t(more))
             guard rc == 0 else {
                 Self.warn("mambroker: the audit log \(path) cannot grow: \(String(cString: strerror(rc)))\n")
-                return
+                return false
             }
             prefault(from: reserved, to: reserved + more)
             reserved += more
         }
         (mapping + committed).copyMemory(from: record.baseAddress!, byteCount: record.count)
         commit(record.count, at: second)
+        return true
     }
 
     /// Counts the `count` bytes stored past the committed length: the header's length moves
@@ -276,6 +284,7 @@ public final class AuditLog: @unchecked Sendable {
         close(fd)
         (fd, mapping, committed, reserved) = (next.fd, nextMapping, AuditFile.headerSize, next.reserved)
         (firstRecord, newestRecord) = (nil, nil)
+        rotations += 1
         dropExpired()
         prefault(from: committed, to: reserved)
     }

@@ -12,10 +12,21 @@ public final class AuditTrail: @unchecked Sendable {
     public let folder: String
     let decisions: AuditLog
     let security: AuditLog
+    /// Each app's share of the kept decision logs: one log's worth, a ninth of what is kept.
+    private var shares: AuditShares
+    /// The logs of apps past their share, by app (AuditShares).
+    private var overflow: [String: AuditLog] = [:]
+    private let maximumBytes: Int
+    private let maximumAge: Duration?
+    private let now: @Sendable () -> timespec
 
     public init(folder: String, maximumBytes: Int, maximumAge: Duration? = nil, securityMaximumAge: Duration? = nil,
                 now: @escaping @Sendable () -> timespec = AuditLog.realTime) throws {
         self.folder = folder
+        self.maximumBytes = maximumBytes
+        self.maximumAge = maximumAge
+        self.now = now
+        shares = AuditShares(share: maximumBytes)
         // One made by an older broker, or by hand: the folder is root's alone whatever it was,
         // and one of another user's is refused (TrustedPath).
         let made = try TrustedPath.folder(folder, mode: 0o700)
@@ -32,6 +43,7 @@ public final class AuditTrail: @unchecked Sendable {
     public func expire() {
         decisions.expire()
         security.expire()
+        for log in overflow.values { log.expire() }
     }
 
     public func append(_ entry: AuditEntry, id: UInt64) {
@@ -39,9 +51,58 @@ public final class AuditTrail: @unchecked Sendable {
     }
 
     /// `security`: `isSecurityEvent(entry)`, when the caller has asked already (once per decision).
-    func append(_ entry: AuditEntry, id: UInt64, security isSecurity: Bool) {
-        (isSecurity ? security : decisions).append(entry, id: id)
+    /// `requester`: the app whose request it decided, as its request budget names it; an
+    /// ordinary decision counts against that app's share.
+    func append(_ entry: AuditEntry, id: UInt64, security isSecurity: Bool, requester: String? = nil) {
+        if isSecurity {
+            security.append(entry, id: id)
+            return
+        }
+        guard let requester else {
+            noteRotations { decisions.append(entry, id: id) }
+            return
+        }
+        let app = AuditShares.key(forBudget: requester)
+        if shares.isOverShare(app), let own = overflowLog(app) {
+            own.append(entry, id: id)
+            return
+        }
+        let bytes = noteRotations { decisions.append(entry, id: id) }
+        shares.add(app, bytes: bytes)
     }
+
+    /// Runs an append to the decision log, telling the shares of any rotation it made.
+    @discardableResult
+    private func noteRotations(_ append: () -> Int) -> Int {
+        let before = decisions.rotations
+        let bytes = append()
+        if decisions.rotations != before { shares.rotated(times: decisions.rotations - before) }
+        return bytes
+    }
+
+    /// The log an app's decisions go to past its share: `apps/<app>.jsonl`, an eighth of the
+    /// decision log's size a file; nil when it cannot be made (the record then goes to the
+    /// shared log, as before shares: a record is never dropped for want of a file).
+    private func overflowLog(_ app: String) -> AuditLog? {
+        if let log = overflow[app] { return log }
+        // A bundle id is letters, digits, '-' and '.' (checked at hand-over); anything else is
+        // spelled out in hex so that no name can leave the folder.
+        let safe = app.utf8.allSatisfy { $0 == 0x2D || $0 == 0x2E || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) }
+            && !app.hasPrefix(".") ? app : app.utf8.map { String($0, radix: 16) }.joined()
+        do {
+            try TrustedPath.folder(folder + "/" + Self.appsFolder, mode: 0o700).close()
+            let log = try AuditLog(path: folder + "/" + Self.appsFolder + "/" + safe + ".jsonl", maximumBytes: max(4096, maximumBytes / 8),
+                                   maximumAge: maximumAge, now: now)
+            overflow[app] = log
+            return log
+        } catch {
+            AuditLog.warn("mambroker: \(app)'s own audit log cannot be made (\(error)); its records stay in the shared log\n")
+            return nil
+        }
+    }
+
+    /// Where the logs of apps past their share are kept, inside the audit folder.
+    public static let appsFolder = AuditFile.appsFolder
 
     /// What an attacker would want gone: a refused key, a refused identity or sign-in (an app
     /// acting for an account it was not given), a sandbox violation.

@@ -667,7 +667,9 @@ public final class Broker: @unchecked Sendable {
             guard broker.withinSecurityBudget(entry, security: security) else { return }
             let id = (try? broker.store.nextDecisionID()) ?? 0
             // Not `flipped(entry) ?? entry`: that copies the entry, every string retained, per decision.
-            if let flip = broker.pasteFlip { broker.audit.append(flip.flipped(entry), id: id) } else { broker.audit.append(entry, id: id, security: security) }
+            if let flip = broker.pasteFlip { broker.audit.append(flip.flipped(entry), id: id) } else {
+                broker.audit.append(entry, id: id, security: security, requester: broker.budgets[entry.session]?.app)
+            }
         }
         func log(_ line: LogLine) { broker.log(line) }
 
