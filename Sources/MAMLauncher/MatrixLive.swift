@@ -5,6 +5,7 @@ import Glibc
 import MAMCatalog
 import MAMMatrix
 import MAMPolicy
+import MAMSandbox
 import MAMScript
 import MAMWire
 import Synchronization
@@ -216,7 +217,15 @@ final class PolicyRun: @unchecked Sendable {
         self.payload = setup.experiment.payload
         documentSHA256 = Self.sha256(payload.documentContent)
         textSHA256 = Self.sha256(payload.text)
-        let base = LiveMatrix.scratch + "mamlab-matrix-\(getpid())-\(UUID().uuidString.prefix(8))"
+        // Made by root under a name no one can guess (TrustedPath): in /dev/shm or /tmp,
+        // everyone's, a folder a local user made first would hold the run's keys.
+        let base: String
+        do { base = try TrustedPath.uniqueFolder(in: LiveMatrix.scratch, prefix: "mamlab-matrix-\(getpid())-", mode: 0o755) } catch {
+            throw LiveMatrix.Failure(description: "cannot make the broker's folder: \(error)")
+        }
+        // A tenant or app that cannot be written leaves no folder behind.
+        var serving = false
+        defer { if !serving { try? Sandbox.removeFolder(base) } }
         device = base
         auditPath = base + "/audit/" + AuditFile.decisions
         try RotatingLog.privateFolder(base + "/logs")
@@ -242,10 +251,7 @@ final class PolicyRun: @unchecked Sendable {
         p.standardOutput = out
         let log = try RotatingLog.pipe(into: base + "/logs/mambroker.log")
         p.standardError = FileHandle(fileDescriptor: log.rawValue, closeOnDealloc: false)
-        do { try p.run() } catch {
-            try? FileManager.default.removeItem(atPath: base)
-            throw error
-        }
+        try p.run()
         log.close()  // the broker has its copy
         brokerOwned = Interruption.own { if p.isRunning { p.terminate() } }
         broker = p
@@ -254,9 +260,9 @@ final class PolicyRun: @unchecked Sendable {
             Interruption.release(brokerOwned)
             p.waitUntilExit()
             let log = (try? String(contentsOfFile: base + "/logs/mambroker.log", encoding: .utf8)) ?? ""
-            try? FileManager.default.removeItem(atPath: base)
             throw LiveMatrix.Failure(description: "mambroker did not start (exit \(p.terminationStatus)): \(log.prefix(2000))")
         }
+        serving = true
     }
 
     /// The tenant the broker loads: the experiment's, with every policy's settings taken from
@@ -336,7 +342,8 @@ final class PolicyRun: @unchecked Sendable {
         for app in running { app.waitForEnd() }
         broker.waitUntilExit()
         if ProcessInfo.processInfo.environment["MAMLAB_MATRIX_KEEP"] == nil {
-            try? FileManager.default.removeItem(atPath: device)
+            // Through descriptors, never following a link an app left in its container.
+            try? Sandbox.removeFolder(device)
         } else {
             let named = policies.count == 1 ? "policy \(policy)" : "policies \(policies.joined(separator: ", "))"
             FileHandle.standardError.write(Data("matrix: \(named): the broker's folder (audit, logs) is kept at \(device) (MAMLAB_MATRIX_KEEP)\n".utf8))

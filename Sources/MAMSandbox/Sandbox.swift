@@ -452,14 +452,19 @@ public enum Sandbox {
             throw LaunchError("cannot remove \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(parentFD) }
-        let fd = openat(parentFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        try remove(openat(parentFD, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), named: name, in: parentFD, shown: path)
+    }
+
+    /// Empties the folder open at `fd` (-1: its open failed, errno says why; ENOENT: already
+    /// gone) and removes its `name` from `parent`, both through descriptors.
+    private static func remove(_ fd: Int32, named name: String, in parent: Int32, shown: String) throws {
         guard fd >= 0 else {
             if errno == ENOENT { return }
-            throw LaunchError("cannot remove \(path): \(String(cString: strerror(errno)))")
+            throw LaunchError("cannot remove \(shown): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        guard mam_remove_contents(fd) == 0, unlinkat(parentFD, name, AT_REMOVEDIR) == 0 else {
-            throw LaunchError("cannot remove \(path): \(String(cString: strerror(errno)))")
+        guard mam_remove_contents(fd) == 0, unlinkat(parent, name, AT_REMOVEDIR) == 0 else {
+            throw LaunchError("cannot remove \(shown): \(String(cString: strerror(errno)))")
         }
     }
 
@@ -468,15 +473,7 @@ public enum Sandbox {
         let rootFD = open(root, oPath | O_DIRECTORY | O_CLOEXEC)
         guard rootFD >= 0 else { return }
         defer { close(rootFD) }
-        let fd = mam_open_beneath(rootFD, bundleID, 0)
-        guard fd >= 0 else {
-            if errno == ENOENT { return }
-            throw LaunchError("\(root)/\(bundleID): \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
-        guard mam_remove_contents(fd) == 0, unlinkat(rootFD, bundleID, AT_REMOVEDIR) == 0 else {
-            throw LaunchError("cannot remove \(root)/\(bundleID): \(String(cString: strerror(errno)))")
-        }
+        try remove(mam_open_beneath(rootFD, bundleID, 0), named: bundleID, in: rootFD, shown: "\(root)/\(bundleID)")
     }
 }
 

@@ -43,6 +43,13 @@ public enum TrustedPath {
     /// when `create` is set, after checking that no user but root and this one can change it or
     /// any folder on its way. The folder itself must be this user's.
     public static func folder(_ path: String, mode: mode_t = 0o755, create: Bool = true) throws(Refusal) -> Descriptor {
+        try walk(path, mode: mode, create: create, asParent: false)
+    }
+
+    /// `asParent`: the folder is only where a folder of this user's is made with a fresh name
+    /// (`uniqueFolder`), so it may be a sticky one everyone writes (`/tmp`, `/dev/shm`) and
+    /// root's rather than this user's, as any folder on the way may.
+    private static func walk(_ path: String, mode: mode_t, create: Bool, asParent: Bool) throws(Refusal) -> Descriptor {
         var pending = try components(of: path)
         var current = try open("/", parent: AT_FDCWD, shown: path)
         var links = 0
@@ -92,7 +99,7 @@ public enum TrustedPath {
                 _ = fchmod(next.rawValue, isLast ? mode : 0o755)
                 st = try status(next.rawValue, shown: here, in: path)
             }
-            if isLast {
+            if isLast && !asParent {
                 guard st.st_uid == geteuid() else {
                     throw Refusal(path: path, reason: "the folder belongs to \(describe(uid: st.st_uid)), not to \(describe(uid: geteuid())); "
                         + "another user's folder may hold files of theirs that would become this one's state. Remove it, or choose a folder of your own")
@@ -128,7 +135,7 @@ public enum TrustedPath {
     /// trusted folder `parent` (made if missing), and returns its path. Nobody can have made it
     /// first: the name is random and `mkdirat` fails on a name that exists.
     public static func uniqueFolder(in parent: String, prefix: String, mode: mode_t = 0o700) throws(Refusal) -> String {
-        let base = try folder(parent, mode: 0o755).release()
+        let base = try walk(parent, mode: 0o755, create: true, asParent: true).release()
         defer { Glibc.close(base) }
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<64 {

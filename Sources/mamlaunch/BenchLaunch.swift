@@ -5,6 +5,7 @@ import MAMCatalog
 import Glibc
 import MAMLauncher
 import MAMSandbox
+import MAMWire
 import SystemPackage
 
 struct BenchLaunch: ParsableCommand {
@@ -41,9 +42,9 @@ struct BenchLaunch: ParsableCommand {
         let containment = try sandbox.decide("benchmark sandboxed launches")
         print(containment.statement)
         let exes = executable.isEmpty ? [(Catalog.toolDirectory as NSString).appendingPathComponent("Hostile")] : executable
-        let container = NSTemporaryDirectory() + "mamlab-bench-\(getpid())"
-        try FileManager.default.createDirectory(atPath: container, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: container) }
+        // A folder of root's with a name no one can guess (TrustedPath), removed through descriptors.
+        let container = try TrustedPath.uniqueFolder(in: NSTemporaryDirectory(), prefix: "mamlab-bench-\(getpid())-", mode: 0o755)
+        defer { try? Sandbox.removeFolder(container) }
         let bwrap = ["/usr/bin/bwrap", "/bin/bwrap"].first { FileManager.default.isExecutableFile(atPath: $0) }
         if bwrap == nil { print("bwrap not installed (apt-get install bubblewrap): no peer to compare with") }
 

@@ -108,14 +108,17 @@ struct InterruptionTests {
         defer { child.killTree() }
         // Its launches are short: wait until one is under way, so the signal finds it running.
         // (The sandbox's own check starts a throwaway child before the folder is made.)
-        let folder = NSTemporaryDirectory() + "mamlab-bench-\(child.pid)"
+        // Its container folder: the pid, then a random part no one can guess.
+        let prefix = "mamlab-bench-\(child.pid)-"
+        func made() -> Bool {
+            ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).contains { $0.hasPrefix(prefix) }
+        }
         let deadline = Date(timeIntervalSinceNow: 60)
-        while (ProcessTree.descendants(of: child.pid).isEmpty || !FileManager.default.fileExists(atPath: folder))
-            && Date() < deadline && child.process.isRunning { usleep(1_000) }
+        while (ProcessTree.descendants(of: child.pid).isEmpty || !made()) && Date() < deadline && child.process.isRunning { usleep(1_000) }
         #expect(child.process.isRunning && Date() < deadline, "no launch seen: \(child.standardError)")
-        #expect(FileManager.default.fileExists(atPath: NSTemporaryDirectory() + "mamlab-bench-\(child.pid)"), "\(child.standardError)")
+        #expect(made(), "\(child.standardError)")
         // (A launch lasts milliseconds: the one seen may have ended by the signal.)
-        try Self.interrupt(child, sig, folders: ["mamlab-bench-\(child.pid)"], running: false)
+        try Self.interrupt(child, sig, folders: [], prefix: prefix, running: false)
     }
 
     /// `mamlaunch matrix | head`: output whose reader has gone. SIGPIPE ended mamlaunch at its
