@@ -295,6 +295,16 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     if (in >= 0 && dup2(in, 0) < 0) child_fail(status_fd, "stdin");
     if (out >= 0 && dup2(out, 1) < 0) child_fail(status_fd, "stdout");
     if (err >= 0 && dup2(err, 2) < 0) child_fail(status_fd, "stderr");
+    // A stream the launcher would share with other apps and the host (the host's /dev/null, any
+    // other device, a file that is no pipe, socket or regular file) is the app's own null device
+    // instead: one inode every app holds carried locks and times between them.
+    if (c->own_null_streams && (c->clone_flags & CLONE_NEWNS)) {
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0) child_fail(status_fd, "the app's /dev/null");
+        for (int s = 0; s < 3; s++)
+            if ((c->own_null_streams & (1 << s)) && dup2(null, s) < 0) child_fail(status_fd, "a standard stream");
+        close(null);
+    }
     if (broker >= 0 && dup2(broker, MAM_BROKER_FD) < 0) child_fail(status_fd, "broker descriptor");
     // 5. Resource limits before anything can allocate or fork on the app's behalf. The limit on
     //    descriptors waits until step 10: until exec this process still holds every descriptor of

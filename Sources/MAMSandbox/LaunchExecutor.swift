@@ -11,6 +11,8 @@ struct LaunchExecutor {
         var standardInput: Int32 = -1
         var standardOutput: Int32 = -1
         var standardError: Int32 = -1
+        /// Bits 0-2: that standard stream is the app's own null device instead (spawn.c).
+        var ownNullStreams: Int32 = 0
         var broker: Int32 = -1
         var container: Int32 = -1
         var network: Int32 = -1
@@ -42,6 +44,7 @@ struct LaunchExecutor {
         c.stdin_fd = descriptors.standardInput
         c.stdout_fd = descriptors.standardOutput
         c.stderr_fd = descriptors.standardError
+        c.own_null_streams = descriptors.ownNullStreams
         c.broker_fd = -1
         c.net_namespace_fd = -1
         var limits: [mam_rlimit] = []

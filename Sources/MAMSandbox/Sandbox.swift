@@ -414,10 +414,14 @@ public enum Sandbox {
                            ownPIDNamespace: isolate, report: report)
             }
         }
+        // The streams the app would share with the host and other apps, by inode: each is the
+        // app's own null device instead, in an app with a root of its own.
+        let streams = [config.standardInput?.rawValue ?? devNull, config.standardOutput?.rawValue ?? 1, config.standardError?.rawValue ?? 2]
+        let ownNull = isolate ? streams.enumerated().reduce(Int32(0)) { $0 | (Self.isShared($1.element) ? 1 << Int32($1.offset) : 0) } : 0
         var executor = LaunchExecutor(
             plan: plan, executable: execPath, container: container,
             descriptors: .init(standardInput: config.standardInput?.rawValue ?? devNull, standardOutput: config.standardOutput?.rawValue ?? -1,
-                               standardError: config.standardError?.rawValue ?? -1, broker: config.brokerDescriptor?.rawValue ?? -1,
+                               standardError: config.standardError?.rawValue ?? -1, ownNullStreams: ownNull, broker: config.brokerDescriptor?.rawValue ?? -1,
                                container: containerFD, network: network, program: config.executableDescriptor?.rawValue ?? -1,
                                cgroupJoins: placement?.cgroup?.joinDescriptors ?? []),
             seccompProgram: program?.bytes ?? [])
@@ -439,6 +443,20 @@ public enum Sandbox {
     }
 
     /// Removes an app's container: only what lies inside it, never following a link out.
+    /// Whether a standard stream would be an inode other apps and the host hold too: a device
+    /// that is no terminal (the host's /dev/null above all), a closed number, or any file that is
+    /// no pipe, socket or regular file (an epoll, an eventfd). A pipe, a socket or a file the
+    /// user gave is the user's to give; a terminal becomes the launcher's pseudo-terminal.
+    static func isShared(_ fd: Int32) -> Bool {
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return true }
+        switch st.st_mode & S_IFMT {
+        case S_IFIFO, S_IFSOCK, S_IFREG: return false
+        case S_IFCHR: return isatty(fd) != 1
+        default: return true
+        }
+    }
+
     /// Removes a folder root made and everything in it, without ever following a link or
     /// leaving it: apps had folders in it and may have left links to anywhere. A missing folder
     /// is already removed.

@@ -131,6 +131,15 @@ public enum TrustedPath {
         return current
     }
 
+    /// Checks the folder that holds `path` (a socket root binds, say) as `uniqueFolder` checks
+    /// its parent: no user but root and this one can change it or any folder on its way, though
+    /// it may be a sticky one everyone writes. In another user's folder, they could swap the new
+    /// name for a link between root's bind and its chmod, and have root chmod any file.
+    public static func checkFolder(holding path: String) throws(Refusal) {
+        let parts = try components(of: path)
+        try walk("/" + parts.dropLast().joined(separator: "/"), mode: 0o755, create: false, asParent: true).close()
+    }
+
     /// Makes a new folder of mode `mode` with an unguessable name starting with `prefix` in the
     /// trusted folder `parent` (made if missing), and returns its path. Nobody can have made it
     /// first: the name is random and `mkdirat` fails on a name that exists.

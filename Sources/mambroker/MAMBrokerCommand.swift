@@ -117,6 +117,13 @@ struct MAMBrokerCommand: ParsableCommand {
         return .seconds(n * unit)
     }
 
+    /// Before anything opens a file: a closed standard stream's number is never another file's
+    /// (StandardStreams), as the apps this broker starts are given its streams through `run`.
+    static func main() {
+        StandardStreams.ensureOpen()
+        main(nil)
+    }
+
     func run() throws {
         // Output whose reader has gone (`mambroker ... | head`) must not end the broker and cut
         // off every app it serves: a write to it fails (EPIPE) instead, and the broker serves on.

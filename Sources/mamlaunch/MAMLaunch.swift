@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MAMLauncher
+import MAMWire
 
 @main
 struct MAMLaunch: ParsableCommand {
@@ -26,6 +27,8 @@ struct MAMLaunch: ParsableCommand {
     /// and exit 1, with no usage, which is for arguments that are wrong. A file's diagnostic says
     /// "error:" itself, so the line does not say it twice.
     static func main() {
+        // Before anything opens a file: a closed standard stream's number is never another file's.
+        StandardStreams.ensureOpen()
         // Output whose reader has gone (`mamlaunch matrix | head`) must not end the command
         // before it has stopped what it started: a write to it fails (EPIPE) instead. Apps do
         // not inherit this: the sandbox starts them with every signal at its default.

@@ -1,4 +1,5 @@
 import Foundation
+import MAMTestSupport
 import MAMWire
 import Testing
 
@@ -29,5 +30,39 @@ struct AuditShareTests {
         #expect(own.contains("unknown.jsonl"), "\(own)")
         let newest = AuditFile.records(atPath: b.auditFolder + "/apps/unknown.jsonl").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(newest.contains { $0["request"] as? Int == 1001 && $0["channel"] as? String == "paste" }, "the flood's last paste: \(newest.suffix(2))")
+    }
+}
+
+/// Security events: each app's first 120 a minute are written one by one. Every process that
+/// connects to the public socket by itself is one app for this count, however many a local user
+/// starts.
+@Suite("Security records are bounded for all unknown processes together", .serialized, .timeLimit(.minutes(1)))
+struct UnknownSecurityBudgetTests {
+    @Test func fourProcessesAskingForBensIdentityShareOneBudget() throws {
+        let b = try BrokerHarness(extraArguments: ["--requests-per-second", "1000000"])
+        defer { b.stop() }
+        let client = BrokerHarness.root + "/clients/python"
+        let script = """
+            import socket, sys
+            sys.path.insert(0, sys.argv[1])
+            import mamwire
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            s.connect(sys.argv[2])
+            broker = mamwire.Broker(mamwire.Connection(s.detach()))
+            broker.hello(integrates_sdk=False)
+            for _ in range(100):
+                broker.set_identity("ben@contoso.com")
+            print("asked", flush=True)
+            """
+        let askers = try (0..<4).map { _ in
+            try ChildProcess("/usr/bin/python3", ["-c", script, client, b.publicSocket], input: false)
+        }
+        for asker in askers {
+            let status = try asker.waitForExit("an unknown process's 100 requests", timeout: 30)
+            #expect(status == 0, "\(asker.standardError)")
+        }
+        let refused = b.auditRecords.filter { $0["channel"] as? String == "identity" && $0["outcome"] as? String != "allowed" }
+        // 120 a minute for them all (240 should the minute turn during the test), not 120 each.
+        #expect(refused.count <= 240 && refused.count >= 100, "\(refused.count) written one by one")
     }
 }

@@ -68,6 +68,19 @@ struct LocalUserTests {
         #expect(!FileManager.default.fileExists(atPath: target + "/device"))
     }
 
+    @Test("mambroker --socket: a socket in the local user's folder is refused before it is made (a link swapped in would be chmodded)")
+    func socketInAFolderOfTheirs() throws {
+        let folder = Self.name("sockets")
+        let device = Self.name("device-own")
+        defer { Self.remove(folder); Self.remove(device) }
+        let made = try Self.asLocalUser(["/bin/mkdir", "-m", "0755", folder])
+        try #require(made.status == 0, "\(made)")
+        let r = try ChildProcess.run(Self.mambroker, ["--tenant", Self.tenant, "--device", device, "--socket", folder + "/pub.sock"], timeout: 20)
+        #expect(r.status != 0, "\(r.err)")
+        #expect(r.err.contains("refusing the socket") && r.err.contains("belongs to uid \(Self.uid)"), "\(r.err)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/pub.sock"))
+    }
+
     @Test("mamlaunch signin: a socket the local user serves in the broker's place gets no password and no message")
     func socketInTheBrokersPlace() throws {
         let folder = Self.name("socket")

@@ -21,6 +21,49 @@ struct SharedInodeTests {
                          ["run", "--manifest", manifest, "--no-broker", "--containers", containers, "--", python, "-c", code])
     }
 
+    /// The host's /dev/null as "device inode", as Python's os.stat says it.
+    static var hostNull: String {
+        var st = stat()
+        stat("/dev/null", &st)
+        return "\(st.st_dev) \(st.st_ino)"
+    }
+
+    static let describeStreams = """
+        import os
+        for fd in (0, 1, 2):
+            st = os.fstat(fd)
+            print(fd, os.readlink(f"/proc/self/fd/{fd}"), st.st_dev, st.st_ino, flush=True)
+        """
+
+    @Test("standard streams the launcher was given as the host's /dev/null are the app's own null device")
+    func hostNullStreams() throws {
+        let containers = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-inodes-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: containers) }
+        // As cron or a service starts it: every stream the null device (stdout read back through a file).
+        let out = containers + ".out"
+        defer { unlink(out) }
+        let r = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" run --manifest \"$1\" --no-broker --containers \"$2\" -- /usr/bin/python3 -c \"$3\" </dev/null 2>/dev/null >\"$4\"",
+                                                  Built.directory.appendingPathComponent("mamlaunch").path, Self.manifest, containers, Self.describeStreams, out], timeout: 60)
+        let said = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        #expect(r.status == 0, "\(said)\(r.err)")
+        let lines = said.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(said)")
+        for line in lines where !line.hasPrefix("1 ") {
+            #expect(line.contains(" /dev/null ") && !line.hasSuffix(" " + Self.hostNull), "not the host's null device: \(line) (host's \(Self.hostNull))")
+        }
+    }
+
+    @Test("a launcher started with its standard input closed gives the app no descriptor of its own")
+    func closedStandardInput() throws {
+        let containers = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-inodes-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: containers) }
+        let r = try ChildProcess.run("/bin/sh", ["-c", "exec \"$0\" run --manifest \"$1\" --no-broker --containers \"$2\" -- /usr/bin/python3 -c \"$3\" 0<&-",
+                                                  Built.directory.appendingPathComponent("mamlaunch").path, Self.manifest, containers, Self.describeStreams], timeout: 60)
+        #expect(r.status == 0, "\(r.out)\(r.err)")
+        let input = r.out.split(separator: "\n").first { $0.hasPrefix("0 ") }.map(String.init) ?? ""
+        #expect(input.hasPrefix("0 /dev/null ") && !input.hasSuffix(" " + Self.hostNull), "stdin: \(input) (an epoll of the launcher's was handed over before)")
+    }
+
     @Test("a lock one app holds on /dev/null is not seen by another; the host name is not the host's; dnotify is refused")
     func nullDeviceHostNameAndDnotify() throws {
         let containers = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-inodes-\(UUID().uuidString.prefix(8))").path

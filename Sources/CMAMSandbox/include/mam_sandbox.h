@@ -39,6 +39,7 @@ typedef struct {
     char *const *argv;
     char *const *envp;
     int stdin_fd, stdout_fd, stderr_fd;  // -1: inherit the launcher's
+    int own_null_streams;                // bits 0-2: that stream is the app's own /dev/null instead (own root only)
     int broker_fd;                       // -1: none; else lands on MAM_BROKER_FD
     const char *container;               // the container in the launcher's view (the working directory without CLONE_NEWNS)
     int change_ids;                      // drop to uid/gid before confining

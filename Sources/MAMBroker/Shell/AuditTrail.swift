@@ -143,7 +143,9 @@ extension Broker {
     /// minutes.
     func withinSecurityBudget(_ entry: AuditEntry, security: Bool? = nil) -> Bool {
         guard security ?? AuditTrail.isSecurityEvent(entry), entry.channel != "sandbox", entry.channel != "rate", entry.channel != "security" else { return true }
-        let app = entry.source.app, minute = Self.minute()
+        // Every process that connected by itself is one app here too (AuditShares.key): each is
+        // `unknown.pid<N>`, and a local user can start as many as they like.
+        let app = AuditShares.key(forBudget: entry.source.app), minute = Self.minute()
         var b = securityRecords[app] ?? SecurityBudget(minute: minute)
         if b.minute != minute {
             // Here the core's effects are being carried out, and the interpreter holds `core`:

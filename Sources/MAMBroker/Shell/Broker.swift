@@ -237,6 +237,12 @@ public final class Broker: @unchecked Sendable {
             for (i, b) in bytes.enumerated() { raw[i] = b }
             raw[bytes.count] = 0
         }
+        // The socket's folder is root's (or sticky): in another user's, the new socket could be
+        // swapped for a link before the chmod below, which follows it.
+        do { try TrustedPath.checkFolder(holding: path) } catch {
+            close(fd)
+            throw BrokerError("refusing the socket \(error)")
+        }
         unlink(path)
         let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
         guard rc == 0, Glibc.listen(fd, 128) == 0 else {
