@@ -82,7 +82,7 @@ public final class AuditTrail: @unchecked Sendable {
 
     /// The log an app's decisions go to past its share: `apps/<app>.jsonl`, an eighth of the
     /// decision log's size a file; nil when it cannot be made (the record then goes to the
-    /// shared log, as before shares: a record is never dropped for want of a file).
+    /// shared log: a record is never dropped for want of a file).
     private func overflowLog(_ app: String) -> AuditLog? {
         if let log = overflow[app] { return log }
         // A bundle id is letters, digits, '-' and '.' (checked at hand-over); anything else is
