@@ -29,6 +29,11 @@ public struct PlistDocument: Sendable, Equatable {
                 throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid binary property list")])
             }
         }
+        // FoundationXML traps on an element name that is not UTF-8 (it force-unwraps the name
+        // libxml2 hands it), so bytes that are not UTF-8 never reach it.
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid XML property list: the text is not UTF-8")])
+        }
         let reader = XMLPlistReader(data: data)
         do {
             return PlistDocument(root: try reader.read(), format: .xml)
