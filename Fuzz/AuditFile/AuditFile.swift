@@ -25,7 +25,8 @@ public func auditFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
 
     // The file readers, on the input as a file: only committed bytes, whole lines.
     let path = AuditScratch.path
-    _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+    // (Written in place: FileManager.createFile writes a copy and renames it, a hundred times slower.)
+    try? Data(bytes).write(to: URL(fileURLWithPath: path))
     let from = bytes.count > 4 ? Int(bytes[4]) * 7 : 0
     let records = AuditFile.records(atPath: path, from: from)
     let end = AuditFile.end(atPath: path)
