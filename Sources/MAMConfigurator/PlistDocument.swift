@@ -22,12 +22,23 @@ public struct PlistDocument: Sendable, Equatable {
 
     public static func read(_ data: Data, file: String) throws(LoadFailure) -> PlistDocument {
         if data.starts(with: Array("bplist".utf8)) {
+            if let problem = BinaryPropertyList.problem(data) {
+                throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid binary property list: \(problem)")])
+            }
+            let object: Any
             do {
-                let object = try PropertyListSerialization.propertyList(from: data, format: nil)
-                return PlistDocument(root: Node(propertyList: object), format: .binary)
+                object = try PropertyListSerialization.propertyList(from: data, format: nil)
             } catch {
                 throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid binary property list")])
             }
+            let root = Node(propertyList: object)
+            // A null here is a value a Node does not hold (a binary null or a keyed archive's
+            // UID): a rewrite would drop it, so the file is refused rather than changed.
+            guard !root.holdsNull else {
+                throw LoadFailure([Diagnostic(.error, file: file, path: "",
+                                              message: "not a property list mamconfigurator can rewrite: it holds a null or a keyed archive's UID")])
+            }
+            return PlistDocument(root: root, format: .binary)
         }
         // FoundationXML traps on an element name that is not UTF-8 (it force-unwraps the name
         // libxml2 hands it), so bytes that are not UTF-8 never reach it.
@@ -228,6 +239,18 @@ final class XMLPlistReader: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
         if failure == nil {
             failure = Problem(message: "malformed XML (\((parseError as NSError).code))", line: parser.lineNumber, column: parser.columnNumber)
+        }
+    }
+}
+
+extension Node {
+    /// Whether a null sits anywhere in the tree.
+    var holdsNull: Bool {
+        switch value {
+        case .null: return true
+        case let .array(items): return items.contains { $0.holdsNull }
+        case let .object(pairs): return pairs.contains { $0.value.holdsNull }
+        default: return false
         }
     }
 }
