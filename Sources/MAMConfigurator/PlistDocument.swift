@@ -40,10 +40,8 @@ public struct PlistDocument: Sendable, Equatable {
             }
             return PlistDocument(root: root, format: .binary)
         }
-        // FoundationXML traps on an element name that is not UTF-8 (it force-unwraps the name
-        // libxml2 hands it), so bytes that are not UTF-8 never reach it.
-        guard String(validating: data, as: UTF8.self) != nil else {
-            throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid XML property list: the text is not UTF-8")])
+        if let problem = XMLPlistReader.unsafeMarkup(data) {
+            throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid XML property list: \(problem)")])
         }
         let reader = XMLPlistReader(data: data)
         do {
@@ -144,6 +142,23 @@ final class XMLPlistReader: NSObject, XMLParserDelegate {
     private var sawPlist = false
 
     init(data: Data) { self.data = data }
+
+    /// What FoundationXML must not be handed, or nil. It crashes the process on an element name
+    /// that is not UTF-8 (it force-unwraps the name libxml2 hands it) and on a processing
+    /// instruction with no data (it reads the missing text); an entity declaration could make
+    /// either out of character references, or expand to gigabytes. No property list needs one.
+    static func unsafeMarkup(_ data: Data) -> String? {
+        guard String(validating: data, as: UTF8.self) != nil else { return "the text is not UTF-8" }
+        var bytes = [UInt8](data)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        // The XML declaration may open the file; any other `<?` is a processing instruction.
+        if bytes.starts(with: Array("<?xml".utf8)), let end = bytes.firstRange(of: Array("?>".utf8)) {
+            bytes.removeSubrange(..<end.upperBound)
+        }
+        if bytes.firstRange(of: Array("<?".utf8)) != nil { return "a processing instruction, which no property list holds" }
+        if bytes.firstRange(of: Array("<!ENTITY".utf8)) != nil { return "an entity declaration, which no property list needs" }
+        return nil
+    }
 
     func read() throws -> Node {
         let parser = XMLParser(data: data)
