@@ -152,6 +152,28 @@ let package = Package(
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire", "MAMTestSupport", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
         .testTarget(name: "MAMLaunchTests", dependencies: ["MAMLauncher", "MAMCatalog", "MAMMatrix", "MAMTestSupport"]),
+        // Fuzz/: a fuzz target per parser of bytes from an app or an author's file
+        // (docs/FUZZING.md). Built here, each replays the files it is given through its function
+        // (the corpus replay in FuzzCorpusTests); built by scripts/fuzz (-DMAMLAB_FUZZ, ASan and
+        // coverage), the same function is driven by libFuzzer, declared in CLibFuzzer.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .target(name: "MAMFuzzing", dependencies: ["CLibFuzzer", "MAMPolicy", "MAMWire"], path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzWireFrame", dependencies: ["MAMFuzzing", "MAMWire"], path: "Fuzz/WireFrame"),
+        .executableTarget(name: "FuzzLauncherMessage", dependencies: ["MAMFuzzing", "MAMWire"], path: "Fuzz/LauncherMessage"),
+        .executableTarget(name: "FuzzAuditFile", dependencies: ["MAMFuzzing", "MAMWire"], path: "Fuzz/AuditFile"),
+        .executableTarget(name: "FuzzJSON", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/JSON"),
+        .executableTarget(name: "FuzzManifest", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/Manifest"),
+        .executableTarget(name: "FuzzPlistDocument", dependencies: ["MAMFuzzing", "MAMConfigurator", "MAMPolicy"], path: "Fuzz/PlistDocument"),
+        .executableTarget(name: "FuzzTenantFile", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/TenantFile"),
+        .executableTarget(name: "FuzzPolicyFile", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/PolicyFile"),
+        .executableTarget(name: "FuzzConditionalAccess", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/ConditionalAccess"),
+        .executableTarget(name: "FuzzCatalog", dependencies: ["MAMFuzzing", "MAMCatalog", "MAMPolicy"], path: "Fuzz/Catalog"),
+        .executableTarget(name: "FuzzExperiment", dependencies: ["MAMFuzzing", "MAMMatrix", "MAMPolicy"], path: "Fuzz/Experiment"),
+        .executableTarget(name: "FuzzYAML", dependencies: ["MAMFuzzing", "MAMMatrix", "MAMPolicy"], path: "Fuzz/YAML"),
+        .executableTarget(name: "FuzzScriptCommand", dependencies: ["MAMFuzzing", "MAMScript"], path: "Fuzz/ScriptCommand"),
+        .executableTarget(name: "FuzzJSONValue", dependencies: ["MAMFuzzing", "MAMScript"], path: "Fuzz/JSONValue"),
+        .executableTarget(name: "FuzzCredential", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/Credential"),
+        .executableTarget(name: "FuzzURLText", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/URLText"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,12 +22,26 @@ public struct PlistDocument: Sendable, Equatable {
 
     public static func read(_ data: Data, file: String) throws(LoadFailure) -> PlistDocument {
         if data.starts(with: Array("bplist".utf8)) {
+            if let problem = BinaryPropertyList.problem(data) {
+                throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid binary property list: \(problem)")])
+            }
+            let object: Any
             do {
-                let object = try PropertyListSerialization.propertyList(from: data, format: nil)
-                return PlistDocument(root: Node(propertyList: object), format: .binary)
+                object = try PropertyListSerialization.propertyList(from: data, format: nil)
             } catch {
                 throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid binary property list")])
             }
+            let root = Node(propertyList: object)
+            // A null here is a value a Node does not hold (a binary null or a keyed archive's
+            // UID): a rewrite would drop it, so the file is refused rather than changed.
+            guard !root.holdsNull else {
+                throw LoadFailure([Diagnostic(.error, file: file, path: "",
+                                              message: "not a property list mamconfigurator can rewrite: it holds a null or a keyed archive's UID")])
+            }
+            return PlistDocument(root: root, format: .binary)
+        }
+        if let problem = XMLPlistReader.unsafeMarkup(data) {
+            throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid XML property list: \(problem)")])
         }
         let reader = XMLPlistReader(data: data)
         do {
@@ -129,6 +143,23 @@ final class XMLPlistReader: NSObject, XMLParserDelegate {
 
     init(data: Data) { self.data = data }
 
+    /// What FoundationXML must not be handed, or nil. It crashes the process on an element name
+    /// that is not UTF-8 (it force-unwraps the name libxml2 hands it) and on a processing
+    /// instruction with no data (it reads the missing text); an entity declaration could make
+    /// either out of character references, or expand to gigabytes. No property list needs one.
+    static func unsafeMarkup(_ data: Data) -> String? {
+        guard String(validating: data, as: UTF8.self) != nil else { return "the text is not UTF-8" }
+        var bytes = [UInt8](data)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        // The XML declaration may open the file; any other `<?` is a processing instruction.
+        if bytes.starts(with: Array("<?xml".utf8)), let end = bytes.firstRange(of: Array("?>".utf8)) {
+            bytes.removeSubrange(..<end.upperBound)
+        }
+        if bytes.firstRange(of: Array("<?".utf8)) != nil { return "a processing instruction, which no property list holds" }
+        if bytes.firstRange(of: Array("<!ENTITY".utf8)) != nil { return "an entity declaration, which no property list needs" }
+        return nil
+    }
+
     func read() throws -> Node {
         let parser = XMLParser(data: data)
         self.parser = parser
@@ -223,6 +254,18 @@ final class XMLPlistReader: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) {
         if failure == nil {
             failure = Problem(message: "malformed XML (\((parseError as NSError).code))", line: parser.lineNumber, column: parser.columnNumber)
+        }
+    }
+}
+
+extension Node {
+    /// Whether a null sits anywhere in the tree.
+    var holdsNull: Bool {
+        switch value {
+        case .null: return true
+        case let .array(items): return items.contains { $0.holdsNull }
+        case let .object(pairs): return pairs.contains { $0.value.holdsNull }
+        default: return false
         }
     }
 }

@@ -153,7 +153,8 @@ enum InputKind {
 
     static func detect(_ data: Data, path: String) -> InputKind {
         if path.hasSuffix("Info.plist") { return .manifest }
-        if !path.lowercased().hasSuffix(".json"),
+        // (A binary list Foundation would crash on is left to the policy loader, which says why.)
+        if !path.lowercased().hasSuffix(".json"), BinaryPropertyList.problem(data) == nil,
            let object = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] {
             return object["CFBundleIdentifier"] != nil ? .manifest : .policy
         }

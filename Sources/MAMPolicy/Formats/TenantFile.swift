@@ -211,6 +211,9 @@ public enum PolicyFile {
         var log = DiagnosticLog()
         var policies: [Policy] = []
         if looksLikePropertyList(data) {
+            if let problem = BinaryPropertyList.problem(data) {
+                throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid property list: \(problem)")])
+            }
             let root: Any
             do {
                 root = try PropertyListSerialization.propertyList(from: data, format: nil)

@@ -120,6 +120,9 @@ extension AppManifest {
     /// Reads an `Info.plist` (XML or binary). Problems name the key path; a wrong type is an
     /// error and an unknown `IntuneMAMSettings` key a warning.
     public static func load(_ data: Data, file: String) throws(LoadFailure) -> (manifest: AppManifest, warnings: [Diagnostic]) {
+        if let problem = BinaryPropertyList.problem(data) {
+            throw LoadFailure([Diagnostic(.error, file: file, path: "", message: "not a valid property list: \(problem)")])
+        }
         let object: Any
         do {
             object = try PropertyListSerialization.propertyList(from: data, format: nil)

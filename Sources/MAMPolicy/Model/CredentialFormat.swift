@@ -32,6 +32,8 @@ public enum CredentialFormat {
 
     static func bytes(_ text: Substring) -> [UInt8]? {
         guard !text.isEmpty, text.count % 2 == 0 else { return nil }
+        // Hex digits only: `UInt8(_:radix:)` also takes a sign, and would read "+f" as 15.
+        guard text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || (($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x66) }) else { return nil }
         var out: [UInt8] = []
         var i = text.startIndex
         while i < text.endIndex {
