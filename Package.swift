@@ -174,6 +174,7 @@ let package = Package(
         .executableTarget(name: "FuzzJSONValue", dependencies: ["MAMFuzzing", "MAMScript"], path: "Fuzz/JSONValue"),
         .executableTarget(name: "FuzzCredential", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/Credential"),
         .executableTarget(name: "FuzzURLText", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/URLText"),
+        .testTarget(name: "FuzzCorpusTests", dependencies: ["MAMTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
