@@ -184,6 +184,11 @@ final class XMLPlistReader: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
                 attributes: [String: String] = [:]) {
         text = ""
+        // As deep as the JSON reader goes: the writer and every walk of the tree recurse, and
+        // 10,000 nested arrays ended the process on its stack.
+        if (name == "array" || name == "dict") && stack.count >= JSONParser.maximumDepth {
+            return fail("nesting deeper than \(JSONParser.maximumDepth) levels")
+        }
         switch name {
         case "plist": sawPlist = true
         case "array": stack.append(.array([]))

@@ -70,6 +70,19 @@ enum YAMLSubset {
         var lines: [Line]
         let file: String
         var i = 0
+        /// Mappings and sequences open around the line being read: deeper documents are refused
+        /// before the stack runs out, as JSONParser refuses them (3,000 levels ended the process).
+        var depth = 0
+        static let maximumDepth = JSONParser.maximumDepth
+        /// Flow lists within flow lists: each level reads the rest of its line again, so the
+        /// bound is low (an experiment's lists hold scalars; a line of brackets took time as its
+        /// square, then the stack).
+        static let maximumFlowDepth = 16
+
+        mutating func enter(_ l: Line) throws(LoadFailure) {
+            depth += 1
+            if depth > Self.maximumDepth { throw fail(file, l.number, l.indent + 1, "nesting deeper than \(Self.maximumDepth) levels") }
+        }
 
         func position(_ l: Line, column: Int? = nil) -> SourcePosition {
             SourcePosition(line: l.number, column: column ?? l.indent + 1, offset: 0)
@@ -83,6 +96,8 @@ enum YAMLSubset {
 
         mutating func sequence(indent: Int) throws(LoadFailure) -> Node {
             let start = lines[i]
+            try enter(start)
+            defer { depth -= 1 }
             var items: [Node] = []
             while i < lines.count, lines[i].indent == indent, lines[i].text == "-" || lines[i].text.hasPrefix("- ") {
                 let l = lines[i]
@@ -106,6 +121,8 @@ enum YAMLSubset {
 
         mutating func mapping(indent: Int) throws(LoadFailure) -> Node {
             let start = lines[i]
+            try enter(start)
+            defer { depth -= 1 }
             var pairs: [(key: String, value: Node)] = []
             while i < lines.count, lines[i].indent == indent {
                 let l = lines[i]
@@ -167,12 +184,14 @@ enum YAMLSubset {
             return String(s)
         }
 
-        func scalar(_ s: Substring, _ l: Line, column: Int) throws(LoadFailure) -> Node {
+        /// `flowDepth`: the flow lists this scalar sits in.
+        func scalar(_ s: Substring, _ l: Line, column: Int, flowDepth: Int = 0) throws(LoadFailure) -> Node {
             let at = position(l, column: column)
             if let f = s.first, "{&*!|>%@`".contains(f) {
                 throw fail(file, l.number, column, "\(f) starts YAML this reader does not take (flow mappings, anchors, tags, block scalars); write JSON, or quote the value")
             }
             if s.hasPrefix("[") {
+                guard flowDepth < Self.maximumFlowDepth else { throw fail(file, l.number, column, "lists nested deeper than \(Self.maximumFlowDepth) levels") }
                 guard s.hasSuffix("]") else { throw fail(file, l.number, column, "a flow list that does not end on its line") }
                 let inner = s.dropFirst().dropLast()
                 var items: [Node] = []
@@ -188,7 +207,7 @@ enum YAMLSubset {
                         quote = c
                         current.append(c)
                     } else if c == "," {
-                        items.append(try scalar(Substring(current.trimmingCharacters(in: .whitespaces)), l, column: itemColumn))
+                        items.append(try scalar(Substring(current.trimmingCharacters(in: .whitespaces)), l, column: itemColumn, flowDepth: flowDepth + 1))
                         current = ""
                         itemColumn = offset + 1
                     } else {
@@ -197,7 +216,7 @@ enum YAMLSubset {
                     offset += 1
                 }
                 let last = current.trimmingCharacters(in: .whitespaces)
-                if !last.isEmpty || !items.isEmpty { items.append(try scalar(Substring(last), l, column: itemColumn)) }
+                if !last.isEmpty || !items.isEmpty { items.append(try scalar(Substring(last), l, column: itemColumn, flowDepth: flowDepth + 1)) }
                 return Node(.array(items), position: at)
             }
             if s.hasPrefix("\"") || s.hasPrefix("'") { return Node(.string(try unquote(s, l, column: column)), position: at) }

@@ -60,3 +60,28 @@ struct YAMLTests {
         #expect(e.cells.count == 4)
     }
 }
+
+/// A deep document is refused with its line, not read until the stack runs out (3,000 nested
+/// mappings ended the process; a line of brackets took time as its square, then the stack).
+@Suite("YAML nesting has a bound")
+struct YAMLDepthTests {
+    func message(_ yaml: String) -> String {
+        do { _ = try Fixture.load(yaml, file: "deep.yaml"); return "" } catch { return error.description }
+    }
+
+    @Test func nestedMappingsAndSequencesStopAtTheBound() {
+        let mappings = (0..<300).map { String(repeating: " ", count: $0) + "a:" }.joined(separator: "\n")
+        #expect(message(mappings).contains("deep.yaml:257:257: error: nesting deeper than 256 levels"))
+        // `- a:` under `a:` at the same indentation: a sequence, then a mapping, each level.
+        let sequences = "a:\n" + (0..<300).map { String(repeating: " ", count: 2 * $0) + "- a:" }.joined(separator: "\n")
+        #expect(message(sequences).contains("nesting deeper than 256 levels"))
+    }
+
+    @Test func aLineOfBracketsStopsAtTheBound() {
+        let clock = ContinuousClock()
+        var said = ""
+        let took = clock.measure { said = message("name: " + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)) }
+        #expect(said.contains("deep.yaml:1:23: error: lists nested deeper than 16 levels"))
+        #expect(took < .seconds(10), "\(took)")
+    }
+}
