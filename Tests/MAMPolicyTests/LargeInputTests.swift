@@ -22,4 +22,13 @@ struct LargeInputTests {
             #expect(error.position == SourcePosition(line: 1, column: 18, offset: 17) && error.message == "duplicate key \"a\"", "\(error)")
         }
     }
+
+    @Test func anUnknownKeyOfTwoHundredThousandCharactersIsWarnedAboutInSeconds() throws {
+        let policy = ##"{"@odata.type": "#microsoft.graph.iosManagedAppProtection", ""## + String(repeating: "x", count: 200_000) + #"": 1}"#
+        var loaded: [PolicyFile.Loaded] = []
+        let took = try ContinuousClock().measure { loaded = try PolicyFile.load(Data(policy.utf8), file: "long.json") }
+        #expect(took < .seconds(10), "\(took)")
+        // No suggestion: a name that long is no typo of a property.
+        #expect(loaded.first?.warnings.map(\.message).contains { $0.hasPrefix("unknown key") && !$0.contains("did you mean") } == true)
+    }
 }
