@@ -171,7 +171,7 @@ let package = Package(
         .executableTarget(name: "FuzzExperiment", dependencies: ["MAMFuzzing", "MAMMatrix", "MAMPolicy"], path: "Fuzz/Experiment"),
         .executableTarget(name: "FuzzYAML", dependencies: ["MAMFuzzing", "MAMMatrix", "MAMPolicy"], path: "Fuzz/YAML"),
         .executableTarget(name: "FuzzScriptCommand", dependencies: ["MAMFuzzing", "MAMScript"], path: "Fuzz/ScriptCommand"),
-        .executableTarget(name: "FuzzJSONValue", dependencies: ["MAMFuzzing", "MAMScript"], path: "Fuzz/JSONValue"),
+        .executableTarget(name: "FuzzJSONValue", dependencies: ["MAMFuzzing", "MAMMatrix", "MAMScript"], path: "Fuzz/JSONValue"),
         .executableTarget(name: "FuzzCredential", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/Credential"),
         .executableTarget(name: "FuzzURLText", dependencies: ["MAMFuzzing", "MAMPolicy"], path: "Fuzz/URLText"),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["MAMTestSupport"]),

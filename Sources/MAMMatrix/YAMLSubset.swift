@@ -124,6 +124,7 @@ enum YAMLSubset {
             try enter(start)
             defer { depth -= 1 }
             var pairs: [(key: String, value: Node)] = []
+            var keys = Set<String>()
             while i < lines.count, lines[i].indent == indent {
                 let l = lines[i]
                 if l.text == "-" || l.text.hasPrefix("- ") { break }
@@ -132,7 +133,7 @@ enum YAMLSubset {
                 }
                 let keyText = l.text[..<end]
                 let key = try unquote(keyText, l, column: l.indent + 1)
-                if pairs.contains(where: { $0.key == key }) { throw fail(file, l.number, l.indent + 1, "a second \"\(key)\" in one mapping") }
+                if !keys.insert(key).inserted { throw fail(file, l.number, l.indent + 1, "a second \"\(key)\" in one mapping") }
                 let rest = l.text[l.text.index(after: end)...].drop(while: { $0 == " " })
                 i += 1
                 if rest.isEmpty {

@@ -85,3 +85,16 @@ struct YAMLDepthTests {
         #expect(took < .seconds(10), "\(took)")
     }
 }
+
+@Suite("YAML is read in time that grows with the file")
+struct YAMLSizeTests {
+    @Test func aMappingOfFiftyThousandKeysIsReadInSeconds() {
+        let yaml = "name: wide\n" + (0..<50_000).map { "k\($0): 0" }.joined(separator: "\n") + "\nname: again\n"
+        var said = ""
+        let took = ContinuousClock().measure {
+            do { _ = try Fixture.load(yaml, file: "wide.yaml") } catch { said = "\(error)" }
+        }
+        #expect(took < .seconds(10), "\(took)")
+        #expect(said.contains("wide.yaml:50002:1: error: a second \"name\""))
+    }
+}

@@ -107,6 +107,9 @@ public struct JSONParser {
         defer { depth -= 1 }
         index += 1
         var pairs: [(key: String, value: Node)] = []
+        // The keys so far, for the duplicate check: a search of `pairs` per key made an object
+        // of 50,000 keys take minutes (a tenant file the broker reads on its loop).
+        var keys = Set<String>()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(pairs) }
         while true {
@@ -116,7 +119,7 @@ public struct JSONParser {
             }
             let keyPosition = position
             let key = try parseString()
-            if pairs.contains(where: { $0.key == key }) {
+            if !keys.insert(key).inserted {
                 throw SyntaxError(position: keyPosition, message: "duplicate key \"\(key)\"")
             }
             skipWhitespace()

@@ -4,6 +4,9 @@ public enum NearestName {
     /// The candidate with the smallest edit distance to `name`, compared case-insensitively
     /// (ties: the first in `candidates`).
     public static func nearest(to name: String, in candidates: [String]) -> String? {
+        // A name twice as long as every candidate is no typo of one; and the distance costs its
+        // length times theirs (a 20,000-character key took seconds).
+        guard name.utf8.count <= 2 * (candidates.map(\.utf8.count).max() ?? 0) else { return nil }
         let target = Array(name.lowercased())
         var best: (name: String, distance: Int)?
         for c in candidates {
