@@ -353,7 +353,8 @@ final class PolicyRun: @unchecked Sendable {
     // MARK: apps
 
     func entry(_ app: String) throws -> (manifest: AppManifest, executable: String) {
-        guard let e = manifests[app.lowercased()] else { throw LiveMatrix.Failure(description: "unknown app \(app)") }
+        let name = app.hasSuffix(Self.secondInstance) ? String(app.dropLast(Self.secondInstance.count)) : app
+        guard let e = manifests[name.lowercased()] else { throw LiveMatrix.Failure(description: "unknown app \(app)") }
         return e
     }
 
@@ -445,10 +446,41 @@ final class PolicyRun: @unchecked Sendable {
 
     func bundle(_ party: PartySpec) throws -> String { try entry(party.app).manifest.bundleID.lowercased() }
 
+    /// The running apps a cell's parties are, keyed as `apps` is. Two accounts of one app are
+    /// one process for a paste (the pasteboard is the device's: the app copies under one
+    /// account, switches and pastes under the other). A document between them needs a second
+    /// process of the app, as iOS runs an app's share extension beside the app: the broker
+    /// routes a share to the running instance that is not the sender. That instance runs only
+    /// for its cell (`endSecondInstance`), so between cells every app is one process and a
+    /// document from another app has one place to go. Two parties of one app signed in to
+    /// different accounts are two processes for every channel.
+    func keys(_ cell: Cell) throws -> (source: String, target: String?) {
+        let source = try bundle(cell.source)
+        guard let t = cell.target else { return (source, nil) }
+        let target = try bundle(t)
+        let two = target == source && (cell.channel.channel.carriesDocument || t.accounts != cell.source.accounts)
+        return (source, two ? target + Self.secondInstance : target)
+    }
+
+    /// The key of an app's second process (`keys`).
+    static let secondInstance = "#2"
+
+    /// Stops the second processes a cell started (`keys`).
+    func endSecondInstances() {
+        for (key, app) in apps where key.hasSuffix(Self.secondInstance) {
+            app.stop()
+            running.update {
+                $0.apps[key] = nil
+                $0.accounts[key] = nil
+                $0.changes += 1
+            }
+        }
+    }
+
     /// Makes the app act under the party's identity (an SDK app; `none` cannot be gone back to).
-    func act(as party: PartySpec) throws {
+    func act(as party: PartySpec, key: String) throws {
         let e = try entry(party.app)
-        guard e.manifest.integratesSDK, let app = apps[e.manifest.bundleID.lowercased()] else { return }
+        guard e.manifest.integratesSDK, let app = apps[key] else { return }
         guard let wanted = party.identity ?? party.accounts.first, wanted.lowercased() != "none" else { return }
         if app.identity?.lowercased() == wanted.lowercased() { return }
         let r = try app.call(ScriptCommand("identity", [wanted.lowercased() == "personal" ? "" : wanted]))
@@ -465,8 +497,8 @@ final class PolicyRun: @unchecked Sendable {
         // start a second copy. An app whose parties differ in accounts starts when its cell comes.
         var upfront: [String: [String]] = [:], mixed = Set<String>()
         for r in cells where r.live == nil && !r.cell.channel.channel.isAccountChannel {
-            for p in [r.cell.source] + (r.cell.target.map { [$0] } ?? []) {
-                guard let b = try? bundle(p) else { continue }
+            guard let k = try? keys(r.cell) else { continue }
+            for (b, p) in [(k.source, r.cell.source)] + (r.cell.target.map { [(k.target!, $0)] } ?? []) where !b.hasSuffix(Self.secondInstance) {
                 if let seen = upfront[b], seen != p.accounts { mixed.insert(b) } else { upfront[b] = p.accounts }
             }
         }
@@ -484,7 +516,10 @@ final class PolicyRun: @unchecked Sendable {
         let alone = cells.map { $0.cell.channel.channel.isAccountChannel || ($0.cell.channel.channel == .openURL && !routesOnlyToTarget($0.cell)) }
         // And each cell's apps (bundle id, accounts): a lane looks at up to CellLanes.lookahead
         // cells' claims at every pick.
-        let parts = cells.map { r in ([r.cell.source] + (r.cell.target.map { [$0] } ?? [])).map { p in (try? bundle(p)).map { ($0, p.accounts) } } }
+        let parts = cells.map { r -> [(bundle: String, accounts: [String])?] in
+            guard let k = try? keys(r.cell) else { return [nil] }
+            return [(k.source, r.cell.source.accounts)] + (r.cell.target.map { [(k.target!, $0.accounts)] } ?? [])
+        }
         // Kept while the running apps are the same (called under the lanes' lock, one at a time).
         var claims = [(changes: Int, claim: CellLanes.Claim)?](repeating: nil, count: cells.count)
         let lanes = CellLanes(Array(cells.indices)) { [self] i in
@@ -568,18 +603,23 @@ final class PolicyRun: @unchecked Sendable {
 
     func perform(_ cell: Cell, auditFrom before: UInt64) throws -> Verdict {
         if cell.channel.channel.isAccountChannel { return try account(cell) }
-        var wanted: [String: [String]] = [:]
-        for p in [cell.source] + (cell.target.map { [$0] } ?? []) { wanted[try bundle(p)] = p.accounts }
+        let k = try keys(cell)
+        defer { if k.target?.hasSuffix(Self.secondInstance) == true { endSecondInstances() } }
+        var wanted: [String: [String]] = [k.source: cell.source.accounts]
+        if let t = cell.target { wanted[k.target!] = t.accounts }
         // Keep the other apps running: only the cell's apps must match.
         if wanted.contains(where: { apps[$0.key] == nil || accounts[$0.key] != $0.value }) {
             var all = accounts
             for (k, v) in wanted { all[k] = v }
             try ensure(all)
         }
-        try act(as: cell.source)
-        if let t = cell.target { try act(as: t) }
-        let source = apps[try bundle(cell.source)]!
-        let target = try cell.target.map { apps[try bundle($0)]! }
+        // One process for both parties (a paste within an app) acts as the target only once
+        // the source has copied.
+        let oneProcess = k.target == k.source
+        try act(as: cell.source, key: k.source)
+        if let t = cell.target, !oneProcess { try act(as: t, key: k.target!) }
+        let source = apps[k.source]!
+        let target = k.target.map { apps[$0]! }
         _ = target?.drainEvents()
         let name = "c\(cell.id)-\(payload.documentName)"
         let docSHA = documentSHA256
@@ -605,6 +645,10 @@ final class PolicyRun: @unchecked Sendable {
             o.arrival = try arrival(target!, "document", delivered: o.decision)
         case .paste:
             _ = try step(source, ScriptCommand("copy", [payload.text]))
+            if oneProcess {
+                try act(as: cell.target!, key: k.target!)
+                o.targetIdentity = target!.identity
+            }
             let r = try step(target!, ScriptCommand("paste"))
             o.decision = r["decision"]
             o.arrival = r
@@ -642,6 +686,10 @@ final class PolicyRun: @unchecked Sendable {
             let saved = try step(source, ScriptCommand("save", [save.name, account ?? "-", name, payload.documentContent]))
             o.decision = saved["decision"]
             if o.error == nil, let d = saved["decision"], d["allowed"]?.bool == true {
+                if oneProcess {
+                    try act(as: cell.target!, key: k.target!)
+                    o.targetIdentity = target!.identity
+                }
                 let r = try step(target!, ScriptCommand("open", [open.name, account ?? "-", name]))
                 o.decision = r["decision"]
                 o.arrival = r

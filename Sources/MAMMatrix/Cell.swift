@@ -58,8 +58,10 @@ public struct Cell: Sendable, Hashable, Identifiable {
     public var key: String { "\(source.name)|\(target?.name ?? "")|\(channel)|\(account ?? "")|\(check ?? "")" }
 }
 
-/// Turns an experiment into cells. Needs the app manifests to tell apps apart (two parties of
-/// one app never share with each other: it is one process).
+/// Turns an experiment into cells. Needs the app manifests to tell apps apart: two parties of
+/// one app are tried against each other (a paste from one account to the other, a document
+/// sent between them) on every channel but open-url (a link in the app's own scheme opens in
+/// the app that sent it).
 public enum Plan {
     /// Every cell of `experiment`, policy by policy: the generated ones, then the written ones.
     ///
@@ -107,7 +109,7 @@ public enum Plan {
                         add(Cell(id: 0, policy: label, channel: channel, source: source))
                         continue
                     }
-                    for target in experiment.parties where apps[target.name] != apps[source.name] && signedIn(target, channel)
+                    for target in experiment.parties where pairs(source, target, channel.channel, apps) && signedIn(target, channel)
                         && opens(channel, target) {
                         let cell = Cell(id: 0, policy: label, channel: channel, source: source, target: target)
                         if channel.channel == .openURL && !lands(cell) { continue }
@@ -133,6 +135,20 @@ public enum Plan {
             }
         }
         return cells
+    }
+
+    /// Whether a generated cell goes from `source` to `target`: parties of two apps, or two
+    /// accounts of one app (`Plan`).
+    static func pairs(_ source: PartySpec, _ target: PartySpec, _ channel: Channel, _ apps: [String: String]) -> Bool {
+        if apps[target.name] != apps[source.name] { return true }
+        return channel != .openURL && source.name != target.name && Self.differ(source, target)
+    }
+
+    /// Two parties of one app that are not the same party: they act under other identities or
+    /// have other accounts signed in.
+    public static func differ(_ a: PartySpec, _ b: PartySpec) -> Bool {
+        let ids = [a, b].map { ($0.identity ?? $0.accounts.first ?? "personal").lowercased() }
+        return ids[0] != ids[1] || a.accounts.map { $0.lowercased() } != b.accounts.map { $0.lowercased() }
     }
 
     /// A party names only accounts it has signed in: a location of another account is not its to try.

@@ -93,6 +93,8 @@ public enum Channel: String, Sendable, Hashable, CaseIterable, Codable {
     }
 
     public var needsLocation: Bool { self == .saveTo || self == .openFrom }
+    /// A document handed from one running app to another through the broker (share or import).
+    public var carriesDocument: Bool { self == .send || self == .receive || self == .openIn || self == .import }
     public var isAccountChannel: Bool { self == .login || self == .logout }
 }
 

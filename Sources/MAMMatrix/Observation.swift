@@ -34,8 +34,14 @@ public struct Observation: Sendable {
         self.error = error
     }
 
-    /// The verdict for a cell of `channel`.
+    /// The verdict for a cell of `channel`, naming the rule the broker said it applied.
     public func verdict(_ channel: Channel) -> Verdict {
+        var v = judged(channel)
+        if let name = decision?["ruleName"]?.string, v.rule != "-" { v.ruleName = name }
+        return v
+    }
+
+    func judged(_ channel: Channel) -> Verdict {
         let d = decision
         let said = d?["outcome"]?.string.flatMap(Outcome.init(rawValue:))
         let rule = d?["rule"]?.string ?? "-"

@@ -47,15 +47,20 @@ public enum RandomCells {
         let openLocations = OpenLocation.allCases.filter { $0 != .camera }
         // Worked out once, not at each of a campaign's cells.
         let labels = Dictionary(policies.map { ($0, $0.label) }, uniquingKeysWith: { a, _ in a })
-        var targetsOf: [String: [PartySpec]] = [:]
-        for p in parties where targetsOf[p.app] == nil { targetsOf[p.app] = parties.filter { appOf[$0.name] != p.app } }
+        // Another app's parties, and the app's own other accounts (a paste or a document
+        // between two accounts of one app); a link goes to another app only.
+        var targetsOf: [String: [PartySpec]] = [:], linkTargetsOf: [String: [PartySpec]] = [:]
+        for p in parties {
+            targetsOf[p.name] = parties.filter { appOf[$0.name] != p.app || ($0.name != p.name && Plan.differ($0, p)) }
+            linkTargetsOf[p.name] = parties.filter { appOf[$0.name] != p.app }
+        }
         var cells: [CellSpec] = []
         cells.reserveCapacity(count)
         while cells.count < count, parties.count > 1 {
             let policy = policies.randomElement(using: &rng)!
             let channel = channels.randomElement(using: &rng)!
             let source = parties.randomElement(using: &rng)!
-            let targets = targetsOf[source.app]!
+            let targets = (channel == .openURL ? linkTargetsOf : targetsOf)[source.name]!
             guard let target = targets.randomElement(using: &rng) else { continue }
             var spec: ChannelSpec
             switch channel {

@@ -48,9 +48,11 @@ public struct Verdict: Sendable, Hashable {
                   identity: d.outcome == .switched ? d.receivingIdentity?.description : nil, url: d.url, managed: managed)
     }
 
-    /// Whether two verdicts say the same thing: outcome, rule, and what a switch or a login changed.
+    /// Whether two verdicts say the same thing: outcome, rule (its section, and its name where
+    /// both know it: one section holds several rules), and what a switch or a login changed.
     public func agrees(with other: Verdict) -> Bool {
         guard outcome == other.outcome, rule == other.rule, managed == other.managed else { return false }
+        if !ruleName.isEmpty && !other.ruleName.isEmpty && ruleName != other.ruleName { return false }
         if outcome == .switched { return identity?.lowercased() == other.identity?.lowercased() }
         return true
     }

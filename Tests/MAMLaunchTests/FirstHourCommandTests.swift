@@ -34,7 +34,7 @@ struct FirstHourCommandTests {
     }
 
     /// The predicted table is as wide as its ordinary cells: a long URL runs past its column on
-    /// its own line instead of padding all 1,017 lines to 160 columns; nothing trails.
+    /// its own line instead of padding all 1,107 lines to 160 columns; nothing trails.
     @Test func thePredictedTableIsNotPaddedToItsLongestCell() throws {
         let r = try CommandRunner.run(["matrix", "--predict"])
         #expect(r.status == 0)

@@ -12,7 +12,7 @@ import Testing
                                handles: { app, scheme in manifest(app)?.handles(scheme: scheme) ?? false },
                                lands: { setup.predictors[$0.policy]?.linkOpens(in: $0, payload: setup.experiment.payload) ?? true })
         // The same cells `mamlaunch matrix --predict` answers (MatrixCommandTests).
-        #expect(cells.count == 1017)
+        #expect(cells.count == 1107)
         let results = MatrixPrediction.run(cells, predictors: setup.predictors, payload: setup.experiment.payload)
         #expect(results.count == cells.count)
         #expect(results.allSatisfy { $0.live == nil })

@@ -15,14 +15,14 @@ struct MatrixCommandTests {
         let r = try CommandRunner.run(["matrix", "--predict", "--format", "json"])
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n")
-        #expect(lines.count == 1017)
+        #expect(lines.count == 1107)
         for line in lines.prefix(50) {
             let o = try JSONSerialization.jsonObject(with: Data(line.utf8)) as! [String: Any]
             for key in ["policy", "channel", "source", "target", "predicted", "live", "agree", "rule", "tag", "sourceOfRule"] {
                 #expect(o.keys.contains(key), "\(key) in \(line.prefix(120))")
             }
         }
-        #expect(r.stderr.contains("1017 cells (predicted, nothing ran), 9 policies: every expectation met"), "\(r.stderr.suffix(500))")
+        #expect(r.stderr.contains("1107 cells (predicted, nothing ran), 9 policies: every expectation met"), "\(r.stderr.suffix(500))")
         let summary = r.stderr.split(separator: "\n").first { $0.contains("cells (predicted") } ?? ""
         #expect(!summary.contains("passed") && !summary.contains("leaks"), "a prediction ran nothing: \(summary)")
         #expect(r.stderr.contains("cells/s"))

@@ -79,10 +79,15 @@ struct ExperimentTests {
         }
     }
 
-    @Test func defaultPlanPairsDifferentAppsOnlyAndSkipsAccountsAPartyLacks() {
+    @Test func defaultPlanPairsAppsAndAccountsOfOneAppAndSkipsAccountsAPartyLacks() {
         let cells = Plan.cells(BuiltIn.default, bundleID: Fixture.bundleID, handles: Fixture.handles)
-        #expect(cells.count == 1017)
-        #expect(cells.allSatisfy { c in c.target.map { Fixture.bundleID($0.app) != Fixture.bundleID(c.source.app) } ?? true })
+        #expect(cells.count == 1107)
+        // Mail's two accounts are tried against each other, on every channel but open-url; a
+        // party is never its own target.
+        let sameApp = cells.filter { c in c.target.map { Fixture.bundleID($0.app) == Fixture.bundleID(c.source.app) } ?? false }
+        #expect(Set(sameApp.map { "\($0.source.name)→\($0.target!.name)" }) == ["Mail (adele)→Mail (personal)", "Mail (personal)→Mail (adele)"])
+        #expect(Set(sameApp.map(\.channel.channel)) == [.openIn, .import, .paste, .openFrom])
+        #expect(!cells.contains { $0.target?.name == $0.source.name })
         // Notes has no account: it never saves to adele's OneDrive.
         #expect(!cells.contains { $0.source.name == "Notes" && $0.channel.location?.contains("adele") == true })
         #expect(Set(cells.map(\.id)).count == cells.count)

@@ -60,4 +60,13 @@ struct PredictionTests {
         #expect(report.results.count == 60)
         #expect(report.results.allSatisfy { $0.predicted.note == nil }, "every random party is one the engine accepts")
     }
+
+    @Test("a random campaign tries two accounts of one app against each other, never a link to the app's own scheme")
+    func randomCellsIncludeTwoAccountsOfOneApp() {
+        let e = RandomCells.experiment(count: 2000, seed: 5, apps: Fixture.pairs, users: Fixture.tenant.users.map(\.upn), policies: BuiltIn.samplePolicies)
+        let app = Dictionary(e.parties.map { ($0.name, $0.app) }, uniquingKeysWith: { a, _ in a })
+        let within = e.cells.filter { c in c.target.map { app[$0] == app[c.source] } ?? false }
+        #expect(Set(within.map(\.channel.channel)).isSuperset(of: [.openIn, .import, .paste, .openFrom]))
+        #expect(within.allSatisfy { $0.source != $0.target && $0.channel.channel != .openURL })
+    }
 }
