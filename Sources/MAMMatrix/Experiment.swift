@@ -146,7 +146,10 @@ public struct Payload: Sendable, Hashable {
     /// Opened as `<target's first URL scheme>://<urlPath>`.
     public var urlPath: String
 
-    public init(text: String = "Q3 forecast: 4.2M (org data)", documentType: String = "com.adobe.pdf",
+    /// The document a cell carries unless the experiment names another (and `explain`'s).
+    public static let defaultDocumentType = "com.adobe.pdf"
+
+    public init(text: String = "Q3 forecast: 4.2M (org data)", documentType: String = Payload.defaultDocumentType,
                 documentName: String = "q3.pdf", documentContent: String = "Q3 forecast: 4.2M, confidential",
                 urlPath: String = "matrix/open?doc=42") {
         self.text = text

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MAMCatalog
 import MAMLauncher
+import MAMMatrix
 import MAMPolicy
 
 enum Channel: String, ExpressibleByArgument, CaseIterable {
@@ -17,17 +18,23 @@ struct Explain: ParsableCommand {
         abstract: "Answer one sharing decision and say why.",
         discussion: """
             The first line ends with the deciding rule and the engine's file and line that \
-            chose it (by sendToUnmanagedBlocked at Sources/MAMPolicy/Decisions/Transfer.swift:LINE); \
+            chose it (by sendOpenInEncrypted at Sources/MAMPolicy/Decisions/Transfer.swift:LINE); \
             the broker's answers and audit lines carry the same two (ruleName, decidedAt).
 
             --from is where the data comes from and --to where it goes, for every channel:
-              send      --from pushes data to --to (seed 002's "send")
+              send      --from pushes a document to --to through share (seed 002's
+                        "send"; the push the broker carries and the matrix's send cell)
               receive   the same push, seen from --to (seed 002's "passive receive")
-              import    --to pulls data from --from while it runs (seed 002's "import")
+              import    --to pulls a document from --from while it runs (seed 002's
+                        "import")
               paste     text copied in --from is pasted into --to (needs --text)
               open-url  --from opens --url; --to is the app that handles it (optional:
                         without it, the answer is the SDK's isURLAllowed)
-              open-in   --from shares a document of --type with --to
+              open-in   the same push as send, named as the share sheet names it
+            send, receive, open-in and import carry a document of --type (default \
+            \(Payload.defaultDocumentType), the matrix's own), so each answers as the \
+            matrix's cell of that channel and the broker's share do: a document for an \
+            unmanaged app under "policy-managed apps" travels encrypted (4.1.4).
               save-to   --from saves org data to --location
               open-from --to (or --from) opens data from --location
 
@@ -81,7 +88,7 @@ struct Explain: ParsableCommand {
     @Option(help: "The URL to open (open-url).")
     var url: String?
 
-    @Option(help: ArgumentHelp("The document's content type, e.g. com.adobe.pdf (open-in; import of a document).", valueName: "UTI"))
+    @Option(help: ArgumentHelp("The document's content type (send, receive, open-in, import; default \(Payload.defaultDocumentType)).", valueName: "UTI"))
     var type: String?
 
     @Option(help: ArgumentHelp("The storage location (save-to, open-from).", valueName: "LOCATION[:ACCOUNT]"))
@@ -114,7 +121,6 @@ struct Explain: ParsableCommand {
         if toView && to == nil { throw ValidationError("--to-view needs --to") }
         if channel == .paste && text == nil { throw ValidationError("--channel paste needs --text (its length counts against the character limit)") }
         if channel == .openURL && url == nil { throw ValidationError("--channel open-url needs --url") }
-        if channel == .openIn && type == nil { throw ValidationError("--channel open-in needs --type") }
         if (channel == .saveTo || channel == .openFrom) && location == nil {
             throw ValidationError("--channel \(channel.rawValue) needs --location")
         }
@@ -130,16 +136,11 @@ struct Explain: ParsableCommand {
 
         let decision: Decision
         switch channel {
-        case .send, .receive:
-            decision = engine.transfer(from: source!, to: target!, mode: .push)
+        case .send, .receive, .openIn:
+            // The one push the broker carries between apps: a document through share.
+            decision = engine.openIn(type: documentType, from: source!, to: target!)
         case .import:
-            // With --type the pulled item is a document, as the broker's import of one; the
-            // engine gives the same answer as for data (§4.1.4: an import is never encrypted).
-            if let type {
-                decision = engine.openIn(type: type, from: source!, to: target!, mode: .import)
-            } else {
-                decision = engine.transfer(from: source!, to: target!, mode: .import)
-            }
+            decision = engine.importDocument(type: documentType, from: source!, to: target!)
         case .paste:
             decision = engine.paste(PasteboardItem(source: source!, text: text!), into: target!)
         case .openURL:
@@ -154,8 +155,6 @@ struct Explain: ParsableCommand {
             } else {
                 decision = engine.isURLAllowed(url!, by: source!, isKnownManagedAppScheme: knownManagedScheme)
             }
-        case .openIn:
-            decision = engine.openIn(type: type!, from: source!, to: target!)
         case .saveTo:
             let (name, account) = split(location!)
             guard let l = SaveLocation(name: name) else {
@@ -174,6 +173,8 @@ struct Explain: ParsableCommand {
                             ownerSide: channel == .openFrom ? (target ?? source) : source, notes: notes)
         print(json ? report.json() : report.text())
     }
+
+    var documentType: String { type ?? Payload.defaultDocumentType }
 
     /// The APP of `APP[:ACCOUNT...]`.
     static func appName(_ spec: String) -> String { String(spec.prefix { $0 != ":" }) }

@@ -38,7 +38,7 @@ struct MatrixCommandTests {
         // Only the changed cells are listed: a header, one line each, the count.
         let words = summary.split(separator: " ")
         let changed = Int(words.first ?? "") ?? -1, compared = Int(words.count > 2 ? words[2] : "") ?? -1
-        #expect(changed > 0 && changed < compared && compared == 113)
+        #expect(changed > 0 && changed < compared && compared == 123)
         #expect(r.stdout.split(separator: "\n").count == changed + 2)
     }
 
