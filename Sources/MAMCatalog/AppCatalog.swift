@@ -23,6 +23,11 @@ public struct CatalogEntry: Sendable, Hashable {
     public var dialer: Bool
     /// Where each fact comes from.
     public var sources: [String]
+    /// A Microsoft app, and whether it is one of the core Microsoft apps: what a policy's
+    /// `appGroupType` of `allMicrosoftApps` or `allCoreMicrosoftApps` targets.
+    public var microsoftApp: MicrosoftApp?
+
+    public enum MicrosoftApp: String, Sendable, Hashable, CaseIterable { case core, other }
 
     public init(name: String, bundleID: String, sdk: Bool = true, multiIdentity: Bool = false, urlSchemes: [String] = [],
                 queriedSchemes: [String] = [], opens: [String] = [], serves: [String] = [], browser: Bool = false,
@@ -39,6 +44,18 @@ public struct CatalogEntry: Sendable, Hashable {
         self.managedBrowser = managedBrowser
         self.dialer = dialer
         self.sources = sources
+    }
+
+    /// Whether a policy that targets `group` targets this app (an app without the SDK is
+    /// targeted by none: nothing in it could obey the policy).
+    public func belongs(to group: AppGroup) -> Bool {
+        guard sdk else { return false }
+        switch group {
+        case .selectedPublicApps: return false
+        case .allCoreMicrosoftApps: return microsoftApp == .core
+        case .allMicrosoftApps: return microsoftApp != nil
+        case .allApps: return true
+        }
     }
 
     /// The sample program a stand-in runs: the scripted multi-identity SDK app, the
@@ -95,7 +112,7 @@ public struct CatalogEntry: Sendable, Hashable {
 /// or a report is checked here.
 public enum AppCatalogFile {
     static let entryKeys: Set<String> = ["name", "bundleId", "sdk", "multiIdentity", "urlSchemes", "queriedSchemes", "opens",
-                                         "serves", "browser", "managedBrowser", "dialer", "sources"]
+                                         "serves", "browser", "managedBrowser", "dialer", "sources", "microsoftApp"]
     public static let maximumEntries = 1000
 
     public static func load(_ data: Data, file: String) throws(LoadFailure) -> [CatalogEntry] {
@@ -160,12 +177,13 @@ public enum AppCatalogFile {
             return out
         }
         let sdk = flag("sdk", true)
-        let entry = CatalogEntry(
+        var entry = CatalogEntry(
             name: name, bundleID: id, sdk: sdk, multiIdentity: flag("multiIdentity", false),
             urlSchemes: list("urlSchemes", schemeProblem), queriedSchemes: list("queriedSchemes", schemeProblem),
             opens: list("opens", typeProblem), serves: list("serves", typeProblem),
             browser: flag("browser", false), managedBrowser: flag("managedBrowser", false), dialer: flag("dialer", false),
             sources: list("sources") { $0.isEmpty || $0.count > 500 ? "is not 1 to 500 characters" : nil })
+        if let node = item.member("microsoftApp") { entry.microsoftApp = node.enumeration(CatalogEntry.MicrosoftApp.self, &log) }
         if !sdk && entry.multiIdentity, let node = item.member("multiIdentity") {
             log.append(node.problem("an app without the SDK has no identities: multiIdentity needs sdk"))
         }
@@ -223,5 +241,38 @@ extension Catalog {
             apps.append(CatalogApp(name: e.name, manifest: loaded.manifest, file: "stand-in", standIn: e))
         }
         return (apps, notes)
+    }
+}
+
+extension Catalog {
+    /// The apps an app group holds: the catalog's entries in it, and for `allApps` every
+    /// installed app with the SDK as well.
+    public static func members(of group: AppGroup, entries: [CatalogEntry], installed: [CatalogApp]) -> [String] {
+        var out = entries.filter { $0.belongs(to: group) }.map(\.bundleID)
+        if group == .allApps { out += installed.filter { $0.manifest.integratesSDK }.map(\.manifest.bundleID) }
+        var seen = Set<String>()
+        return out.filter { seen.insert($0.lowercased()).inserted }
+    }
+
+    /// Gives every policy of `tenant` that targets an app group the group's members; returns a
+    /// line per policy saying how its group was resolved (`check` and the matrix print them).
+    public static func resolveAppGroups(_ tenant: inout Tenant, entries: [CatalogEntry], installed: [CatalogApp]) -> [String] {
+        var notes: [String] = []
+        for i in tenant.policies.indices {
+            guard let group = tenant.policies[i].appGroup else { continue }
+            let added = tenant.policies[i].resolveAppGroup { members(of: $0, entries: entries, installed: installed) }
+            notes.append(groupNote(tenant.policies[i], group: group, added: added))
+        }
+        if !notes.isEmpty { tenant.reindex() }
+        return notes
+    }
+
+    public static func groupNote(_ p: Policy, group: AppGroup, added: [String]) -> String {
+        let at = p.appGroupOrigin.map { o in "\(Origin(file: relative(o.file), path: o.path, position: o.position)): " } ?? ""
+        let all = p.targetedApps.count, listed = all - added.count
+        func apps(_ n: Int) -> String { "\(n) app\(n == 1 ? "" : "s")" }
+        let detail = listed == 0 ? (added.isEmpty ? "no app the catalog knows" : "\(apps(all)): \(added.joined(separator: ", "))")
+            : "\(apps(all)): the \(listed) it lists" + (added.isEmpty ? ", the catalog adding none" : " and \(added.joined(separator: ", "))")
+        return "\(at)policy \"\(p.displayName)\" targets appGroupType \(group.rawValue), resolved through the app catalog to \(detail)"
     }
 }

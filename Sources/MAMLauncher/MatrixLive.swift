@@ -230,7 +230,8 @@ final class PolicyRun: @unchecked Sendable {
         auditPath = base + "/audit/" + AuditFile.decisions
         try RotatingLog.privateFolder(base + "/logs")
         let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json",
-                                          policyTargetsApps: setup.policyFilesWithApps.contains(policy))
+                                          policyTargetsApps: setup.policyFilesWithApps.contains(policy),
+                                          typed: setup.predictors[policy]?.engine.tenant)
         tenantPath = tenant
         // Named Apps/ in a root of its own: the broker starts an app that is not running with
         // `mamlaunch run BUNDLE` under MAMLAB_ROOT = the folder above it, stand-ins included.
@@ -267,7 +268,10 @@ final class PolicyRun: @unchecked Sendable {
 
     /// The tenant the broker loads: the experiment's, with every policy's settings taken from
     /// `policy` (a file) when one is given, like `explain --policy`; every `$ref` made absolute.
-    static func writeTenant(_ path: String, policy: String?, to out: String, policyTargetsApps: Bool = false) throws -> String {
+    /// `typed` is the tenant the predictor decides by: a policy whose targets it resolved (an
+    /// app group, through the catalog) names them in the file, so the broker targets the same apps.
+    static func writeTenant(_ path: String, policy: String?, to out: String, policyTargetsApps: Bool = false,
+                            typed: Tenant? = nil) throws -> String {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         guard let data = FileManager.default.contents(atPath: path),
               var tenant = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
@@ -276,7 +280,7 @@ final class PolicyRun: @unchecked Sendable {
         // App configurations reach managed apps only (the tenant loader refuses one naming an
         // app no policy targets): with the file's own apps, those of the tenant's other apps go.
         if policyTargetsApps, let configurations = tenant["appConfigurations"] as? [[String: Any]], let policy,
-           let targeted = try? Catalog.loadPolicyFile(policy).first?.policy.targetedApps {
+           let targeted = typed.map({ $0.policies.flatMap(\.targetedApps) }) ?? (try? Catalog.loadPolicyFile(policy).first?.policy.targetedApps) {
             tenant["appConfigurations"] = configurations.compactMap { c -> [String: Any]? in
                 var c = c
                 let apps = (c["apps"] as? [[String: Any]] ?? []).filter { a in
@@ -297,6 +301,11 @@ final class PolicyRun: @unchecked Sendable {
                     policies[i] = entry
                 } else if let ref = policies[i]["$ref"] as? String, !ref.hasPrefix("/") {
                     policies[i]["$ref"] = folder.appendingPathComponent(ref).standardizedFileURL.path
+                }
+                if let typed, typed.policies.count == policies.count, policyTargetsApps || typed.policies[i].appGroup != nil {
+                    policies[i]["apps"] = typed.policies[i].targetedApps.map { id in
+                        ["mobileAppIdentifier": ["@odata.type": "#microsoft.graph.iosMobileAppIdentifier", "bundleId": id]]
+                    }
                 }
             }
             tenant["policies"] = policies

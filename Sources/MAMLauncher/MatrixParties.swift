@@ -51,18 +51,26 @@ extension MatrixSetup {
         return URL(fileURLWithPath: path).standardizedFileURL.path == sample
     }
 
-    /// A policy file that names its apps (a Graph export with `apps`) targets those apps in
-    /// every tenant policy it replaces; returns whether it did.
-    static func applyTargets(_ path: String, to tenant: inout Tenant) throws -> Bool {
+    /// A policy file that names its apps (a Graph export with `apps`, or an `appGroupType`
+    /// resolved through the catalog) targets those apps in every tenant policy it replaces;
+    /// returns whether it did, and how an app group was resolved.
+    static func applyTargets(_ path: String, to tenant: inout Tenant, entries: [CatalogEntry],
+                             installed: [CatalogApp]) throws -> (targets: Bool, notes: [String]) {
         let loaded: [PolicyFile.Loaded]
         do { loaded = try Catalog.loadPolicyFile(path) } catch { throw World.Failure(description: error.description) }
-        guard let first = loaded.first, !first.policy.targetedApps.isEmpty else { return false }
+        guard var first = loaded.first?.policy else { return (false, []) }
+        var notes: [String] = []
+        if let group = first.appGroup {
+            let added = first.resolveAppGroup { Catalog.members(of: $0, entries: entries, installed: installed) }
+            notes.append(Catalog.groupNote(first, group: group, added: added))
+        }
+        guard !first.targetedApps.isEmpty else { return (false, notes) }
         for i in tenant.policies.indices {
-            tenant.policies[i].targetedApps = first.policy.targetedApps
-            tenant.policies[i].appOrigins = first.policy.appOrigins
+            tenant.policies[i].targetedApps = first.targetedApps
+            tenant.policies[i].appOrigins = first.appOrigins
         }
         _ = tenant.reindex()
-        return true
+        return (true, notes)
     }
 
     /// The installed apps plus a stand-in for every app a party or a policy names that no

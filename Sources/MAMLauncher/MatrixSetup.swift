@@ -117,7 +117,8 @@ package struct MatrixSetup {
 
         let tenantPath = tenant ?? experiment.tenant.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL.path }
             ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
-        let baseTenant = try Self.tenant(tenantPath, root: root)
+        var baseTenant = try Self.tenant(tenantPath, root: root)
+        var groupNotes = Catalog.resolveAppGroups(&baseTenant, entries: entries, installed: installed)
         var tenants: [String: Tenant] = [:]
         var files: [String: String] = [:]
         var filesWithApps = Set<String>()
@@ -126,10 +127,13 @@ package struct MatrixSetup {
             if case let .file(path) = ref {
                 try World.apply(path, to: &t)
                 files[ref.label] = path
-                if try Self.applyTargets(path, to: &t) { filesWithApps.insert(ref.label) }
+                let applied = try Self.applyTargets(path, to: &t, entries: entries, installed: installed)
+                if applied.targets { filesWithApps.insert(ref.label) }
+                groupNotes += applied.notes
             }
             tenants[ref.label] = t
         }
+        for note in groupNotes { FileHandle.standardError.write(Data("matrix: \(note)\n".utf8)) }
         let ordered = experiment.policies.compactMap { tenants[$0.label] }
         let apps = try Self.withStandIns(&experiment, installed: installed, entries: entries, tenants: ordered,
                                          baseTenant: ordered.first ?? baseTenant)

@@ -13,7 +13,7 @@ extension PolicyRun {
     /// it shows a document under, an identity switch) is the new policy's too.
     func switchPolicy(to next: String) throws {
         _ = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[next], to: tenantPath,
-                                 policyTargetsApps: setup.policyFilesWithApps.contains(next))
+                                 policyTargetsApps: setup.policyFilesWithApps.contains(next), typed: setup.predictors[next]?.engine.tenant)
         let (ok, detail) = try control(.reloadTenant)
         guard ok else { throw LiveMatrix.Failure(description: "the broker did not take policy \(next): \(detail)") }
         policy = next

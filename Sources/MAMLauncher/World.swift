@@ -42,16 +42,19 @@ package struct World {
         } catch {
             throw Failure(description: error.description)
         }
-        if let policyOverride {
-            try apply(policyOverride, to: &tenant)
-            // A file that names its apps targets those, as in the matrix.
-            _ = try MatrixSetup.applyTargets(policyOverride, to: &tenant)
-        }
         var apps: [CatalogApp] = []
         if let root {
             let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
             apps = found.apps
             notes += found.diagnostics.filter { $0.severity == .error }.map(\.description)
+        }
+        // App groups resolve through the catalog, as in the matrix and the broker.
+        let entries = try root.map { try MatrixSetup.catalogEntries(root: $0, extra: catalog) } ?? []
+        notes += Catalog.resolveAppGroups(&tenant, entries: entries, installed: apps).map { "note: \($0)" }
+        if let policyOverride {
+            try apply(policyOverride, to: &tenant)
+            // A file that names its apps targets those, as in the matrix.
+            notes += try MatrixSetup.applyTargets(policyOverride, to: &tenant, entries: entries, installed: apps).notes.map { "note: \($0)" }
         }
         for m in manifests {
             do {

@@ -149,8 +149,9 @@ struct MAMBrokerCommand: ParsableCommand {
             // sockets and write the same state and audit log. The lock is taken before anything
             // in the folder is touched and held (the descriptor left open) for this process's life.
             try DeviceLock.acquire(device: device)
-            let (tenant, access) = try Self.load(self.tenant)
             let appsDir = apps ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path
+            let groups = AppGroups(appsDirectory: appsDir)
+            let (tenant, access) = try Self.load(self.tenant, groups: groups)
             let manifests = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps.map(\.manifest) } ?? []
             var limits = BrokerLimits()
             limits.maximumFileSize = maxFileSize
@@ -163,7 +164,7 @@ struct MAMBrokerCommand: ParsableCommand {
             configuration.securityAuditMaximumAge = try Self.age(securityAuditMaxAge, option: "--security-audit-max-age")
             configuration.testFlip = testFlip
             let tenantFile = self.tenant
-            configuration.loadTenant = { try Self.load(tenantFile) }
+            configuration.loadTenant = { try Self.load(tenantFile, groups: groups) }
             // An installed bundle id is the installed app only when the program is the one built
             // for it (beside mambroker): a digest per hand-off, cached while the file is unchanged.
             let installed = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
@@ -187,7 +188,7 @@ struct MAMBrokerCommand: ParsableCommand {
             guard sigwait(&signals, &received) == 0 else { continue }
             if received == SIGHUP {
                 do {
-                    let (t, access) = try Self.load(tenant)
+                    let (t, access) = try Self.load(tenant, groups: AppGroups(appsDirectory: apps ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path))
                     broker.reload(t, conditionalAccess: access)
                 } catch {
                     logger.error("tenant reload refused; the previous policy stays", metadata: ["reason": "\(error.description)"])
@@ -201,9 +202,11 @@ struct MAMBrokerCommand: ParsableCommand {
 }
 
 extension MAMBrokerCommand {
-    /// The tenant and its conditional-access section (none: `nil`), each checked.
-    static func load(_ path: String) throws(LoadFailure) -> (Tenant, ConditionalAccessSettings?) {
-        let tenant = try Catalog.loadTenant(path).tenant
+    /// The tenant and its conditional-access section (none: `nil`), each checked; a policy
+    /// that targets an app group targets its members (`groups`), as the matrix and `explain` read it.
+    static func load(_ path: String, groups: AppGroups) throws(LoadFailure) -> (Tenant, ConditionalAccessSettings?) {
+        var tenant = try Catalog.loadTenant(path).tenant
+        _ = Catalog.resolveAppGroups(&tenant, entries: groups.entries, installed: groups.installed)
         let access = try ConditionalAccessFile.load(try Catalog.read(path), file: Catalog.relative(path), tenant: tenant).settings
         return (tenant, access.policies.isEmpty && access.tenantId == nil ? nil : access)
     }
@@ -363,3 +366,14 @@ final class InstalledDigests: @unchecked Sendable {
 
 /// `--log-level` takes swift-log's level names, and ArgumentParser lists them on a wrong one.
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// What an app group of a policy can hold: the built-in catalog's entries and the installed apps.
+struct AppGroups: Sendable {
+    var entries: [CatalogEntry]
+    var installed: [CatalogApp]
+
+    init(appsDirectory: String?) {
+        entries = Catalog.projectRoot().flatMap { try? Catalog.loadCatalog(Catalog.builtInCatalogPath(root: $0)) } ?? []
+        installed = appsDirectory.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
+    }
+}

@@ -75,6 +75,8 @@ struct Check: ParsableCommand {
         }
         var tenants: [Tenant] = []
         var catalogs: [String] = []
+        // Policies that target an app group: resolved through the catalogs once they are read.
+        var grouped: [Policy] = []
         for file in files {
             let shown = Catalog.relative(file)
             do {
@@ -84,6 +86,7 @@ struct Check: ParsableCommand {
                     let loaded = try Catalog.loadTenant(shown)
                     diagnostics += loaded.warnings
                     tenants.append(loaded.tenant)
+                    grouped += loaded.tenant.policies.filter { $0.appGroup != nil }
                     // Its conditional-access section, read as mambroker reads it.
                     diagnostics += try ConditionalAccessFile.load(data, file: shown, tenant: loaded.tenant).warnings
                 case .manifest:
@@ -92,7 +95,9 @@ struct Check: ParsableCommand {
                     manifests.append(loaded.manifest)
                     checked.append((loaded.manifest, shown))
                 case .policy:
-                    diagnostics += try PolicyFile.load(data, file: shown).flatMap(\.warnings)
+                    let loaded = try PolicyFile.load(data, file: shown)
+                    diagnostics += loaded.flatMap(\.warnings)
+                    grouped += loaded.map(\.policy).filter { $0.appGroup != nil }
                 case .catalog:
                     catalogs.append(file)
                 }
@@ -110,10 +115,12 @@ struct Check: ParsableCommand {
             let builtIn = Catalog.builtInCatalogPath(root: root)
             if FileManager.default.fileExists(atPath: builtIn) { catalogs.insert(builtIn, at: 0) }
         }
+        var allEntries: [CatalogEntry] = []
         for file in catalogs {
             do {
                 let loaded = try AppCatalogFile.loadWithWarnings(try Catalog.read(file), file: Catalog.relative(file))
                 let entries = loaded.entries
+                allEntries += entries
                 for e in entries {
                     if let data = try? e.manifestData(), let m = try? AppManifest.load(data, file: "stand-in \(e.bundleID)") { manifests.append(m.manifest) }
                 }
@@ -125,9 +132,23 @@ struct Check: ParsableCommand {
         if !ignoreUnknownApps && !manifests.isEmpty {
             for tenant in tenants { diagnostics += Catalog.unknownApps(tenant, known: manifests) }
         }
+        // How each app group resolves, as the matrix, explain and mambroker resolve it; a group
+        // that holds no app the catalog knows targets nothing, which is worth a warning.
+        var notes: [String] = []
+        let installed = known.map { CatalogApp(name: $0.manifest.bundleID, manifest: $0.manifest, file: $0.file) }
+        for var policy in grouped {
+            guard let group = policy.appGroup else { continue }
+            let added = policy.resolveAppGroup { Catalog.members(of: $0, entries: allEntries, installed: installed) }
+            if added.isEmpty && policy.targetedApps.isEmpty, let origin = policy.appGroupOrigin {
+                diagnostics.append(origin.problem(.warning, "appGroupType \(group.rawValue) holds no app the catalog knows: the policy targets nothing"))
+            } else {
+                notes.append(Catalog.groupNote(policy, group: group, added: added))
+            }
+        }
         var seen = Set<Diagnostic>()
         diagnostics = diagnostics.filter { seen.insert($0).inserted }
         for d in diagnostics { print(d) }
+        if !quiet { for n in notes { print("note: \(n)") } }
         let errors = diagnostics.filter { $0.severity == .error }.count
         let warnings = diagnostics.count - errors
         if !quiet {

@@ -34,7 +34,7 @@ public enum GraphPolicy {
         "@odata.type", "id", "displayName", "allowedOutboundDataTransferDestinations", "allowedInboundDataTransferSources",
         "allowedOutboundClipboardSharingLevel", "dialerRestrictionLevel", "notificationRestriction", "managedBrowser",
         "appDataEncryptionType", "pinCharacterSet", "customBrowserProtocol", "customDialerAppProtocol", "exemptedAppProtocols",
-        "allowedDataStorageLocations", "allowedDataIngestionLocations", "apps", "assignments",
+        "allowedDataStorageLocations", "allowedDataIngestionLocations", "apps", "appGroupType", "assignments",
         "periodOnlineBeforeAccessCheck", "periodOfflineBeforeAccessCheck",
     ] + boolFields().map(\.0) + intFields().map(\.0)
 
@@ -43,7 +43,7 @@ public enum GraphPolicy {
     /// but outside what MAMLab emulates. Read without a word.
     static let ignoredProperties: Set<String> = [
         "description", "createdDateTime", "lastModifiedDateTime", "version", "roleScopeTagIds", "isAssigned",
-        "targetedAppManagementLevels", "appGroupType", "deploymentSummary", "deployedAppCount",
+        "targetedAppManagementLevels", "deploymentSummary", "deployedAppCount",
         "organizationalCredentialsRequired", "deviceComplianceRequired", "periodOfflineBeforeWipeIsEnforced",
         "periodBeforePinReset", "fingerprintBlocked", "disableAppPinIfDevicePinIsSet", "maximumRequiredOsVersion",
         "maximumWarningOsVersion", "maximumWipeOsVersion", "minimumRequiredOsVersion", "minimumWarningOsVersion",
@@ -112,6 +112,11 @@ public enum GraphPolicy {
                 let found = apps(value, &log)
                 policy.targetedApps = found.map { $0.0.lowercased() }
                 policy.appOrigins = found.map(\.1)
+            case "appGroupType":
+                if let group = value.enumeration(AppGroup.self, &log), group != .selectedPublicApps {
+                    policy.appGroup = group
+                    policy.appGroupOrigin = Origin(value)
+                }
             case "assignments": readAssignments(value, into: &policy, knownGroups: knownGroups, &log)
             case "periodOnlineBeforeAccessCheck":
                 if let m = minutes(value, &log) { s.accessRecheckOnlineMinutes = m }
@@ -295,6 +300,7 @@ public enum GraphPolicy {
         ]
         for (key, path) in boolFields() { pairs.append((key, Node(.bool(s[keyPath: path])))) }
         for (key, path, _) in intFields() { pairs.append((key, Node(.integer(s[keyPath: path])))) }
+        if let group = policy.appGroup { pairs.append(("appGroupType", Node(.string(group.rawValue)))) }
         pairs.append(("apps", Node(.array(policy.targetedApps.map { id in
             Node(.object([("mobileAppIdentifier", Node(.object([
                 ("@odata.type", Node(.string("#microsoft.graph.iosMobileAppIdentifier"))),

@@ -185,7 +185,13 @@ public enum TenantFile {
         for i in policies.indices {
             if keys.contains("displayName") { policies[i].displayName = target.displayName }
             if keys.contains("id") { policies[i].id = target.id }
-            if keys.contains("apps") { policies[i].targetedApps = target.targetedApps; policies[i].appOrigins = target.appOrigins }
+            if keys.contains("apps") {
+                // Apps listed beside the reference are the targets, whatever app group the file names.
+                policies[i].targetedApps = target.targetedApps
+                policies[i].appOrigins = target.appOrigins
+                policies[i].appGroup = target.appGroup
+                policies[i].appGroupOrigin = target.appGroupOrigin
+            }
             if keys.contains("assignments") {
                 policies[i].includedGroups = target.includedGroups
                 policies[i].excludedGroups = target.excludedGroups

@@ -16,6 +16,10 @@ public struct Policy: Sendable, Hashable, Codable {
     public var settingsFile: String?
     /// Where each targeted app was named, parallel to `targetedApps`.
     public var appOrigins: [Origin]
+    /// Graph `appGroupType` when it names a group rather than the listed apps, and where; its
+    /// members are in `targetedApps` once resolved against an app catalog (`resolveAppGroup`).
+    public var appGroup: AppGroup?
+    public var appGroupOrigin: Origin?
 
     public init(id: String, displayName: String, settings: PolicySettings = PolicySettings(),
                 targetedApps: [String] = [], includedGroups: [String] = [], excludedGroups: [String] = [],
@@ -29,6 +33,17 @@ public struct Policy: Sendable, Hashable, Codable {
         self.allUsers = allUsers
         self.origin = origin
         self.appOrigins = []
+    }
+
+    /// Targets the members of its app group (besides the apps it lists), as `members` names
+    /// them; returns the members it added. A policy without a group is left as it is.
+    public mutating func resolveAppGroup(_ members: (AppGroup) -> [String]) -> [String] {
+        guard let group = appGroup, let origin = appGroupOrigin else { return [] }
+        let listed = Set(targetedApps)
+        let added = members(group).map { $0.lowercased() }.filter { !listed.contains($0) }
+        targetedApps += added
+        appOrigins += added.map { _ in origin }
+        return added
     }
 
     /// Whether the policy is assigned to a user in these groups.
@@ -66,4 +81,12 @@ public struct Origin: Sendable, Hashable, Codable, CustomStringConvertible {
         if let p = position { s += ":\(p.line):\(p.column)" }
         return path.isEmpty ? s : "\(s) \(path)"
     }
+}
+
+/// Graph's `targetedManagedAppGroupType`: which apps a policy targets. `selectedPublicApps` is
+/// the policy's `apps` list; the others name a group the service expands, which MAMLab expands
+/// through its app catalog (docs/CATALOG.md): its core Microsoft apps, every Microsoft app, or
+/// every app with the SDK.
+public enum AppGroup: String, Sendable, Hashable, Codable, CaseIterable {
+    case selectedPublicApps, allCoreMicrosoftApps, allMicrosoftApps, allApps
 }
