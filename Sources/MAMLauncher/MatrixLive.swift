@@ -88,7 +88,34 @@ package struct LiveMatrix {
             }
             stints += all.filter { predicted[$0].cell.channel.channel.isAccountChannel }.map { [(policy, [$0])] }
         }
-        return stints
+        return stints.flatMap { devices($0, predicted) }
+    }
+
+    /// A stint split into devices: an app holds one set of accounts on a device (one managed
+    /// account: a second user is refused, SingleManagedAccountMode), so cells that need one app
+    /// signed in to other accounts (adele's Outlook, ben's Outlook: two users of a tenant) run
+    /// on a device of their own, each with its broker. Cells go to the first device whose apps
+    /// they agree with; a run with one user is one device, as before.
+    func devices(_ stint: Stint, _ predicted: [CellResult]) -> [Stint] {
+        var bundleOf: [String: String] = [:]
+        for p in setup.experiment.parties { bundleOf[p.name] = Catalog.find(p.app, in: setup.apps)?.manifest.bundleID.lowercased() ?? p.app.lowercased() }
+        var devices: [(apps: [String: [String]], stint: Stint)] = []
+        for (policy, cells) in stint {
+            for i in cells {
+                let cell = predicted[i].cell
+                let wants = ([cell.source] + (cell.target.map { [$0] } ?? [])).map { p in
+                    (bundleOf[p.name] ?? p.app.lowercased(), p.accounts.map { $0.lowercased() })
+                }
+                let fits = devices.firstIndex { d in wants.allSatisfy { w in d.apps[w.0].map { $0 == w.1 } ?? true } }
+                let d = fits ?? devices.count
+                if fits == nil { devices.append(([:], [])) }
+                for (bundle, accounts) in wants { devices[d].apps[bundle] = accounts }
+                if devices[d].stint.last?.policy == policy { devices[d].stint[devices[d].stint.count - 1].cells.append(i) } else {
+                    devices[d].stint.append((policy, [i]))
+                }
+            }
+        }
+        return devices.map(\.stint)
     }
 
     /// Answers each predicted cell live; returns them with both sides.
@@ -461,14 +488,13 @@ final class PolicyRun: @unchecked Sendable {
     /// process of the app, as iOS runs an app's share extension beside the app: the broker
     /// routes a share to the running instance that is not the sender. That instance runs only
     /// for its cell (`endSecondInstance`), so between cells every app is one process and a
-    /// document from another app has one place to go. Two parties of one app signed in to
-    /// different accounts are two processes for every channel.
+    /// document from another app has one place to go. (Two parties of one app signed in to
+    /// other accounts are two devices, never one cell: MatrixSetup.checkDevices.)
     func keys(_ cell: Cell) throws -> (source: String, target: String?) {
         let source = try bundle(cell.source)
         guard let t = cell.target else { return (source, nil) }
         let target = try bundle(t)
-        let two = target == source && (cell.channel.channel.carriesDocument || t.accounts != cell.source.accounts)
-        return (source, two ? target + Self.secondInstance : target)
+        return (source, target == source && cell.channel.channel.carriesDocument ? target + Self.secondInstance : target)
     }
 
     /// The key of an app's second process (`keys`).

@@ -114,6 +114,18 @@ extension MatrixSetup {
         return apps
     }
 
+    /// A written cell between two parties of one app signed in to other accounts (adele's
+    /// Outlook and ben's) names two devices: an app holds one set of accounts on a phone, and
+    /// no channel joins two phones. Refused before anything starts, naming the cell.
+    static func checkDevices(_ experiment: Experiment, apps: [CatalogApp]) throws {
+        let party = Dictionary(experiment.parties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        func bundle(_ p: PartySpec) -> String { Catalog.find(p.app, in: apps)?.manifest.bundleID.lowercased() ?? p.app.lowercased() }
+        for (i, c) in experiment.cells.enumerated() {
+            guard let s = party[c.source], let t = c.target.flatMap({ party[$0] }), bundle(s) == bundle(t), Plan.collide(s, t) else { continue }
+            throw World.Failure(description: "cells[\(i)] (\(c.label ?? "\(s.name) \(c.channel) → \(t.name)")): \(s.name) and \(t.name) are one app signed in to other accounts (\(s.accounts.joined(separator: ", ")); \(t.accounts.joined(separator: ", "))): on a phone that is two devices, and no channel joins two devices; give both parties the same accounts to try two accounts of one app")
+        }
+    }
+
     /// Every account a party signs in must be the tenant's (a user, by UPN or OID, or one of
     /// its personal accounts) or `personal`: the broker refuses any other, and every cell of the
     /// party would fail with the same reason.

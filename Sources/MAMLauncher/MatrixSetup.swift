@@ -138,6 +138,7 @@ package struct MatrixSetup {
         let apps = try Self.withStandIns(&experiment, installed: installed, entries: entries, tenants: ordered,
                                          baseTenant: ordered.first ?? baseTenant)
         try Self.checkAccounts(experiment, tenant: baseTenant, file: tenantPath)
+        try Self.checkDevices(experiment, apps: apps)
         let pairs = apps.map { (name: $0.name, manifest: $0.manifest) }
         var predictors: [String: Predictor] = [:]
         for (label, t) in tenants {

@@ -144,11 +144,17 @@ public enum Plan {
         return channel != .openURL && source.name != target.name && Self.differ(source, target)
     }
 
-    /// Two parties of one app that are not the same party: they act under other identities or
-    /// have other accounts signed in.
+    /// Two parties of one app on one device that are not the same party: the app signed in to
+    /// the same accounts, acting under another identity. (One app signed in to other accounts,
+    /// two users' Outlook, is two devices: no channel joins them; `collide`.)
     public static func differ(_ a: PartySpec, _ b: PartySpec) -> Bool {
         let ids = [a, b].map { ($0.identity ?? $0.accounts.first ?? "personal").lowercased() }
-        return ids[0] != ids[1] || a.accounts.map { $0.lowercased() } != b.accounts.map { $0.lowercased() }
+        return ids[0] != ids[1] && !collide(a, b)
+    }
+
+    /// Two parties of one app signed in to other accounts: on a phone, two devices.
+    public static func collide(_ a: PartySpec, _ b: PartySpec) -> Bool {
+        a.accounts.map { $0.lowercased() } != b.accounts.map { $0.lowercased() }
     }
 
     /// A party names only accounts it has signed in: a location of another account is not its to try.

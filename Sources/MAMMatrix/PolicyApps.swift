@@ -23,8 +23,10 @@ public enum PolicyApps {
         return tenants.flatMap { $0.policies.flatMap(\.targetedApps) }.filter { seen.insert($0.lowercased()).inserted }
     }
 
-    /// A party per targeted app (`apps` names them), acting as the first tenant user a policy
-    /// targeting that app is assigned to; then a party per app of `unmanaged`, with no account.
+    /// A party per targeted app (`apps` names them) and per policy of the app that reaches a
+    /// tenant user, acting as the first user it reaches (users under the same policy answer
+    /// alike; two users of one app are two devices in a live run); then a party per app of
+    /// `unmanaged`, with no account.
     /// A targeted app no user of the tenant gets a policy for still appears, signed in with no
     /// account (the notes say so): its cells show what an unmanaged copy of it may do.
     public static func parties(tenant: Tenant, targeted: [String], apps: [String: App], unmanaged: [App])
@@ -39,12 +41,19 @@ public enum PolicyApps {
         }
         for id in targeted {
             guard let app = apps[id.lowercased()] else { continue }
-            let user = tenant.users.first { u in
-                tenant.policies.contains { $0.targetedApps.contains(id.lowercased()) && $0.isAssigned(toGroups: u.groups) }
-            }
-            if let user, app.sdk {
-                let short = user.upn.split(separator: "@").first.map(String.init) ?? user.upn
-                parties.append(PartySpec(name: unique("\(app.name) (\(short))"), app: app.bundleID, accounts: [user.upn]))
+            // The policy that decides for the user in this app, as the engine finds it; users
+            // whose policies hold the same settings answer alike (a `--policy` override gives
+            // every tenant policy the same ones), so the first of them stands for the others.
+            var seenSettings = Set<PolicySettings>()
+            let users = tenant.users.enumerated().filter { i, u in
+                let decides = tenant.policyIndex(app: id, account: Account(userIndex: i, upn: u.upn, oid: u.oid))
+                return decides.map { seenSettings.insert(tenant.policies[$0].settings).inserted } ?? false
+            }.map(\.element)
+            if !users.isEmpty, app.sdk {
+                for user in users {
+                    let short = user.upn.split(separator: "@").first.map(String.init) ?? user.upn
+                    parties.append(PartySpec(name: unique("\(app.name) (\(short))"), app: app.bundleID, accounts: [user.upn]))
+                }
             } else {
                 if app.sdk { notes.append("no user of the tenant is assigned a policy that targets \(id): its party has no account") }
                 parties.append(PartySpec(name: unique(app.name), app: app.bundleID))

@@ -62,7 +62,7 @@ struct AppGroupTests {
     @Test("an unknown group is an error naming the allowed values, at its line")
     func anUnknownGroupIsRefused() throws {
         do {
-            _ = try Self.policy(#"{"@odata.type": "#microsoft.graph.iosManagedAppProtection", "displayName": "x", "appGroupType": "allCoreApps"}"#)
+            _ = try Self.policy(##"{"@odata.type": "#microsoft.graph.iosManagedAppProtection", "displayName": "x", "appGroupType": "allCoreApps"}"##)
             Issue.record("an unknown appGroupType was read")
         } catch {
             let text = "\(error)"

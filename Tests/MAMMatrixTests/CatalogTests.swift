@@ -79,7 +79,7 @@ struct CatalogTests {
         #expect(made.apps.isEmpty)
     }
 
-    @Test("policy-apps: a party per targeted app, signed in as a user the policy is assigned to, then the unmanaged apps")
+    @Test("policy-apps: a party per targeted app and per policy that reaches a user, signed in as that user, then the unmanaged apps")
     func policyAppsParties() throws {
         var tenant = Fixture.tenant
         let l3 = try Catalog.loadPolicyFile(Fixture.root.appendingPathComponent("Policies/frameworks/level-3-enterprise-high-data-protection-iOS.json").path)
@@ -91,9 +91,14 @@ struct CatalogTests {
         for e in Self.builtIn { apps[e.bundleID.lowercased()] = PolicyApps.App(bundleID: e.bundleID, name: e.name, sdk: e.sdk) }
         let unmanaged = Self.builtIn.filter { !$0.sdk }.map { PolicyApps.App(bundleID: $0.bundleID, name: $0.name, sdk: false) }
         let result = PolicyApps.parties(tenant: tenant, targeted: targeted, apps: apps, unmanaged: unmanaged)
-        #expect(result.parties.count == 11 + unmanaged.count)
-        let outlook = result.parties.first { $0.app == "com.microsoft.office.outlook" }!
-        #expect(outlook.name == "Outlook (adele)" && outlook.accounts == ["adele@contoso.com"])
+        // Adele (sales) and ben (finance) are under two policies of other settings: a party each.
+        #expect(result.parties.count == 2 * 11 + unmanaged.count)
+        let outlook = result.parties.filter { $0.app == "com.microsoft.office.outlook" }
+        #expect(outlook.map(\.name) == ["Outlook (adele)", "Outlook (ben)"] && outlook.map(\.accounts) == [["adele@contoso.com"], ["ben@contoso.com"]])
+        // Under one policy's settings for everyone, the first user stands for the others.
+        for i in tenant.policies.indices { tenant.policies[i].settings = tenant.policies[0].settings }
+        tenant.reindex()
+        #expect(PolicyApps.parties(tenant: tenant, targeted: targeted, apps: apps, unmanaged: unmanaged).parties.count == 11 + unmanaged.count)
         #expect(result.parties.suffix(unmanaged.count).allSatisfy { $0.accounts.isEmpty })
         #expect(Set(result.parties.map(\.name)).count == result.parties.count)
     }
