@@ -23,8 +23,10 @@ public enum RandomCells {
     public static func experiment(count: Int, seed: UInt64, apps: [(name: String, manifest: AppManifest)], users: [String],
                                   policies: [PolicyRef]) -> Experiment {
         var rng = SeededGenerator(seed: seed)
-        // One process per app in a live run, so each app gets one set of accounts for the whole
-        // run; its parties differ by the identity they act under.
+        // Each app gets one set of accounts, its parties differing by the identity they act
+        // under; an SDK app may also be another user's copy (a second user of the tenant: in a
+        // live run, another device), so campaigns make cells between two accounts of one app
+        // and between two users' apps.
         var parties: [PartySpec] = []
         for (name, manifest) in apps.sorted(by: { $0.name < $1.name }) {
             guard manifest.integratesSDK else {
@@ -40,6 +42,10 @@ public enum RandomCells {
             // from the start, and cannot go back to having set no identity.
             for identity in accounts {
                 parties.append(PartySpec(name: "\(name) (\(identity))", app: name, accounts: accounts, identity: identity))
+            }
+            if users.count > 1, Bool.random(using: &rng),
+               let other = users.filter({ u in !accounts.contains(u) }).randomElement(using: &rng) {
+                parties.append(PartySpec(name: "\(name) (\(other))", app: name, accounts: [other], identity: other))
             }
         }
         let appOf = Dictionary(parties.map { ($0.name, $0.app) }, uniquingKeysWith: { a, _ in a })

@@ -25,10 +25,22 @@ struct CommandRunner {
     }
 
     static func run(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) throws -> Result {
-        var env = ProcessInfo.processInfo.environment.merging(environment) { _, b in b }
-        env["MAMLAB_ROOT"] = root.path
         // Bounded, both streams drained at once (MAMTestSupport's ChildProcess).
-        let r = try ChildProcess.run(executable.path, arguments, environment: env, directory: directory.path, timeout: 120)
+        let r = try ChildProcess.run(executable.path, arguments, environment: Self.environment(environment), directory: directory.path, timeout: 120)
         return Result(status: r.status, stdout: r.out, stderr: r.err)
+    }
+
+    /// `run` for an async test: the wait is on a thread of its own, not the shared pool's
+    /// (ChildProcess.runOffPool). For the commands that take seconds (a live matrix).
+    static func runOffPool(_ arguments: [String], in directory: URL = root, environment: [String: String] = [:]) async throws -> Result {
+        let r = try await ChildProcess.runOffPool(executable.path, arguments, environment: Self.environment(environment),
+                                                  directory: directory.path, timeout: 120)
+        return Result(status: r.status, stdout: r.out, stderr: r.err)
+    }
+
+    static func environment(_ extra: [String: String]) -> [String: String] {
+        var env = ProcessInfo.processInfo.environment.merging(extra) { _, b in b }
+        env["MAMLAB_ROOT"] = root.path
+        return env
     }
 }

@@ -69,7 +69,7 @@ struct DocumentedCommandTests {
     }
 
     @Test(arguments: ["README.md", "docs/INTEGRATION.md", "docs/MATRIX.md"])
-    func everyDocumentedCommandSucceeds(_ document: String) throws {
+    func everyDocumentedCommandSucceeds(_ document: String) async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-docs-\(UUID().uuidString.prefix(6))").path
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -132,7 +132,7 @@ struct DocumentedCommandTests {
             ran += 1
         }
         #expect(ran > 0, "no command found in \(document)")
-        let r = try ChildProcess.run("/bin/bash", ["-c", script], environment: ProcessInfo.processInfo.environment, timeout: 150)
+        let r = try await ChildProcess.runOffPool("/bin/bash", ["-c", script], environment: ProcessInfo.processInfo.environment, timeout: 150)
         #expect(r.status == 0, "\(document): a command failed (the last '--' line names it):\n\(r.out.suffix(3000))\n\(r.err.suffix(3000))")
     }
 }

@@ -40,11 +40,11 @@ struct MatrixPartiesTests {
     }
 
     @Test("the default experiment with another tenant runs that tenant's users and apps, never Contoso's")
-    func defaultExperimentWithAnotherTenant() throws {
+    func defaultExperimentWithAnotherTenant() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let tenant = try Self.fabrikam(in: dir)
-        let r = try CommandRunner.run(["matrix", "--tenant", tenant, "--predict", "--format", "json"])
+        let r = try await CommandRunner.runOffPool(["matrix", "--tenant", tenant, "--predict", "--format", "json"])
         #expect(r.status == 0, "\(r.stderr.suffix(2000))")
         #expect(r.stderr.contains("made from that tenant's policies, users and apps"))
         let cells = Self.cells(r.stdout)
@@ -56,11 +56,11 @@ struct MatrixPartiesTests {
     }
 
     @Test("a Graph tenant export: check validates it with key paths, and the default experiment runs its users and apps live")
-    func graphTenantExport() throws {
+    func graphTenantExport() async throws {
         let export = CommandRunner.root.appendingPathComponent("Policies/graph-export/fabrikam-export.json").path
-        let checked = try CommandRunner.run(["check", export])
+        let checked = try await CommandRunner.runOffPool(["check", export])
         #expect(checked.status == 0 && checked.stdout.contains("0 errors, 0 warnings"), "\(checked.stdout) \(checked.stderr)")
-        let r = try CommandRunner.run(["matrix", "--tenant", export, "--format", "json"])
+        let r = try await CommandRunner.runOffPool(["matrix", "--tenant", export, "--format", "json"])
         #expect(r.status == 0, "\(r.stdout.suffix(1500)) \(r.stderr.suffix(1500))")
         let cells = Self.cells(r.stdout)
         #expect(!cells.isEmpty && cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true })
@@ -74,31 +74,31 @@ struct MatrixPartiesTests {
         let bad = dir + "/bad-export.json"
         try Data(text.replacingOccurrences(of: "\"groupId\": \"b81e4d07-52c9-4f3a-8e1d-6a0c9f2b4e75\"", with: "\"groupId\": \"no-such-group\"").utf8)
             .write(to: URL(fileURLWithPath: bad))
-        let refused = try CommandRunner.run(["check", bad])
+        let refused = try await CommandRunner.runOffPool(["check", bad])
         #expect(refused.status != 0)
         #expect((refused.stdout + refused.stderr).contains("iosManagedAppProtections.value[1].assignments[1].target.groupId"), "\(refused.stdout) \(refused.stderr)")
         #expect((refused.stdout + refused.stderr).contains("unknown group \"no-such-group\""))
     }
 
     @Test("a party account that is not the tenant's is an error before anything starts, naming party and tenant")
-    func foreignAccountsAreRefused() throws {
+    func foreignAccountsAreRefused() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let tenant = try Self.fabrikam(in: dir)
         let exp = dir + "/e.json"
         try Data(#"{"parties": [{"name": "Mail", "app": "Mail", "accounts": ["adele@contoso.com"]}, {"name": "Notes", "app": "Notes"}], "channels": ["paste"]}"#.utf8)
             .write(to: URL(fileURLWithPath: exp))
-        let r = try CommandRunner.run(["matrix", exp, "--tenant", tenant, "--predict"])
+        let r = try await CommandRunner.runOffPool(["matrix", exp, "--tenant", tenant, "--predict"])
         #expect(r.status != 0)
         #expect(r.stderr.contains("party \"Mail\": adele@contoso.com is not a user of tenant fabrikam.com"))
         #expect(r.stderr.contains("zoe@fabrikam.com"))
     }
 
     @Test("policies by sample label in --policy and in experiment files; an unknown one names file, line and key")
-    func policiesBySampleLabel() throws {
+    func policiesBySampleLabel() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let byLabel = try CommandRunner.run(["matrix", "--predict", "--policy", "managed-only", "--policy", "allow-all"])
+        let byLabel = try await CommandRunner.runOffPool(["matrix", "--predict", "--policy", "managed-only", "--policy", "allow-all"])
         #expect(byLabel.status == 0, "\(byLabel.stderr.suffix(1000))")
         #expect(byLabel.stderr.contains("2 policies: every expectation met"), "\(byLabel.stderr)")
         let exp = dir + "/e.json"
@@ -108,16 +108,16 @@ struct MatrixPartiesTests {
              "policies": ["managed-only",
                           "no-such-policy"]}
             """.utf8).write(to: URL(fileURLWithPath: exp))
-        let r = try CommandRunner.run(["matrix", exp, "--predict"])
+        let r = try await CommandRunner.runOffPool(["matrix", exp, "--predict"])
         #expect(r.status != 0)
         #expect(r.stderr.contains("e.json:4:") && r.stderr.contains("$.policies[1]") && r.stderr.contains("no sample policy of that name"))
-        let flag = try CommandRunner.run(["matrix", "--predict", "--policy", "no-such-policy"])
+        let flag = try await CommandRunner.runOffPool(["matrix", "--predict", "--policy", "no-such-policy"])
         #expect(flag.status != 0 && flag.stderr.contains("--policy no-such-policy: no policy file"))
     }
 
     @Test("the three framework levels with --parties policy-apps: every targeted app and the unmanaged ones, predicted")
-    func frameworkLevelsPredicted() throws {
-        let r = try CommandRunner.run(["matrix", "--predict", "--parties", "policy-apps", "--policy", Self.l1, "--policy", Self.l2,
+    func frameworkLevelsPredicted() async throws {
+        let r = try await CommandRunner.runOffPool(["matrix", "--predict", "--parties", "policy-apps", "--policy", Self.l1, "--policy", Self.l2,
                                        "--policy", Self.l3, "--format", "json"])
         #expect(r.status == 0, "\(r.stderr.suffix(2000))")
         let cells = Self.cells(r.stdout)
@@ -143,7 +143,7 @@ struct MatrixPartiesTests {
     }
 
     @Test("live: two browsers take https; each web link opens in the one the device chooses, and the broker agrees whichever runs")
-    func webLinksWithTwoBrowsersLive() throws {
+    func webLinksWithTwoBrowsersLive() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let exp = dir + "/browsers.json"
@@ -155,7 +155,7 @@ struct MatrixPartiesTests {
              "channels": ["open-url https://contoso.sharepoint.com/q3.pdf", "open-url http://contoso.com/a", "paste"],
              "policies": ["\#(Self.l1)", "\#(Self.l2)"]}
             """#.utf8).write(to: URL(fileURLWithPath: exp))
-        let r = try CommandRunner.run(["matrix", exp, "--format", "json"])
+        let r = try await CommandRunner.runOffPool(["matrix", exp, "--format", "json"])
         #expect(r.status == 0, "\(r.stdout.suffix(2000)) \(r.stderr.suffix(2000))")
         let cells = Self.cells(r.stdout)
         #expect(cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true })
@@ -174,7 +174,7 @@ struct MatrixPartiesTests {
         #expect(link("level-2", "Outlook (adele)", https).map(\.target) == ["Edge (adele)"])
         #expect(link("level-2", "Outlook (adele)", https).map(\.live) == ["rewritten"])
         // The diff pairs Outlook's link across the levels although it moved, and says where to.
-        let diff = try CommandRunner.run(["matrix", exp, "--predict", "--diff", "level-1-enterprise-basic-data-protection-iOS",
+        let diff = try await CommandRunner.runOffPool(["matrix", exp, "--predict", "--diff", "level-1-enterprise-basic-data-protection-iOS",
                                           "level-2-enterprise-enhanced-data-protection-iOS"])
         let row = diff.stdout.split(separator: "\n").first { $0.hasPrefix("Outlook (adele)") && $0.contains(https) }
         #expect(row?.contains("Safari (system browser) → Edge (adele)") == true && row?.contains("managedBrowserToOpenLinksRequired: false → true") == true,
@@ -182,7 +182,7 @@ struct MatrixPartiesTests {
     }
 
     @Test("live: stand-ins under the level 2 framework policy: Outlook, Word, OneDrive, Gmail and Edge, every cell agrees")
-    func frameworkLevelLive() throws {
+    func frameworkLevelLive() async throws {
         // Five parties, so that the suite stays light; the whole framework run is in docs/CATALOG.md.
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -196,7 +196,7 @@ struct MatrixPartiesTests {
              "channels": ["open-in", "import", "paste", "open-url", "open-url https://contoso.sharepoint.com/q3.pdf", "save-to dropbox", "open-from localStorage"],
              "policies": ["\#(Self.l2)"]}
             """#.utf8).write(to: URL(fileURLWithPath: exp))
-        let r = try CommandRunner.run(["matrix", exp, "--format", "json"])
+        let r = try await CommandRunner.runOffPool(["matrix", exp, "--format", "json"])
         #expect(r.status == 0, "\(r.stdout.suffix(2000)) \(r.stderr.suffix(2000))")
         let cells = Self.cells(r.stdout)
         #expect(cells.count > 100)
@@ -217,7 +217,7 @@ struct MatrixPartiesTests {
     }
 
     @Test("check validates a catalog file like every other input")
-    func checkValidatesACatalog() throws {
+    func checkValidatesACatalog() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/catalog.json"
@@ -226,16 +226,16 @@ struct MatrixPartiesTests {
               {"name": "X", "bundleId": "com.example.x/../../y", "sources": ["test"]}
             ]}
             """.utf8).write(to: URL(fileURLWithPath: file))
-        let r = try CommandRunner.run(["check", file])
+        let r = try await CommandRunner.runOffPool(["check", file])
         #expect(r.status == 1)
         #expect(r.stdout.contains("catalog.json:2:") && r.stdout.contains("$.apps[0].bundleId"))
-        let builtIn = try CommandRunner.run(["check", CommandRunner.root.appendingPathComponent("Policies/catalog/apps.json").path,
+        let builtIn = try await CommandRunner.runOffPool(["check", CommandRunner.root.appendingPathComponent("Policies/catalog/apps.json").path,
                                              Self.frameworks])
         #expect(builtIn.status == 0, "\(builtIn.stdout)")
     }
 
     @Test("a web link the broker routes to the other browser fails at once, naming the app that took it (no wait for an arrival that cannot come)")
-    func aLinkRoutedToAnotherBrowserNamesIt() throws {
+    func aLinkRoutedToAnotherBrowserNamesIt() async throws {
         // Edge and the Safari stand-in both take https and the device opens a plain web link in
         // the system browser: a hand-written cell towards Edge cannot be met. It used to wait out
         // the arrival's 5 s and say only "nothing arrived"; the broker's audit record names the
@@ -250,7 +250,7 @@ struct MatrixPartiesTests {
              "cells": [{"channel": "open-url https://contoso.sharepoint.com/q3.pdf", "source": "Gmail (personal mail)", "target": "Edge"}],
              "policies": ["\#(Self.l1)"]}
             """#.utf8).write(to: URL(fileURLWithPath: exp))
-        let r = try CommandRunner.run(["matrix", exp, "--format", "json"])
+        let r = try await CommandRunner.runOffPool(["matrix", exp, "--format", "json"])
         let cells = Self.cells(r.stdout)
         #expect(cells.count == 1, "\(r.stderr.suffix(2000))")
         for c in cells {

@@ -27,10 +27,10 @@ struct SameAppCellsTests {
     static func party(_ cell: [String: Any], _ side: String) -> String? { (cell[side] as? [String: Any])?["party"] as? String }
 
     @Test("Level 2 and 3: every cell between Outlook's two accounts agrees live, and org text pasted under the personal account does not arrive")
-    func twoAccountsOfOutlookLive() throws {
+    func twoAccountsOfOutlookLive() async throws {
         let file = try MatrixCommandTests.temporary("two-accounts.json", Self.experiment.replacingOccurrences(of: "ROOT", with: CommandRunner.root.path))
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let r = try CommandRunner.run(["matrix", file, "--format", "json"])
+        let r = try await CommandRunner.runOffPool(["matrix", file, "--format", "json"])
         let cells = Self.cells(r)
         #expect(r.status == 0, "\(r.stdout.suffix(3000)) \(r.stderr.suffix(2000))")
         #expect(!cells.isEmpty && cells.allSatisfy { $0["agree"] as? Bool == true && $0["leaked"] as? Bool == false })

@@ -38,7 +38,7 @@ struct TwoUserTenantTests {
     }
 
     @Test("both users' apps pass every cell live with no leak, each managed under its own level")
-    func bothUsersLive() throws {
+    func bothUsersLive() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let tenant = try Self.tenant(in: folder)
@@ -52,7 +52,7 @@ struct TwoUserTenantTests {
                          {"name": "Notes", "app": "Notes"}],
              "channels": ["open-in", "paste", "save-to dropbox", "save-to oneDriveForBusiness:ben@contoso.com"], "policies": ["tenant"]}
             """.utf8).write(to: URL(fileURLWithPath: experiment))
-        let r = try CommandRunner.run(["matrix", experiment, "--format", "json"])
+        let r = try await CommandRunner.runOffPool(["matrix", experiment, "--format", "json"])
         let cells = Self.cells(r)
         #expect(r.status == 0, "\(r.stdout.suffix(3000)) \(r.stderr.suffix(2000))")
         #expect(cells.count > 30 && cells.allSatisfy { $0["agree"] as? Bool == true && $0["leaked"] as? Bool == false })
@@ -70,10 +70,10 @@ struct TwoUserTenantTests {
     }
 
     @Test("the default experiment with --tenant shows every user a policy is assigned to")
-    func everyAssignedUserIsAParty() throws {
+    func everyAssignedUserIsAParty() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let r = try CommandRunner.run(["matrix", "--tenant", try Self.tenant(in: folder), "--predict", "--format", "json"])
+        let r = try await CommandRunner.runOffPool(["matrix", "--tenant", try Self.tenant(in: folder), "--predict", "--format", "json"])
         #expect(r.status == 0, "\(r.stderr.suffix(2000))")
         let parties = Set(Self.cells(r).compactMap { Self.party($0, "source") })
         for app in ["Outlook", "Word", "Teams"] {
@@ -82,7 +82,7 @@ struct TwoUserTenantTests {
     }
 
     @Test("a written cell between two users' copies of one app is refused: two devices")
-    func aCellBetweenTwoUsersOfOneAppIsRefused() throws {
+    func aCellBetweenTwoUsersOfOneAppIsRefused() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let experiment = folder.appendingPathComponent("collide.json").path
@@ -92,7 +92,7 @@ struct TwoUserTenantTests {
                          {"name": "Outlook (ben)", "app": "Outlook", "accounts": ["ben@contoso.com"]}],
              "policies": ["tenant"], "cells": [{"channel": "paste", "source": "Outlook (adele)", "target": "Outlook (ben)"}]}
             """.utf8).write(to: URL(fileURLWithPath: experiment))
-        let r = try CommandRunner.run(["matrix", experiment, "--predict"])
+        let r = try await CommandRunner.runOffPool(["matrix", experiment, "--predict"])
         #expect(r.status != 0)
         #expect(r.stderr.contains("cells[0] (Outlook (adele) paste → Outlook (ben)): Outlook (adele) and Outlook (ben) are one app signed in to other accounts"), "\(r.stderr)")
     }

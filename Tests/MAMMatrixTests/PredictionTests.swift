@@ -53,9 +53,9 @@ struct PredictionTests {
         #expect(a == b)
         #expect(a != c)
         #expect(a.cells.count == 60)
-        // Each app has one set of accounts (one process per app in a live run).
+        // Each app has one set of accounts per user: a second user's copy has that user only.
         let accounts = Dictionary(grouping: a.parties, by: \.app).mapValues { Set($0.map(\.accounts)) }
-        #expect(accounts.values.allSatisfy { $0.count == 1 })
+        #expect(accounts.values.allSatisfy { $0.count <= 2 })
         let report = try Fixture.predict(a)
         #expect(report.results.count == 60)
         #expect(report.results.allSatisfy { $0.predicted.note == nil }, "every random party is one the engine accepts")
@@ -68,5 +68,9 @@ struct PredictionTests {
         let within = e.cells.filter { c in c.target.map { app[$0] == app[c.source] } ?? false }
         #expect(Set(within.map(\.channel.channel)).isSuperset(of: [.openIn, .import, .paste, .openFrom]))
         #expect(within.allSatisfy { $0.source != $0.target && $0.channel.channel != .openURL })
+        // Another user's copy of an app is a party too, never paired with the first user's copy.
+        let party = Dictionary(e.parties.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(Dictionary(grouping: e.parties, by: \.app).values.contains { Set($0.map(\.accounts)).count == 2 })
+        #expect(!within.contains { Plan.collide(party[$0.source]!, party[$0.target!]!) })
     }
 }

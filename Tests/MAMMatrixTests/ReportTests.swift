@@ -108,7 +108,7 @@ struct ReportTests {
         #expect(counter.tables == 9)
         #expect(counter.scripts == 0 && counter.external == 0)
         #expect(html.contains("What changes from managed-only to allow-all"))
-        #expect(html.contains("title=\"#1 [managed-only] Mail (adele) open-in → Docs (adele)"))
+        #expect(html.contains("title=\"#2 [managed-only] Mail (adele) open-in → Docs (adele)"))
     }
 
     @Test func tableAndMarkdownListEveryCellAndTheFailures() {

@@ -194,6 +194,20 @@ extension ChildProcess {
         let status = try child.waitForExit(timeout: timeout)
         return (status, String(decoding: child.standardOutput, as: UTF8.self), child.standardError)
     }
+
+    /// `run`, waited for on a thread of its own: a test that waits seconds for a process does
+    /// not hold one of the few threads every async test shares (on 2 cores, two such waits
+    /// stalled the others past their time limits).
+    public static func runOffPool(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+                                  directory: String? = nil, timeout: Double = 60) async throws -> (status: Int32, out: String, err: String) {
+        try await withCheckedThrowingContinuation { continuation in
+            let t = Thread {
+                continuation.resume(with: Result { try run(executable, arguments, environment: environment, directory: directory, timeout: timeout) })
+            }
+            t.name = "test-child"
+            t.start()
+        }
+    }
 }
 
 /// Processes below a pid, read from /proc.
