@@ -107,6 +107,12 @@ package struct World {
             guard let first = loaded.first else {
                 throw Failure(description: "\(path): error: the file holds no policy")
             }
+            // The broker reads every policy of a file it is given; the settings of one policy are
+            // what --policy gives every tenant policy. A file of several would be read two ways.
+            if loaded.count > 1 {
+                let names = loaded.prefix(5).map { "\"\($0.policy.displayName)\"" }.joined(separator: ", ")
+                throw Failure(description: "\(path): error: the file holds \(loaded.count) policies (\(names)\(loaded.count > 5 ? ", …" : "")); --policy applies one policy's settings to the tenant's policies: give a file of one policy, or list them in a tenant file (--tenant) with their own assignments")
+            }
             for i in tenant.policies.indices {
                 tenant.policies[i].settings = first.policy.settings
                 tenant.policies[i].displayName = first.policy.displayName

@@ -65,6 +65,20 @@ struct MatrixCommandTests {
         #expect(r.stderr.contains("$.channels[0]: unknown channel \"fax\""))
     }
 
+    @Test("a --policy file of several policies is refused, naming them: the broker and the engine would read it two ways")
+    func aPolicyFileOfSeveralPoliciesIsRefused() async throws {
+        let file = try Self.temporary("two.json", """
+            [{"@odata.type": "#microsoft.graph.iosManagedAppProtection", "displayName": "Sales"},
+             {"@odata.type": "#microsoft.graph.iosManagedAppProtection", "displayName": "Execs"}]
+            """)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        for command in [["matrix", "--predict", "--policy", file], ["explain", "--policy", file, "--from", "Mail", "--to", "Notes", "--channel", "send"]] {
+            let r = try await CommandRunner.runOffPool(command)
+            #expect(r.status != 0 && r.stdout.isEmpty, "\(command): \(r.stdout)")
+            #expect(r.stderr.contains("the file holds 2 policies (\"Sales\", \"Execs\"); --policy applies one policy's settings"), "\(command): \(r.stderr)")
+        }
+    }
+
     // MARK: live
 
     @Test("exit-criteria passes live: real apps, real broker, every cell as seed 002 expects")

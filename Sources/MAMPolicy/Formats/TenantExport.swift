@@ -43,7 +43,7 @@ public enum TenantExport {
             // An export holds its policies whole; a file reference belongs in a tenant file.
             throw LoadFailure([Diagnostic(.error, file: doc.file, path: "", message: "\"$ref\" \(reference): a Graph export holds its policies, not references to files")])
         }, &log)
-        for (i, p) in tenant.policies.enumerated() where p.targetedApps.isEmpty {
+        for (i, p) in tenant.policies.enumerated() where p.targetedApps.isEmpty && p.appGroup == nil {
             log.append(p.origin.problem(.warning, "policy \"\(p.displayName)\" (\(policiesKey)[\(i)]) has no \"apps\": export it with $expand=apps,assignments"))
         }
         TenantFile.indexPolicies(&tenant, &log)
