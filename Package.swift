@@ -95,7 +95,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "SystemPackage", package: "swift-system"),
         ]),
-        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBrokerCore", "MAMBrokerEmbedded", "MAMBroker", "MAMPolicy", "MAMCatalog", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport",
+        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBrokerCore", "MAMBrokerEmbedded", "MAMBroker", "MAMPolicy", "MAMCatalog", "MAMMatrix", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport",
                                                          .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "SystemPackage", package: "swift-system")]),
         .executableTarget(name: "mambroker", dependencies: [
             "MAMBroker", "MAMBrokerCore", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),

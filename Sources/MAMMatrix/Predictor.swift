@@ -48,8 +48,14 @@ public struct Predictor: Sendable {
         guard let name = spec.identity ?? spec.accounts.first else {
             return engine.party(app, identity: engine.defaultIdentity(for: app))
         }
-        return engine.party(app, identity: engine.tenant.identity(named: name), enrolled: enrolled,
-                            personalAccountSignedIn: alsoPersonal)
+        // An app launched with a user's account enrolled whom its accounts decide, nobody if
+        // none is targeted (the broker's rule, SEMANTICS §1); one launched with no user (only
+        // the personal account) enrolls on launch as the tenant's device has it.
+        let identity = engine.tenant.identity(named: name)
+        if identities.contains(where: { $0.account != nil }) {
+            return engine.party(app, identity: identity, enrollment: enrolled, personalAccountSignedIn: alsoPersonal)
+        }
+        return engine.party(app, identity: identity, enrolled: enrolled, personalAccountSignedIn: alsoPersonal)
     }
 
     /// Whether an open-url cell's link opens in its target: the device routes a URL to one

@@ -61,6 +61,16 @@ struct PredictionTests {
         #expect(report.results.allSatisfy { $0.predicted.note == nil }, "every random party is one the engine accepts")
     }
 
+    @Test("a party signed in only to accounts no policy targets has enrolled nobody, as the broker has it (not the tenant's first targeted user)")
+    func aPartyOfUntargetedAccountsEnrollsNobody() throws {
+        let predictor = Predictor(engine: PolicyEngine(tenant: Fixture.tenant, apps: Fixture.apps.map(\.manifest)), apps: Fixture.pairs)
+        let dana = try predictor.party(PartySpec(name: "Mail (dana)", app: "Mail", accounts: ["dana@outlook.com"]))
+        #expect(dana.enrolled == nil && !dana.isManaged)
+        // Launched with the personal account alone, the app enrolls on launch as the device has it.
+        let personal = try predictor.party(PartySpec(name: "Mail (personal)", app: "Mail", accounts: ["personal"]))
+        #expect(personal.enrolled?.upn == "adele@contoso.com")
+    }
+
     @Test("a random campaign tries two accounts of one app against each other, never a link to the app's own scheme")
     func randomCellsIncludeTwoAccountsOfOneApp() {
         let e = RandomCells.experiment(count: 2000, seed: 5, apps: Fixture.pairs, users: Fixture.tenant.users.map(\.upn), policies: BuiltIn.samplePolicies)

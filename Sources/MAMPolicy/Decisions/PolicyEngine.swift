@@ -52,6 +52,18 @@ public struct PolicyEngine: Sendable {
                      isMDMManaged: tenant.device.mdmManagedApps.contains(app.bundleID.lowercased()))
     }
 
+    /// The party of an app whose enrolled account is known (nil: the app has enrolled nobody),
+    /// as the broker has it once the app's accounts signed in: the enrolled account is the first
+    /// signed-in targeted account [SEMANTICS §1], never the tenant's default for an app that
+    /// signed in only others (Mail run for dana alone has nobody enrolled).
+    public func party(_ app: AppManifest, identity: Identity, enrollment: Account?, personalAccountSignedIn: Bool = false) -> Party {
+        let account = app.integratesSDK ? enrollment : nil
+        let policy = account.flatMap { tenant.policy(app: app.bundleID, account: $0) }
+        return Party(app: app, identity: identity, enrolled: account, policy: policy,
+                     personalAccountSignedIn: personalAccountSignedIn || (app.isMultiIdentity && identity == .personal),
+                     isMDMManaged: tenant.device.mdmManagedApps.contains(app.bundleID.lowercased()))
+    }
+
     /// A multi-identity app in its launch state: no identity set yet, so it is unmanaged and
     /// no policy applies [seed 000 §Switch identities: a multi-identity app starts under an
     /// unknown account that is not managed]. Unlike the personal identity (`""`), it does not
