@@ -120,9 +120,17 @@ public struct EnrollmentService: Sendable {
             // A repeat is ignored [doc: headers]; the app hears that it is enrolled already.
             return [.enrollment(app: bundle, account: accountName, .alreadyEnrolled)]
         }
-        // One managed account per app [doc: headers, SingleManagedAccountMode 227].
+        // One managed account per app [doc: headers, SingleManagedAccountMode 227]. The refused
+        // account keeps a row: its retries wait while the other user holds the app and begin
+        // again once that user is unenrolled, on the same 24-hour interval (seed 000,
+        // enrollment retries; `tick`). Asking again keeps the schedule.
         if let other = enrolledAccount(in: bundle), engine.tenant.identity(named: other).account != account,
            Self.fingerprint(engine, app: bundle, account: account) != nil {
+            if case .failed(.singleManagedAccountMode, _)? = enrollments[k]?.state {} else {
+                enrollments[k] = Enrollment(app: bundle, account: accountName,
+                                            state: .failed(.singleManagedAccountMode, retryAt: now + MAMService.enrollmentRetry),
+                                            nextCheckIn: now + MAMService.enrollmentRetry)
+            }
             return [.enrollment(app: bundle, account: accountName, .singleManagedAccountMode)]
         }
         return attempt(bundle, accountName, account, engine, now)
@@ -212,7 +220,17 @@ public struct EnrollmentService: Sendable {
         runningAtLastTick = running
         for (k, e) in enrollments.sorted(by: { $0.key < $1.key }) where running?.contains(e.app.lowercased()) ?? true {
             switch e.state {
-            case let .failed(_, retryAt) where now >= retryAt:
+            case let .failed(status, retryAt) where now >= retryAt:
+                // While another user holds the app no retry is made; the 24-hour schedule runs on,
+                // so the first retry after that user leaves falls on it (seed 000).
+                if status == .singleManagedAccountMode, let holder = enrolledAccount(in: e.app),
+                   holder.lowercased() != e.account.lowercased() {
+                    var next = retryAt
+                    while next <= now { next += MAMService.enrollmentRetry }
+                    enrollments[k]?.state = .failed(status, retryAt: next)
+                    enrollments[k]?.nextCheckIn = next
+                    break
+                }
                 out += attempt(e.app, e.account, engine.tenant.identity(named: e.account).account!, engine, now)
             case .enrolled, .licensedNotTargeted:
                 guard now >= e.nextCheckIn else { break }

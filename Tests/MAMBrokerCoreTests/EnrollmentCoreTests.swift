@@ -65,6 +65,32 @@ struct EnrollmentCoreTests {
         #expect(notices(Array(lab.received(m).dropFirst(before))) == ["policy adele@contoso.com 101"])
     }
 
+    // Seed 000, enrollment retries: they stop while another user holds the app, and begin again
+    // on the same 24-hour interval once that user is unenrolled.
+    @Test func anAccountRefusedWhileAnotherHeldTheAppIsEnrolledAtTheFirstRetryAfterThatOneLeft() {
+        var lab = CoreLab()
+        let m = lab.launch("com.contoso.mail")
+        lab.send(m, .enroll(account: "adele@contoso.com"))
+        let second = lab.launch("com.contoso.mail", account: "ben@contoso.com")
+        #expect(notices(lab.send(second, .enroll(account: "ben@contoso.com"))) == ["enrollment ben@contoso.com 227"])
+        let hour = Duration.seconds(3600)
+        func benEnrolled() -> Bool { notices(lab.received(second)).contains("enrollment ben@contoso.com 100") }
+        // Adele still holds the app at the first retry: nothing is tried.
+        lab.clock.advance(by: hour * 24)
+        lab.run(lab.core.handle(.tick))
+        #expect(!benEnrolled())
+        lab.send(m, .unenroll(account: "adele@contoso.com", wipe: false))
+        // Not before the next retry on the 24-hour grid (48 hours after the refusal)...
+        lab.clock.advance(by: hour * 12)
+        lab.run(lab.core.handle(.tick))
+        #expect(!benEnrolled())
+        // ...and then he is enrolled and managed.
+        lab.clock.advance(by: hour * 12)
+        lab.run(lab.core.handle(.tick))
+        #expect(benEnrolled())
+        #expect(lab.core.party(of: second)?.isManaged == true)
+    }
+
     @Test func aFailedEnrollmentIsRetriedAfter24VirtualHours() {
         var lab = CoreLab()
         // The user signed Carol in; the tenant does not know her yet.

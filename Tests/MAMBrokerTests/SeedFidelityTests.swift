@@ -130,4 +130,35 @@ struct SeedFidelityTests {
         #expect(notices.contains { $0["restart"] as? String == "adele@contoso.com" }, "\(lines)")
         #expect(!notices.contains { $0["notice"] as? String == "policy" }, "no check-in enrolled her: \(lines)")
     }
+
+    // seed 000, enrollment retries: they stop while another user has enrolled the app, and when
+    // that user is unenrolled they begin again on the same 24-hour interval. Ben is refused in
+    // Mail while adele holds it (227); she leaves; the next retry on his schedule enrolls him.
+    @Test func anAccountRefusedWhileAnotherHeldTheAppIsEnrolledOnceThatOneLeft() throws {
+        let t = try tenant { _, _ in }
+        defer { try? FileManager.default.removeItem(atPath: t.dir) }
+        let b = try BrokerHarness(tenant: t.path, extraArguments: ["--clock", "virtual"])
+        defer { b.stop() }
+        _ = try b.run("Mail", user: "adele@contoso.com", ["hello", "enroll", "adele@contoso.com"])
+        let ben = try b.launch("Mail", user: "ben@contoso.com", ["hello", "enroll", "ben@contoso.com", "wait-notice", "40", "wait-notice", "20"])
+        let enrollments = { b.auditRecords.filter { $0["channel"] as? String == "enrollment" }.compactMap { $0["detail"] as? String } }
+        let deadline = Date().addingTimeInterval(15)
+        while !enrollments().contains("ben@contoso.com: 227") && Date() < deadline { usleep(50_000) }
+        #expect(enrollments().contains("ben@contoso.com: 227"), "\(enrollments())")
+        func advance(_ step: String) throws {
+            let (status, said) = try VirtualClockTests.mamlaunch(["clock", "advance", step, "--broker", b.launcherSocket])
+            #expect(status == 0, "\(said)")
+            usleep(1_500_000)   // a tick (each second) has seen the new time
+        }
+        // Adele still holds Mail at his first retry: nothing is tried.
+        try advance("24h")
+        #expect(!enrollments().contains("ben@contoso.com: 100"), "\(enrollments())")
+        _ = try b.run("Mail", user: "adele@contoso.com", ["hello", "unenroll", "adele@contoso.com", "keep"])
+        try advance("12h")
+        #expect(!enrollments().contains("ben@contoso.com: 100"), "not before his next retry: \(enrollments())")
+        try advance("12h")
+        let lines = ben.finish()
+        #expect(lines.contains { $0["notice"] as? String == "enrollment" && $0["status"] as? Int == 100 && $0["account"] as? String == "ben@contoso.com" },
+                "the retry enrolls him: \(lines)")
+    }
 }
