@@ -176,6 +176,10 @@ extension BrokerCore {
                     sessions[id]!.enrolled = nil
                     sessions[id]!.identity = .personal
                 }
+            case .notDeviceAccount?, .accountNotLicensed?, .singleManagedAccountMode?:
+                // Refused: an instance that took the account as its enrollment at launch (its
+                // `--user`) has none; the app hears the refusal and its policy says the same.
+                if s.enrolled == acct && managed != acct { sessions[id]!.enrolled = nil }
             default:
                 break
             }

@@ -65,7 +65,9 @@ public struct EnrollmentNotice: Sendable, Hashable {
     public var didSucceed: Bool { code < 200 }
     /// The enrollment leaves the account registered: enrolled (100-103, 208 already), or failed
     /// in a way the service retries every 24 hours (200 not licensed, 225 not targeted).
-    var leavesAccountRegistered: Bool { kind == .enrollment && (didSucceed || code == 208 || code == 200 || code == 225) }
+    /// Registered and waiting for a retry, or enrolled: 200, 225 and 227 are retried every 24
+    /// hours (227 once the app's other user is unenrolled); 211 asks the app to remove the account.
+    var leavesAccountRegistered: Bool { kind == .enrollment && (didSucceed || code == 208 || code == 200 || code == 225 || code == 227) }
 }
 
 /// `IntuneMAMComplianceStatus`.

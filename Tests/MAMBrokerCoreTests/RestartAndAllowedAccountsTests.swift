@@ -53,6 +53,17 @@ struct RestartAndAllowedAccountsTests {
         #expect(!lab.received(m).contains { if case .restartRequest = $0.frame.message { return true } else { return false } })
     }
 
+    // One state, told one way: Chat started for ben while only adele is allowed hears 211 at
+    // launch, and is then not managed by ben's policy (it acted managed before).
+    @Test func anAppStartedForAnAccountOutsideTheAllowedListIsNotManagedByIt() {
+        var lab = CoreLab(tenant: tenant(allowing: ["adele@contoso.com"]))
+        let c = lab.launch("com.example.chat", account: "ben@contoso.com")
+        #expect(lab.received(c).contains { if case .enrollmentNotice(0, "ben@contoso.com", 211) = $0.frame.message { return true } else { return false } },
+                "\(lab.received(c).map(\.frame.message))")
+        let party = lab.core.party(of: c)
+        #expect(party?.enrolled == nil && party?.isManaged == false, "\(String(describing: party))")
+    }
+
     @Test func theAllowedListIsAnsweredAndAChangeIsAnnounced() {
         var lab = CoreLab()
         let m = lab.launch("com.contoso.mail"), n = lab.launch("com.example.notes")
