@@ -62,8 +62,12 @@ extension BrokerCore {
             if let identity {
                 // The launcher's user is signed in already; the MDM user signed in with the device.
                 if !sessions[id]!.signedIn.contains(identity) { sessions[id]!.signedIn.append(identity) }
-                tell(service.registerAndEnroll(app: manifest, accountName: identity.upn ?? identity.name, engine: engine, now: clock.now()),
-                     requester: nil, &out)
+                var notices = service.registerAndEnroll(app: manifest, accountName: identity.upn ?? identity.name, engine: engine, now: clock.now())
+                // Enrolled before the app finished launching, an app that requires a policy does
+                // not handle a restart after enrolling [seed 000 §Let Intune handle authentication
+                // and enrollment at launch]: none is asked.
+                if manifest.sdkFlag("MAMPolicyRequired") { notices.removeAll { if case .restart = $0 { return true } else { return false } } }
+                tell(notices, requester: nil, &out)
             }
         }
         let managed = party(id).isManaged
@@ -176,9 +180,10 @@ extension BrokerCore {
                     sessions[id]!.enrolled = nil
                     sessions[id]!.identity = .personal
                 }
-            case .notDeviceAccount?, .accountNotLicensed?, .singleManagedAccountMode?:
-                // Refused: an instance that took the account as its enrollment at launch (its
-                // `--user`) has none; the app hears the refusal and its policy says the same.
+            case .notDeviceAccount?:
+                // Refused by the admin's allowed accounts (to be removed, not retried): an
+                // instance that took the account as its enrollment at launch (its `--user`) has
+                // none; the app hears the refusal and its policy says the same.
                 if s.enrolled == acct && managed != acct { sessions[id]!.enrolled = nil }
             default:
                 break

@@ -261,6 +261,13 @@ struct LaunchKeyTests {
         var lab = CoreLab(apps: Self.mail(["AutoEnrollOnLaunch", "MAMPolicyRequired"]))
         let m = lab.launch("com.contoso.mail", account: "adele@contoso.com")
         #expect(!lab.closed.contains(m))
+        // Seed 000: enrolled before it finished launching, it does not handle a restart after
+        // enrolling, so none is asked (an app with AutoEnrollOnLaunch alone is asked).
+        #expect(lab.received(m).contains { if case .enrollmentNotice(0, "adele@contoso.com", 100) = $0.frame.message { return true } else { return false } })
+        #expect(!lab.received(m).contains { if case .restartRequest = $0.frame.message { return true } else { return false } })
+        var auto = CoreLab(apps: Self.mail(["AutoEnrollOnLaunch"]))
+        let a = auto.launch("com.contoso.mail", account: "adele@contoso.com")
+        #expect(auto.received(a).contains { if case .restartRequest = $0.frame.message { return true } else { return false } })
         // dana is no tenant user: no policy, so the app may not start.
         var plain = CoreLab(apps: Self.mail(["MAMPolicyRequired"]))
         let p = plain.connect(Peer(bundleID: "com.contoso.mail", pid: 1, account: "dana@outlook.com", fromLauncher: true))
