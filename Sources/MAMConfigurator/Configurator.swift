@@ -13,11 +13,7 @@ public struct Change: Sendable, Equatable, CustomStringConvertible {
 public struct Configurator {
     /// Schemes every SDK app must be able to query [doc: seed 001 step 5]: the browsers' twins
     /// and the mobile-threat-defence vendors' apps.
-    public static let fixedQueries = [
-        "http-intunemam", "https-intunemam", "microsoft-edge-http-intunemam", "microsoft-edge-https-intunemam",
-        "smart-ns", "zips", "lacoonsecurity", "wandera", "lookoutwork-ase", "skycure", "betteractiveshield",
-        "smsec", "mvisionmobile", "scmx",
-    ]
+    public static let fixedQueries = ManifestRequirements.requiredQueries
     static let vendorSchemes = Set(fixedQueries.filter { !$0.hasSuffix(URLText.twinSuffix) })
     public static let keychainPrefix = "$(AppIdentifierPrefix)"
     static let sharingExtensionPoints: Set<String> = ["com.apple.share-services", "com.apple.ui-services"]

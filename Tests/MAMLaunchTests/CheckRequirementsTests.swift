@@ -14,6 +14,10 @@ struct CheckRequirementsTests {
         return dir
     }
 
+    /// What seed 001 (2023) asks of every app, so that a test's manifest speaks of its own step only.
+    static let requiredQueries = ["http-intunemam","https-intunemam","microsoft-edge-http-intunemam","microsoft-edge-https-intunemam","smart-ns","zips","lacoonsecurity","wandera","lookoutwork-ase","skycure","betteractiveshield","smsec","mvisionmobile","scmx"].map { "<string>\($0)</string>" }.joined()
+    static let registration = "<key>ADALClientId</key><string>5e1d1a8c-0000-4000-8000-00000000c0de</string><key>ADALRedirectScheme</key><string>msauth</string>"
+
     func plist(_ body: String) -> String {
         "<?xml version=\"1.0\"?><plist version=\"1.0\"><dict>\(body)</dict></plist>"
     }
@@ -33,10 +37,12 @@ struct CheckRequirementsTests {
         let r = try CommandRunner.run(["check", dir.appendingPathComponent("App/Info.plist").path])
         #expect(r.status == 0, "warnings only: \(r.stdout)")
         #expect(r.stdout.contains("App/Info.plist: warning: CFBundleURLTypes[0].CFBundleURLSchemes[0]: URL scheme \"half\" has no twin \"half-intunemam\" (seed 004 §Build the SDK into your mobile app, step 8"), "\(r.stdout)")
-        #expect(r.stdout.contains("there is no LSApplicationQueriesSchemes http-intunemam and https-intunemam (seed 001 §Build the SDK into your mobile app, step 5"), "\(r.stdout)")
+        #expect(r.stdout.contains("there is no LSApplicationQueriesSchemes http-intunemam, https-intunemam, microsoft-edge-http-intunemam, microsoft-edge-https-intunemam, smart-ns, zips, lacoonsecurity, wandera, lookoutwork-ase, skycure, betteractiveshield, smsec, mvisionmobile, scmx (seed 001 (2023 edition) §Build the SDK into your mobile app, step 5"), "\(r.stdout)")
         #expect(r.stdout.contains("there is no NSFaceIDUsageDescription (seed 000 and seed 001 §Build the SDK into your mobile app, step 6"), "\(r.stdout)")
-        #expect(!r.stdout.contains("MainNibFile"), "MainNibFile is a known key: \(r.stdout)")
-        #expect(r.stdout.contains("0 errors, 3 warnings"), "\(r.stdout)")
+        // Seed 001 (2023) asks every app for its Microsoft Entra registration; seed 000 (2020) asked MSAL apps only.
+        #expect(r.stdout.contains("IntuneMAMSettings: IntuneMAMSettings lacks ADALClientId and ADALRedirectUri or ADALRedirectScheme (seed 001 (2023 edition) §Configure settings for the Intune App SDK: ADALClientId, and ADALRedirectUri or ADALRedirectScheme, are required for all apps (the 2020 edition, seed 000, asked them of MSAL apps only)"), "\(r.stdout)")
+        #expect(!r.stdout.contains("MainNibFile:"), "MainNibFile is a known key: \(r.stdout)")
+        #expect(r.stdout.contains("0 errors, 4 warnings"), "\(r.stdout)")
     }
 
     @Test func anOpenInExtensionWithoutASharedAppGroupIsReported() throws {
@@ -44,8 +50,8 @@ struct CheckRequirementsTests {
             <key>CFBundleIdentifier</key><string>com.example.pair</string><key>CFBundleDisplayName</key><string>Pair</string>
             <key>NSFaceIDUsageDescription</key><string>Face ID unlocks Pair.</string>
             <key>CFBundleURLTypes</key><array><dict><key>CFBundleURLSchemes</key><array><string>pair</string><string>pair-intunemam</string></array></dict></array>
-            <key>LSApplicationQueriesSchemes</key><array><string>http-intunemam</string><string>https-intunemam</string></array>
-            <key>IntuneMAMSettings</key><dict><key>AppGroupIdentifiers</key><array><string>group.app</string></array></dict>
+            <key>LSApplicationQueriesSchemes</key><array>\(Self.requiredQueries)</array>
+            <key>IntuneMAMSettings</key><dict><key>AppGroupIdentifiers</key><array><string>group.app</string></array>\(Self.registration)</dict>
             """)
         let ext = plist("""
             <key>CFBundleIdentifier</key><string>com.example.pair.openin</string><key>CFBundleDisplayName</key><string>Open in Pair</string>
@@ -67,8 +73,8 @@ struct CheckRequirementsTests {
         let app = plist("""
             <key>CFBundleIdentifier</key><string>com.example.pair</string><key>CFBundleDisplayName</key><string>Pair</string>
             <key>NSFaceIDUsageDescription</key><string>  </string>
-            <key>LSApplicationQueriesSchemes</key><array><string>http-intunemam</string><string>https-intunemam</string></array>
-            <key>IntuneMAMSettings</key><dict><key>AppGroupIdentifiers</key><array><string>group.app</string></array></dict>
+            <key>LSApplicationQueriesSchemes</key><array>\(Self.requiredQueries)</array>
+            <key>IntuneMAMSettings</key><dict><key>AppGroupIdentifiers</key><array><string>group.app</string></array>\(Self.registration)</dict>
             """)
         func ext(_ name: String, _ counts: String) -> String {
             plist("""

@@ -6,15 +6,21 @@ import Testing
 /// leaves the step out and expects a warning that names the key path and quotes the seed.
 @Suite("Manifest requirements of the seeds")
 struct ManifestRequirementTests {
+    /// The schemes seed 001 (2023) asks every SDK app to query.
+    static let required = ["http-intunemam", "https-intunemam", "microsoft-edge-http-intunemam", "microsoft-edge-https-intunemam",
+                           "smart-ns", "zips", "lacoonsecurity", "wandera", "lookoutwork-ase", "skycure", "betteractiveshield", "smsec",
+                           "mvisionmobile", "scmx"]
+
     /// An SDK app that does every step.
     static var complete: [String: Any] {
         [
             "CFBundleIdentifier": "com.example.good",
             "CFBundleURLTypes": [["CFBundleURLSchemes": ["good", "good-intunemam"]]],
-            "LSApplicationQueriesSchemes": ["mailto", "mailto-intunemam", "http-intunemam", "https-intunemam", "smart-ns"],
+            "LSApplicationQueriesSchemes": ["mailto", "mailto-intunemam", "ms-outlook-intunemam"] + required,
             "CFBundleDocumentTypes": [["LSItemContentTypes": ["com.adobe.pdf", "com.microsoft.intune.mam.com.adobe.pdf"]]],
             "NSFaceIDUsageDescription": "Face ID can unlock this app.",
-            "IntuneMAMSettings": ["MAMPolicyRequired": true, "AutoEnrollOnLaunch": true, "MainNibFile": "MainWindow"],
+            "IntuneMAMSettings": ["MAMPolicyRequired": true, "AutoEnrollOnLaunch": true, "MainNibFile": "MainWindow",
+                                  "ADALClientId": "5e1d1a8c-0000-4000-8000-00000000c0de", "ADALRedirectScheme": "msauth"],
         ]
     }
 
@@ -63,12 +69,25 @@ struct ManifestRequirementTests {
             base: { complete }, change: { $0["CFBundleURLTypes"] = [["CFBundleURLSchemes": ["good"]]] },
             path: "CFBundleURLTypes[0].CFBundleURLSchemes[0]"),
         Row(statement: "a queried scheme without its -intunemam copy", seed: "seed 001 §Build the SDK into your mobile app, step 5",
-            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = ["mailto", "http-intunemam", "https-intunemam"] },
+            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = ["mailto", "ms-outlook-intunemam"] + required },
             path: "LSApplicationQueriesSchemes[0]"),
-        Row(statement: "a queries list without http-intunemam and https-intunemam", seed: "seed 001 §Build the SDK into your mobile app, step 5",
-            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = ["mailto", "mailto-intunemam"] },
+        Row(statement: "a queries list without the managed browser's twins and the threat-defence schemes",
+            seed: "seed 001 (2023 edition) §Build the SDK into your mobile app, step 5",
+            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = ["mailto", "mailto-intunemam", "ms-outlook-intunemam"] },
             path: "LSApplicationQueriesSchemes"),
-        Row(statement: "no queries list at all", seed: "seed 001 §Build the SDK into your mobile app, step 5",
+        Row(statement: "a queries list without scmx, the threat-defence scheme", seed: "seed 001 (2023 edition) §Build the SDK into your mobile app, step 5",
+            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = ["mailto", "mailto-intunemam", "ms-outlook-intunemam"] + required.dropLast() },
+            path: "LSApplicationQueriesSchemes"),
+        Row(statement: "an app that queries mailto without ms-outlook-intunemam", seed: "seed 001 (2023 edition) §Build the SDK into your mobile app, step 5",
+            base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = ["mailto", "mailto-intunemam"] + required },
+            path: "LSApplicationQueriesSchemes"),
+        Row(statement: "no ADALClientId", seed: "seed 001 (2023 edition) §Configure settings for the Intune App SDK",
+            base: { complete }, change: { $0["IntuneMAMSettings"] = ["MAMPolicyRequired": true, "AutoEnrollOnLaunch": true, "ADALRedirectUri": "msauth.com.example.good://auth"] },
+            path: "IntuneMAMSettings"),
+        Row(statement: "neither ADALRedirectUri nor ADALRedirectScheme", seed: "seed 001 (2023 edition) §Configure settings for the Intune App SDK",
+            base: { complete }, change: { $0["IntuneMAMSettings"] = ["MAMPolicyRequired": true, "AutoEnrollOnLaunch": true, "ADALClientId": "x"] },
+            path: "IntuneMAMSettings"),
+        Row(statement: "no queries list at all", seed: "seed 001 (2023 edition) §Build the SDK into your mobile app, step 5",
             base: { complete }, change: { $0["LSApplicationQueriesSchemes"] = nil }, path: ""),
         Row(statement: "a document type without its com.microsoft.intune.mam. twin", seed: "seed 004 §Build the SDK into your mobile app, step 9",
             base: { complete }, change: { $0["CFBundleDocumentTypes"] = [["LSItemContentTypes": ["com.adobe.pdf"]]] },
@@ -106,7 +125,7 @@ struct ManifestRequirementTests {
             },
             path: "NSExtension.NSExtensionAttributes.NSExtensionActivationRule"),
         Row(statement: "MAMPolicyRequired without AutoEnrollOnLaunch", seed: "seed 001 §Configure settings for the Intune App SDK",
-            base: { complete }, change: { $0["IntuneMAMSettings"] = ["MAMPolicyRequired": true] },
+            base: { complete }, change: { $0["IntuneMAMSettings"] = ["MAMPolicyRequired": true, "ADALClientId": "x", "ADALRedirectScheme": "msauth"] },
             path: "IntuneMAMSettings.MAMPolicyRequired"),
     ]
 
@@ -141,7 +160,7 @@ struct ManifestRequirementTests {
     @Test(arguments: ["MainNibFile", "MainNibFile~ipad", "MainStoryboardFile", "MainStoryboardFile~ipad"])
     func mainNibAndStoryboardKeysAreKnown(key: String) throws {
         var plist = Self.complete
-        plist["IntuneMAMSettings"] = ["MAMPolicyRequired": false, key: "Main"]
+        plist["IntuneMAMSettings"] = ["MAMPolicyRequired": false, key: "Main", "ADALClientId": "x", "ADALRedirectScheme": "msauth"]
         #expect(try Self.warnings(plist).isEmpty)
         plist["IntuneMAMSettings"] = [key: 3]
         #expect(throws: LoadFailure.self) { try Self.warnings(plist) }

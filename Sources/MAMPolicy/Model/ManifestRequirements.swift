@@ -9,7 +9,9 @@ public enum ManifestRequirements {
     public enum Source {
         public static let urlTwin = "seed 004 §Build the SDK into your mobile app, step 8: every URL scheme the app defines needs a twin with the -intunemam suffix"
         public static let queryTwin = "seed 001 §Build the SDK into your mobile app, step 5: every scheme in LSApplicationQueriesSchemes needs its -intunemam copy"
-        public static let browserQueries = "seed 001 §Build the SDK into your mobile app, step 5: http-intunemam and https-intunemam belong in LSApplicationQueriesSchemes"
+        public static let browserQueries = "seed 001 (2023 edition) §Build the SDK into your mobile app, step 5: the managed browser's twins and the threat-defence apps' schemes belong in LSApplicationQueriesSchemes"
+        public static let mailto = "seed 001 (2023 edition) §Build the SDK into your mobile app, step 5: an app that uses mailto: lists ms-outlook-intunemam too"
+        public static let adal = "seed 001 (2023 edition) §Configure settings for the Intune App SDK: ADALClientId, and ADALRedirectUri or ADALRedirectScheme, are required for all apps (the 2020 edition, seed 000, asked them of MSAL apps only)"
         public static let documentTwin = "seed 004 §Build the SDK into your mobile app, step 9: every document content type needs a duplicate with the com.microsoft.intune.mam. prefix"
         public static let extensionTwin = "seed 000 §Update existing Share and Action extensions: for each type the extension accepts, add the type with the com.microsoft.intune.mam. prefix"
         public static let extensionDictionary = "seed 000 §Update existing Share and Action extensions: the rule must also accept the com.microsoft.intune.mam. types, which the dictionary form cannot name"
@@ -27,6 +29,14 @@ public enum ManifestRequirements {
         "http-intunemam", "https-intunemam", "microsoft-edge-http-intunemam", "microsoft-edge-https-intunemam",
         "smart-ns", "zips", "lacoonsecurity", "wandera", "lookoutwork-ase", "skycure", "betteractiveshield", "smsec",
         "mvisionmobile", "scmx", "ms-outlook-intunemam",
+    ]
+
+    /// The schemes seed 001 (2023) asks every SDK app to query, in its order: the browsers'
+    /// twins and the mobile-threat-defence vendors' apps (`check` and the configurator).
+    public static let requiredQueries = [
+        "http-intunemam", "https-intunemam", "microsoft-edge-http-intunemam", "microsoft-edge-https-intunemam",
+        "smart-ns", "zips", "lacoonsecurity", "wandera", "lookoutwork-ase", "skycure", "betteractiveshield", "smsec",
+        "mvisionmobile", "scmx",
     ]
 
     static let twinSuffix = "-intunemam"
@@ -62,11 +72,23 @@ public enum ManifestRequirements {
                 let at = item(queries!, j)
                 log.append(at.problem(.warning, "queried scheme \"\(s)\" has no twin \"\(s)\(twinSuffix)\" in the list (\(Source.queryTwin))"))
             }
-            let missing = ["http-intunemam", "https-intunemam"].filter { !present.contains($0) }
+            let missing = requiredQueries.filter { !present.contains($0) }
             if !missing.isEmpty {
                 let at = queries ?? root
                 let what = queries == nil ? "there is no LSApplicationQueriesSchemes" : "LSApplicationQueriesSchemes lacks"
-                log.append(at.problem(.warning, "\(what) \(missing.joined(separator: " and ")) (\(Source.browserQueries))"))
+                log.append(at.problem(.warning, "\(what) \(missing.joined(separator: ", ")) (\(Source.browserQueries))"))
+            }
+            if present.contains("mailto"), !present.contains("ms-outlook-intunemam"), let queries {
+                log.append(queries.problem(.warning, "the app queries mailto but LSApplicationQueriesSchemes lacks ms-outlook-intunemam (\(Source.mailto))"))
+            }
+            // The app's Microsoft Entra registration.
+            var missingKeys: [String] = []
+            if settings.member("ADALClientId") == nil { missingKeys.append("ADALClientId") }
+            if settings.member("ADALRedirectUri") == nil && settings.member("ADALRedirectScheme") == nil {
+                missingKeys.append("ADALRedirectUri or ADALRedirectScheme")
+            }
+            if !missingKeys.isEmpty {
+                log.append(settings.problem(.warning, "IntuneMAMSettings lacks \(missingKeys.joined(separator: " and ")) (\(Source.adal))"))
             }
         }
 
