@@ -109,7 +109,11 @@ struct Check: ParsableCommand {
         let checkedFiles = Set(checked.map(\.file))
         let pairs = checked + known.filter { !checkedFiles.contains($0.file) }
         let crossChecks = ManifestRequirements.checkAppGroups(pairs) + ManifestRequirements.checkOpenInNames(pairs) + ManifestRequirements.checkOpenInTypes(pairs)
-        diagnostics += crossChecks.filter { checkedFiles.contains($0.file) }
+        let cross = crossChecks.filter { checkedFiles.contains($0.file) }
+        // With its app checked too, an extension's name is said once, with the app's name in it.
+        let named = Set(cross.filter { $0.path == "CFBundleDisplayName" }.map(\.file))
+        diagnostics.removeAll { $0.path == "CFBundleDisplayName" && named.contains($0.file) && $0.message.contains("not \"Open in\" and its app's name") }
+        diagnostics += cross
         // Catalog entries: checked like any input; the built-in catalog's apps are known too.
         if let root, !catalogs.contains(where: { URL(fileURLWithPath: $0).standardizedFileURL.path == Catalog.builtInCatalogPath(root: root) }) {
             let builtIn = Catalog.builtInCatalogPath(root: root)

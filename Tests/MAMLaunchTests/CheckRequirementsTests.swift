@@ -99,6 +99,10 @@ struct CheckRequirementsTests {
         #expect(r.stdout.contains("the Open-in extension's rule counts \"@count >= 1\", which accepts more than one file or none (seed 000 §'Copy To' actions, step 7"), "\(r.stdout)")
         #expect(r.stdout.contains("does not accept com.microsoft.intune.mam.com.adobe.pdf of com.example.pair (seed 000 §'Copy To' actions, step 7"), "\(r.stdout)")
         #expect(r.stdout.contains("0 errors, 4 warnings"), "\(r.stdout)")
+        // Checked alone, the extension is still told it is not named "Open in ...", once.
+        let alone = try CommandRunner.run(["check", bad.path + "/OpenIn/Info.plist"])
+        #expect(alone.stdout.contains("OpenIn/Info.plist: warning: CFBundleDisplayName: the Open-in extension is named \"Send to Pair\", not \"Open in\" and its app's name (seed 000 §'Copy To' actions, step 4"), "\(alone.stdout)")
+        #expect(alone.stdout.components(separatedBy: "CFBundleDisplayName").count == 2, "\(alone.stdout)")
 
         // Seed 000's own rule shape, under the right name: nothing to say about the extension.
         let good = try write(["App/Info.plist": app, "OpenIn/Info.plist": ext("Open in Pair", "@count == 1).@count == 1")])

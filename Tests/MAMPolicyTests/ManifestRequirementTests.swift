@@ -124,6 +124,8 @@ struct ManifestRequirementTests {
                     #"SUBQUERY(extensionItems, $e, ANY $e.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO "com.microsoft.intune.mam.com.adobe.pdf").@count > 0"#]]
             },
             path: "NSExtension.NSExtensionAttributes.NSExtensionActivationRule"),
+        Row(statement: "an Open-in extension, checked alone, not named \"Open in\" and its app's name", seed: "seed 000 §'Copy To' actions, step 4",
+            base: { openInExtension }, change: { $0["CFBundleDisplayName"] = "Send to Good" }, path: "CFBundleDisplayName"),
         Row(statement: "MAMPolicyRequired without AutoEnrollOnLaunch", seed: "seed 001 §Configure settings for the Intune App SDK",
             base: { complete }, change: { $0["IntuneMAMSettings"] = ["MAMPolicyRequired": true, "ADALClientId": "x", "ADALRedirectScheme": "msauth"] },
             path: "IntuneMAMSettings.MAMPolicyRequired"),

@@ -113,6 +113,17 @@ public enum ManifestRequirements {
             }
         }
 
+        // An Open-in action extension is "Open in" and its app's name: the prefix is checked
+        // here, alone; the app's name when the app is checked too (checkOpenInNames).
+        if case .bool(true)? = settings.node["OpenInActionExtension"]?.value {
+            let name = root.member("CFBundleDisplayName")
+            var text = ""
+            if case let .string(s)? = name?.node.value { text = s }
+            if !text.hasPrefix("Open in ") {
+                log.append((name ?? root).problem(.warning, "the Open-in extension is named \"\(text)\", not \"Open in\" and its app's name (\(Source.openInName))"))
+            }
+        }
+
         // An Open-in action extension takes one file at a time.
         if case .bool(true)? = settings.node["OpenInActionExtension"]?.value,
            let rule = root.member("NSExtension")?.member("NSExtensionAttributes")?.member("NSExtensionActivationRule"),
