@@ -95,7 +95,7 @@ package struct LiveMatrix {
     /// account: a second user is refused, SingleManagedAccountMode), so cells that need one app
     /// signed in to other accounts (adele's Outlook, ben's Outlook: two users of a tenant) run
     /// on a device of their own, each with its broker. Cells go to the first device whose apps
-    /// they agree with; a run with one user is one device, as before.
+    /// they agree with; a run with one user is one device.
     func devices(_ stint: Stint, _ predicted: [CellResult]) -> [Stint] {
         var bundleOf: [String: String] = [:]
         for p in setup.experiment.parties { bundleOf[p.name] = Catalog.find(p.app, in: setup.apps)?.manifest.bundleID.lowercased() ?? p.app.lowercased() }

@@ -54,7 +54,7 @@ struct RestartAndAllowedAccountsTests {
     }
 
     // One state, told one way: Chat started for ben while only adele is allowed hears 211 at
-    // launch, and is then not managed by ben's policy (it acted managed before).
+    // launch, and is then not managed by ben's policy (not managed while told it is refused).
     @Test func anAppStartedForAnAccountOutsideTheAllowedListIsNotManagedByIt() {
         var lab = CoreLab(tenant: tenant(allowing: ["adele@contoso.com"]))
         let c = lab.launch("com.example.chat", account: "ben@contoso.com")

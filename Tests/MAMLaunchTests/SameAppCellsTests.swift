@@ -4,8 +4,9 @@ import Testing
 /// Cells between two accounts of one app, live: a paste from the org account to the personal
 /// one inside Outlook, a document shared from one account to the other. The broker must decide
 /// each as the engine does (the copier judged under the account that copied, the paster under
-/// the account it pastes as); before, the run switched the app to the target's account before
-/// it copied, so the broker saw one account on both sides and let org text through.
+/// the account it pastes as). A run that switched the app to the target's account before it
+/// copied would show the broker one account on both sides, and org text would reach the
+/// personal account.
 @Suite("matrix: two accounts of one app", .serialized)
 struct SameAppCellsTests {
     static let experiment = """

@@ -4,8 +4,8 @@ import Testing
 /// A tenant with two groups under two levels: adele (sales) on the vendor's Level 2, ben
 /// (finance) on Level 3, both with Outlook and Word. Each user's apps are managed live under
 /// the user's own policy: one app holds one set of accounts on a phone, so two users' copies of
-/// an app run on two devices (a broker each). Before, the run enrolled the first user only and
-/// ben's apps acted unmanaged live while the prediction held them managed (false leaks).
+/// an app run on two devices (a broker each). A run that enrolled the first user only would leave
+/// ben's apps unmanaged live while the prediction held them managed (false leaks).
 @Suite("matrix: a tenant with two users under two policies", .serialized)
 struct TwoUserTenantTests {
     static func tenant(in folder: URL) throws -> String {
