@@ -1,5 +1,6 @@
 import Foundation
 import MAMPolicy
+import MAMWire
 
 /// One app of an app catalog (docs/CATALOG.md): what a stand-in for it declares when no `Apps/`
 /// folder provides it.
@@ -257,22 +258,26 @@ extension Catalog {
     /// Gives every policy of `tenant` that targets an app group the group's members; returns a
     /// line per policy saying how its group was resolved (`check` and the matrix print them).
     public static func resolveAppGroups(_ tenant: inout Tenant, entries: [CatalogEntry], installed: [CatalogApp]) -> [String] {
-        var notes: [String] = []
-        for i in tenant.policies.indices {
-            guard let group = tenant.policies[i].appGroup else { continue }
-            let added = tenant.policies[i].resolveAppGroup { members(of: $0, entries: entries, installed: installed) }
-            notes.append(groupNote(tenant.policies[i], group: group, added: added))
-        }
+        let notes = tenant.policies.indices.compactMap { resolveAppGroup(&tenant.policies[$0], entries: entries, installed: installed) }
         if !notes.isEmpty { tenant.reindex() }
         return notes
     }
 
-    public static func groupNote(_ p: Policy, group: AppGroup, added: [String]) -> String {
+    /// Gives one policy that targets an app group the group's members; returns how the group
+    /// was resolved, nil for a policy without one.
+    public static func resolveAppGroup(_ policy: inout Policy, entries: [CatalogEntry], installed: [CatalogApp]) -> String? {
+        guard let group = policy.appGroup else { return nil }
+        let added = policy.resolveAppGroup { members(of: $0, entries: entries, installed: installed) }
+        return groupNote(policy, group: group, added: added)
+    }
+
+    static func groupNote(_ p: Policy, group: AppGroup, added: [String]) -> String {
         let at = p.appGroupOrigin.map { o in "\(Origin(file: relative(o.file), path: o.path, position: o.position)): " } ?? ""
         let all = p.targetedApps.count, listed = all - added.count
         func apps(_ n: Int) -> String { "\(n) app\(n == 1 ? "" : "s")" }
         let detail = listed == 0 ? (added.isEmpty ? "no app the catalog knows" : "\(apps(all)): \(added.joined(separator: ", "))")
             : "\(apps(all)): the \(listed) it lists" + (added.isEmpty ? ", the catalog adding none" : " and \(added.joined(separator: ", "))")
-        return "\(at)policy \"\(p.displayName)\" targets appGroupType \(group.rawValue), resolved through the app catalog to \(detail)"
+        // The name is an author's: no control character of it reaches a terminal or a log.
+        return "\(at)policy \"\(LogText.escaped(p.displayName))\" targets appGroupType \(group.rawValue), resolved through the app catalog to \(detail)"
     }
 }

@@ -59,11 +59,7 @@ extension MatrixSetup {
         let loaded: [PolicyFile.Loaded]
         do { loaded = try Catalog.loadPolicyFile(path) } catch { throw World.Failure(description: error.description) }
         guard var first = loaded.first?.policy else { return (false, []) }
-        var notes: [String] = []
-        if let group = first.appGroup {
-            let added = first.resolveAppGroup { Catalog.members(of: $0, entries: entries, installed: installed) }
-            notes.append(Catalog.groupNote(first, group: group, added: added))
-        }
+        let notes = Catalog.resolveAppGroup(&first, entries: entries, installed: installed).map { [$0] } ?? []
         guard !first.targetedApps.isEmpty else { return (false, notes) }
         for i in tenant.policies.indices {
             tenant.policies[i].targetedApps = first.targetedApps

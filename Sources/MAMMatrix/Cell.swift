@@ -138,7 +138,7 @@ public enum Plan {
     }
 
     /// Whether a generated cell goes from `source` to `target`: parties of two apps, or two
-    /// accounts of one app (`Plan`).
+    /// accounts of one app on one device (`differ`).
     static func pairs(_ source: PartySpec, _ target: PartySpec, _ channel: Channel, _ apps: [String: String]) -> Bool {
         if apps[target.name] != apps[source.name] { return true }
         return channel != .openURL && source.name != target.name && Self.differ(source, target)

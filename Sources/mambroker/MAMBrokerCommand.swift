@@ -144,15 +144,18 @@ struct MAMBrokerCommand: ParsableCommand {
         }
         let logger = Logger(label: "mambroker")
         let broker: Broker
+        let groups: AppGroups
         do {
             // One device, one broker: a second broker would unlink and rebind the first one's
             // sockets and write the same state and audit log. The lock is taken before anything
             // in the folder is touched and held (the descriptor left open) for this process's life.
             try DeviceLock.acquire(device: device)
             let appsDir = apps ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path
-            let groups = AppGroups(appsDirectory: appsDir)
-            let (tenant, access) = try Self.load(self.tenant, groups: groups)
-            let manifests = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps.map(\.manifest) } ?? []
+            let installed = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
+            let appGroups = AppGroups(installed: installed)
+            groups = appGroups
+            let (tenant, access) = try Self.load(self.tenant, groups: appGroups)
+            let manifests = installed.map(\.manifest)
             var limits = BrokerLimits()
             limits.maximumFileSize = maxFileSize
             limits.quotaPerApp = quotaPerApp
@@ -164,10 +167,9 @@ struct MAMBrokerCommand: ParsableCommand {
             configuration.securityAuditMaximumAge = try Self.age(securityAuditMaxAge, option: "--security-audit-max-age")
             configuration.testFlip = testFlip
             let tenantFile = self.tenant
-            configuration.loadTenant = { try Self.load(tenantFile, groups: groups) }
+            configuration.loadTenant = { try Self.load(tenantFile, groups: appGroups) }
             // An installed bundle id is the installed app only when the program is the one built
             // for it (beside mambroker): a digest per hand-off, cached while the file is unchanged.
-            let installed = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
             let digests = InstalledDigests(apps: installed)
             configuration.installedProgram = { digests.program(for: $0) }
             configuration.appNames = Dictionary(installed.map { ($0.name.lowercased(), $0.manifest.bundleID) }, uniquingKeysWith: { a, _ in a })
@@ -188,7 +190,7 @@ struct MAMBrokerCommand: ParsableCommand {
             guard sigwait(&signals, &received) == 0 else { continue }
             if received == SIGHUP {
                 do {
-                    let (t, access) = try Self.load(tenant, groups: AppGroups(appsDirectory: apps ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path))
+                    let (t, access) = try Self.load(tenant, groups: groups)
                     broker.reload(t, conditionalAccess: access)
                 } catch {
                     logger.error("tenant reload refused; the previous policy stays", metadata: ["reason": "\(error.description)"])
@@ -372,8 +374,8 @@ struct AppGroups: Sendable {
     var entries: [CatalogEntry]
     var installed: [CatalogApp]
 
-    init(appsDirectory: String?) {
+    init(installed: [CatalogApp]) {
         entries = Catalog.projectRoot().flatMap { try? Catalog.loadCatalog(Catalog.builtInCatalogPath(root: $0)) } ?? []
-        installed = appsDirectory.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
+        self.installed = installed
     }
 }

@@ -112,7 +112,7 @@ struct Check: ParsableCommand {
         let cross = crossChecks.filter { checkedFiles.contains($0.file) }
         // With its app checked too, an extension's name is said once, with the app's name in it.
         let named = Set(cross.filter { $0.path == "CFBundleDisplayName" }.map(\.file))
-        diagnostics.removeAll { $0.path == "CFBundleDisplayName" && named.contains($0.file) && $0.message.contains("not \"Open in\" and its app's name") }
+        diagnostics.removeAll { $0.path == "CFBundleDisplayName" && named.contains($0.file) && $0.message.contains(ManifestRequirements.Source.openInName) }
         diagnostics += cross
         // Catalog entries: checked like any input; the built-in catalog's apps are known too.
         if let root, !catalogs.contains(where: { URL(fileURLWithPath: $0).standardizedFileURL.path == Catalog.builtInCatalogPath(root: root) }) {
@@ -141,12 +141,11 @@ struct Check: ParsableCommand {
         var notes: [String] = []
         let installed = known.map { CatalogApp(name: $0.manifest.bundleID, manifest: $0.manifest, file: $0.file) }
         for var policy in grouped {
-            guard let group = policy.appGroup else { continue }
-            let added = policy.resolveAppGroup { Catalog.members(of: $0, entries: allEntries, installed: installed) }
-            if added.isEmpty && policy.targetedApps.isEmpty, let origin = policy.appGroupOrigin {
+            guard let note = Catalog.resolveAppGroup(&policy, entries: allEntries, installed: installed) else { continue }
+            if policy.targetedApps.isEmpty, let group = policy.appGroup, let origin = policy.appGroupOrigin {
                 diagnostics.append(origin.problem(.warning, "appGroupType \(group.rawValue) holds no app the catalog knows: the policy targets nothing"))
             } else {
-                notes.append(Catalog.groupNote(policy, group: group, added: added))
+                notes.append(note)
             }
         }
         var seen = Set<Diagnostic>()

@@ -31,12 +31,13 @@ struct Explain: ParsableCommand {
               open-url  --from opens --url; --to is the app that handles it (optional:
                         without it, the answer is the SDK's isURLAllowed)
               open-in   the same push as send, named as the share sheet names it
+              save-to   --from saves org data to --location
+              open-from --to (or --from) opens data from --location
+
             send, receive, open-in and import carry a document of --type (default \
             \(Payload.defaultDocumentType), the matrix's own), so each answers as the \
             matrix's cell of that channel and the broker's share do: a document for an \
             unmanaged app under "policy-managed apps" travels encrypted (4.1.4).
-              save-to   --from saves org data to --location
-              open-from --to (or --from) opens data from --location
 
             With --from-view (or --to-view) the app shows every account listed together in one \
             view (Mail:adele@contoso.com,personal): with one of them managed there, the view is \

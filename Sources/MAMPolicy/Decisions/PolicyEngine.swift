@@ -45,11 +45,8 @@ public struct PolicyEngine: Sendable {
     ///   - personalAccountSignedIn: a multi-identity app with a personal account as well.
     public func party(_ app: AppManifest, identity: Identity, enrolled: Account? = nil,
                       personalAccountSignedIn: Bool = false) -> Party {
-        let account = enrolled ?? defaultEnrollment(app, acting: identity)
-        let policy = account.flatMap { tenant.policy(app: app.bundleID, account: $0) }
-        return Party(app: app, identity: identity, enrolled: account, policy: policy,
-                     personalAccountSignedIn: personalAccountSignedIn || (app.isMultiIdentity && identity == .personal),
-                     isMDMManaged: tenant.device.mdmManagedApps.contains(app.bundleID.lowercased()))
+        party(app, identity: identity, enrollment: enrolled ?? defaultEnrollment(app, acting: identity),
+              personalAccountSignedIn: personalAccountSignedIn)
     }
 
     /// The party of an app whose enrolled account is known (nil: the app has enrolled nobody),
@@ -57,9 +54,8 @@ public struct PolicyEngine: Sendable {
     /// signed-in targeted account [SEMANTICS §1], never the tenant's default for an app that
     /// signed in only others (Mail run for dana alone has nobody enrolled).
     public func party(_ app: AppManifest, identity: Identity, enrollment: Account?, personalAccountSignedIn: Bool = false) -> Party {
-        let account = app.integratesSDK ? enrollment : nil
-        let policy = account.flatMap { tenant.policy(app: app.bundleID, account: $0) }
-        return Party(app: app, identity: identity, enrolled: account, policy: policy,
+        let policy = enrollment.flatMap { tenant.policy(app: app.bundleID, account: $0) }
+        return Party(app: app, identity: identity, enrolled: enrollment, policy: policy,
                      personalAccountSignedIn: personalAccountSignedIn || (app.isMultiIdentity && identity == .personal),
                      isMDMManaged: tenant.device.mdmManagedApps.contains(app.bundleID.lowercased()))
     }
