@@ -56,9 +56,35 @@ int mam_landlock_abi(void) {
     return abi < 0 ? -errno : (int)abi;
 }
 
+// The child until its exec shares the launcher's memory and thread pointer (CLONE_VM without a
+// TLS of its own), so `errno` is one word both write: the launcher's failed calls meanwhile
+// (placing the child, polling) overwrite what the child's last call set. Wherever the child
+// decides on an error it makes the call raw, and the kernel's negative error number comes back
+// in a register that nothing else writes. Other architectures fall back to the C library's
+// call, whose errno may then be the launcher's.
+static long child_call(long number, long a, long b, long c) {
+#if defined(__x86_64__)
+    long result;
+    __asm__ volatile ("syscall" : "=a"(result) : "0"(number), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+    return result;
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = number;
+    register long x0 __asm__("x0") = a;
+    register long x1 __asm__("x1") = b;
+    register long x2 __asm__("x2") = c;
+    __asm__ volatile ("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+    return x0;
+#else
+    long result = syscall(number, a, b, c);
+    return result < 0 ? -errno : result;
+#endif
+}
+
 // Child-side failure: one line to the status pipe, then exit. Only async-signal-safe calls.
-static void child_fail(int status_fd, const char *step) {
-    int saved = errno;
+// `error` is the child's own error number where it has one (child_call); otherwise errno, which
+// names the launcher's error now and then (above).
+static void child_fail_with(int status_fd, const char *step, int error) {
+    int saved = error;
     char line[160];
     size_t n = 0;
     for (const char *s = step; *s && n < sizeof line - 40; s++) line[n++] = *s;
@@ -70,6 +96,8 @@ static void child_fail(int status_fd, const char *step) {
     (void)!write(status_fd, line, n);
     _exit(127);
 }
+
+static void child_fail(int status_fd, const char *step) { child_fail_with(status_fd, step, errno); }
 
 static int move_high(int fd) {
     return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 64);
@@ -88,16 +116,18 @@ static void fd_path(int fd, char out[32]) {
 }
 
 // mkdir -p in the app's mount namespace (inside an empty tmpfs that hides the real folders).
+// Makes `path` and its parents in the child; 0, or the negative error number.
 static int make_directories(const char *path) {
     char buffer[4096];
     size_t length = strlen(path);
-    if (length >= sizeof buffer) { errno = ENAMETOOLONG; return -1; }
+    if (length >= sizeof buffer) return -ENAMETOOLONG;
     memcpy(buffer, path, length + 1);
     for (size_t i = 1; i <= length; i++) {
         if (buffer[i] != '/' && buffer[i] != 0) continue;
         char saved = buffer[i];
         buffer[i] = 0;
-        if (mkdir(buffer, 0755) != 0 && errno != EEXIST) return -1;
+        long made = child_call(SYS_mkdirat, AT_FDCWD, (long)buffer, 0755);
+        if (made < 0 && made != -EEXIST) return (int)made;
         buffer[i] = saved;
     }
     return 0;
@@ -107,7 +137,7 @@ static int make_directories(const char *path) {
 static void staged(const char *path, char out[4096], int status_fd) {
     static const char stage[] = MAM_STAGE;
     size_t a = sizeof stage - 1, b = strlen(path);
-    if (a + b >= 4096) { errno = ENAMETOOLONG; child_fail(status_fd, path); }
+    if (a + b >= 4096) child_fail_with(status_fd, path, ENAMETOOLONG);
     memcpy(out, stage, a);
     memcpy(out + a, path, b + 1);
 }
@@ -120,15 +150,16 @@ static void bind_into_root(const mam_bind *b, int fd, int status_fd) {
     staged(b->target, target, status_fd);
     struct stat st;
     if (fstat(fd, &st) != 0) child_fail(status_fd, b->source);
+    int made_error;
     if (S_ISDIR(st.st_mode)) {
-        if (make_directories(target) != 0) child_fail(status_fd, b->target);
+        if ((made_error = make_directories(target)) != 0) child_fail_with(status_fd, b->target, -made_error);
     } else {
         // A file is bound onto an empty file made in its folder.
         char folder[4096];
         memcpy(folder, target, strlen(target) + 1);
         char *slash = strrchr(folder, '/');
         if (slash && slash != folder) *slash = 0;
-        if (make_directories(folder) != 0) child_fail(status_fd, b->target);
+        if ((made_error = make_directories(folder)) != 0) child_fail_with(status_fd, b->target, -made_error);
         int made = open(target, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (made < 0) child_fail(status_fd, b->target);
         close(made);
@@ -167,7 +198,7 @@ static void setup_root(const mam_spawn_config *c, int status_fd) {
     // resolved every path, so a link here was planted since, and the launch fails.
     enum { most = 128 };
     int fds[most];
-    if (c->bind_count > most) { errno = E2BIG; child_fail(status_fd, "too many paths to show the app"); }
+    if (c->bind_count > most) child_fail_with(status_fd, "too many paths to show the app", E2BIG);
     for (int i = 0; i < c->bind_count; i++) {
         fds[i] = open(c->binds[i].source, O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (fds[i] < 0) child_fail(status_fd, c->binds[i].source);
@@ -182,7 +213,9 @@ static void setup_root(const mam_spawn_config *c, int status_fd) {
     // binds of /dev/urandom and /dev/random land in it, and it is made read-only below.
     char dev[4096];
     staged("/dev", dev, status_fd);
-    if (make_directories(dev) != 0 || mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=4k,nr_inodes=16,mode=0755") != 0)
+    int dev_error = make_directories(dev);
+    if (dev_error != 0) child_fail_with(status_fd, "the app's /dev", -dev_error);
+    if (mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=4k,nr_inodes=16,mode=0755") != 0)
         child_fail(status_fd, "the app's /dev");
     char null_device[4096];
     staged("/dev/null", null_device, status_fd);
@@ -196,7 +229,8 @@ static void setup_root(const mam_spawn_config *c, int status_fd) {
         child_fail(status_fd, "the app's /dev read-only");
     for (int i = 0; i < c->link_count; i++) {
         staged(c->link_paths[i], target, status_fd);
-        if (symlink(c->link_targets[i], target) != 0 && errno != EEXIST) child_fail(status_fd, c->link_paths[i]);
+        long linked = child_call(SYS_symlinkat, (long)c->link_targets[i], AT_FDCWD, (long)target);
+        if (linked < 0 && linked != -EEXIST) child_fail_with(status_fd, c->link_paths[i], (int)-linked);
     }
     for (int i = 0; i < c->hidden_count; i++) {
         staged(c->hidden[i], target, status_fd);
@@ -205,8 +239,9 @@ static void setup_root(const mam_spawn_config *c, int status_fd) {
     }
     if (c->clone_flags & CLONE_NEWPID) {
         staged("/proc", target, status_fd);
-        if (make_directories(target) != 0 || mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
-            child_fail(status_fd, "mount /proc");
+        int proc_error = make_directories(target);
+        if (proc_error != 0) child_fail_with(status_fd, "mount /proc", -proc_error);
+        if (mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) child_fail(status_fd, "mount /proc");
         // The host's fingerprint, which Landlock's read of /proc grants: its boot id (the same
         // for every app, so two apps learn they share a machine and a boot), its kernel command
         // line, and the names of its disks and swap files read as empty in the app's /proc.
@@ -220,7 +255,8 @@ static void setup_root(const mam_spawn_config *c, int status_fd) {
     }
     if (c->container) {
         staged(c->app_container, target, status_fd);
-        if (make_directories(target) != 0) child_fail(status_fd, "container mount point");
+        int point_error = make_directories(target);
+        if (point_error != 0) child_fail_with(status_fd, "container mount point", -point_error);
         if (c->container_tmpfs) {
             if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, c->container_tmpfs) != 0)
                 child_fail(status_fd, "container tmpfs");
@@ -365,13 +401,13 @@ static void run_child(const mam_spawn_config *c, int status_fd, int notify_sock)
     if (c->seccomp_program) {
         struct sock_fprog prog = { c->seccomp_length, (struct sock_filter *)c->seccomp_program };
         unsigned flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | MAM_SECCOMP_WAIT_KILLABLE_RECV;
-        int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
-        if (listener < 0 && errno == EINVAL)  // kernels before 5.19
-            listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-        if (listener < 0) child_fail(status_fd, "seccomp filter");
+        long listener = child_call(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, (long)&prog);
+        if (listener == -EINVAL)  // kernels before 5.19
+            listener = child_call(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, (long)&prog);
+        if (listener < 0) child_fail_with(status_fd, "seccomp filter", (int)-listener);
         char byte = 0;
-        if (mam_send_with_fd(notify_sock, &byte, 1, listener) != 0) child_fail(status_fd, "send listener");
-        close(listener);
+        if (mam_send_with_fd(notify_sock, &byte, 1, (int)listener) != 0) child_fail(status_fd, "send listener");
+        close((int)listener);
     }
     close(notify_sock);
     // 10. The limit on descriptors (step 5 says why it comes now); everything above descriptor 3
@@ -483,9 +519,18 @@ int mam_spawn(const mam_spawn_config *c, mam_spawn_result *r, char *error, size_
     int result = 0;
     if (c->place) {
         char go = 1;
-        if (c->place(c->place_context, pid, error, error_size) != 0 || send(sock[0], &go, 1, MSG_NOSIGNAL) != 1) {
+        if (c->place(c->place_context, pid, error, error_size) != 0) {
             if (!error[0]) snprintf(error, error_size, "cgroup: %s", strerror(errno));
             kill(pid, SIGKILL);
+            result = -1;
+        } else if (send(sock[0], &go, 1, MSG_NOSIGNAL) != 1) {
+            // The child is gone before it was told to go on: it wrote why to the status pipe
+            // (read below); a bare "Broken pipe" would hide it.
+            int sendErrno = errno;
+            kill(pid, SIGKILL);
+            char why[200] = { 0 };
+            if (read_status(status[0], pidfd, why, sizeof why) > 0) snprintf(error, error_size, "%s", why);
+            else snprintf(error, error_size, "the app's process ended before it was placed in its cgroup (%s)", strerror(sendErrno));
             result = -1;
         }
     }
