@@ -123,8 +123,11 @@ let package = Package(
         .executableTarget(name: "Courier", dependencies: ["MAMWire", .product(name: "SystemPackage", package: "swift-system")], path: "Apps/Courier", exclude: ["Info.plist"]),
         // MAMKit: the SDK an app links (identities, policy, channels, data protection, the
         // service's managers), over its broker connection. docs/MAMKIT.md maps it to the real SDK.
+        // libdispatch's block entry points, defined in the app's executable so that queued work
+        // keeps the identity of the code that queued it (Sources/MAMKit/QueuedIdentity.swift).
+        .target(name: "CMAMKitQueues"),
         .target(name: "MAMKit", dependencies: [
-            "MAMPolicy", "MAMWire", "MAMProtect",
+            "CMAMKitQueues", "MAMPolicy", "MAMWire", "MAMProtect",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "SystemPackage", package: "swift-system"),
@@ -146,7 +149,7 @@ let package = Package(
         .executableTarget(name: "Notes", dependencies: ["MAMWire", "MAMScript", .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system")],
                           path: "Apps/Notes", exclude: ["Info.plist"]),
         // The cost of a policy query through MAMKit against the engine call it wraps.
-        .executableTarget(name: "mamkitbench", dependencies: ["MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
+        .executableTarget(name: "mamkitbench", dependencies: ["CMAMKitQueues", "MAMKit", "MAMPolicy", "MAMCatalog", "MAMWire"]),
         .testTarget(name: "MAMKitTests", dependencies: ["MAMKit", "MAMCatalog", "MAMPolicy", "MAMScript", "MAMWire", "MAMTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog", "MAMTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire", "MAMTestSupport", .product(name: "SystemPackage", package: "swift-system")]),

@@ -60,6 +60,7 @@ public final class MAMApp: Sendable {
     }
 
     static func start(connection: BrokerConnection, integratesSDK: Bool, policyDelegate: (any PolicyDelegate)?) async throws -> MAMApp {
+        IdentityScope.carryIntoQueuedWork()
         connection.start()
         let hello = try await connection.request(.hello(minVersion: Wire.version, maxVersion: Wire.version, integratesSDK: integratesSDK))
         guard case let .welcome(_, bundleID, _)? = hello.first?.frame.message else { throw MAMKitError(.unexpectedReply, "hello") }
@@ -89,6 +90,9 @@ public final class MAMApp: Sendable {
         }
         kit.logger.info("started", metadata: ["app": "\(bundleID)", "sdk": "\(snapshot != nil)",
                                               "multiIdentity": "\(snapshot?.app.isMultiIdentity ?? false)"])
+        if !IdentityScope.carriesIntoPlainQueues {
+            kit.logger.warning("queued work does not keep its identity here: this executable does not bind libdispatch's entry points (docs/MAMKIT.md)")
+        }
         let app = MAMApp(kit: kit)
         Task { await kit.serve() }
         // Back on the screen it was killed on: that identity again, through the broker and

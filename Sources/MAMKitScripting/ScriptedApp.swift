@@ -4,6 +4,7 @@ import MAMKit
 import MAMPolicy
 import MAMProtect
 import MAMScript
+import Synchronization
 
 /// The scripted mode of the SDK sample apps (docs/SCRIPTING.md): command lines on stdin, one
 /// JSON object per line on stdout, every answer MAMKit's (the broker's decisions, the engine's
@@ -289,6 +290,16 @@ struct Executor: Sendable {
             return ["accounts": (try await app.enrollment.allowedAccounts()).map { .array($0.map { .string($0) }) } ?? .null]
         case let .queues(word):
             return await queues(account(word))
+        case let .queued(inner):
+            // A plain dispatch: whatever identity the work runs under, the interposed libdispatch
+            // carried it from here (a Task made in the block inherits the block's).
+            return try await withCheckedThrowingContinuation { (done: CheckedContinuation<[String: JSONValue], any Error>) in
+                DispatchQueue.global().async {
+                    Task<Void, Never> {
+                        do { done.resume(returning: try await self.run(inner)) } catch { done.resume(throwing: error) }
+                    }
+                }
+            }
         case let .policy(word):
             let policy = word.map { pm.policy(for: account($0)) } ?? pm.policy
             return ["managed": .bool(policy.isManaged), "policy": Self.policy(policy)]
@@ -437,10 +448,12 @@ struct Executor: Sendable {
     }
 
     /// The effective identity seen by work queued inside a scope for `account` (seed 000 and
-    /// seed 002 §Thread queues): Dispatch `async`, `sync` and `asyncAfter` and an OperationQueue
-    /// through MAMKit's identity-keeping calls, a work item made in the scope and performed
-    /// outside it, work that sets another identity while it runs, and the plain calls and the
-    /// queue's next work, which carry none.
+    /// seed 002 §Thread queues), through the plain calls and MAMKit's explicit ones: Dispatch
+    /// `async`, `asyncAfter`, `sync`, a barrier, a group and its notification, `concurrentPerform`,
+    /// a source's handler, work items (which keep the identity of the code that made them, not of
+    /// the code that dispatches them), OperationQueue operations (serial, added under two
+    /// identities while the first still runs), and work that sets another identity while it runs;
+    /// then the queue's next work, queued outside the scope, which carries none.
     func queues(_ account: String) async -> [String: JSONValue] {
         let pm = app.policyManager
         @Sendable func seen() -> JSONValue {
@@ -450,25 +463,74 @@ struct Executor: Sendable {
             await withCheckedContinuation { c in enqueue { c.resume(returning: $0) } }
         }
         let queue = DispatchQueue(label: "mamlab.scripted.queues")
+        let concurrent = DispatchQueue(label: "mamlab.scripted.concurrent", attributes: .concurrent)
         let operations = OperationQueue()
         let other = account.isEmpty ? "dana@outlook.com" : ""
         var out: [String: JSONValue] = await IdentityScope.withAccount(account) {
             let kept = await on { done in queue.asyncKeepingIdentity { done(seen()) } }
-            let next = await on { done in queue.async { done(seen()) } }
+            let plain = await on { done in queue.async { done(seen()) } }
             let later = await on { done in queue.asyncAfterKeepingIdentity(deadline: .now() + .milliseconds(10)) { done(seen()) } }
+            let plainLater = await on { done in queue.asyncAfter(deadline: .now() + .milliseconds(10)) { done(seen()) } }
             let synced = queue.syncKeepingIdentity { seen() }
+            let plainSync = DispatchQueue.global().sync { seen() }
+            let barrier = await on { done in concurrent.async(flags: .barrier) { done(seen()) } }
+            let group = DispatchGroup()
+            let inGroup = await on { done in concurrent.async(group: group) { done(seen()) } }
+            let notified = await on { done in group.notify(queue: queue) { done(seen()) } }
+            let performed = Mutex<[JSONValue]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in performed.withLock { $0.append(seen()) } }
+            let source = await on { done in
+                let timer = DispatchSource.makeTimerSource(queue: queue)
+                timer.setEventHandler { timer.cancel(); done(seen()) }
+                timer.schedule(deadline: .now() + .milliseconds(5))
+                timer.resume()
+            }
             let changed = await on { done in queue.asyncKeepingIdentity { IdentityScope.withAccount(other) { done(seen()) } } }
+            let plainChanged = await on { done in queue.async { IdentityScope.withAccount(other) { done(seen()) } } }
             let operation = await on { done in operations.addOperationKeepingIdentity { done(seen()) } }
             let plainOperation = await on { done in operations.addOperation { done(seen()) } }
-            return ["async": kept, "plainAsync": next, "asyncAfter": later, "sync": synced, "changedInside": changed,
-                    "operation": operation, "plainOperation": plainOperation]
+            let itemInScope = await on { done in queue.async(execute: DispatchWorkItem { done(seen()) }) }
+            let dispatchedOutsideItem = await on { done in
+                let item = IdentityScope.withAccount(nil) { DispatchWorkItem { done(seen()) } }
+                queue.async(execute: item)
+            }
+            return ["async": kept, "plainAsync": plain, "asyncAfter": later, "plainAsyncAfter": plainLater, "sync": synced,
+                    "plainSync": plainSync, "barrier": barrier, "groupAsync": inGroup, "groupNotify": notified,
+                    "concurrentPerform": .array(performed.withLock { $0 }), "sourceHandler": source,
+                    "changedInside": changed, "plainChangedInside": plainChanged, "operation": operation, "plainOperation": plainOperation,
+                    "workItemMadeInScope": itemInScope, "workItemMadeOutside": dispatchedOutsideItem]
         }
         out["workItem"] = await on { done in
             let item = IdentityScope.withAccount(account) { IdentityScope.workItem { done(seen()) } }
             queue.async(execute: item)
         }
+        out["plainWorkItem"] = await on { done in
+            let item = IdentityScope.withAccount(account) { DispatchWorkItem { done(seen()) } }
+            queue.async(execute: item)
+        }
+        out["serialOperations"] = await serialOperations(account, other: other, seen: seen)
         out["afterWork"] = await on { done in queue.async { done(seen()) } }
+        out["carriesIntoPlainQueues"] = .bool(IdentityScope.carriesIntoPlainQueues)
         return out
+    }
+
+    /// A serial OperationQueue given two operations under two identities while a third, added
+    /// first under no scope, still runs: the queue starts each from the thread the one before it
+    /// ran on, and each must still run under the identity it was added with.
+    func serialOperations(_ account: String, other: String, seen: @escaping @Sendable () -> JSONValue) async -> JSONValue {
+        let serial = OperationQueue()
+        serial.maxConcurrentOperationCount = 1
+        let gate = DispatchSemaphore(value: 0)
+        final class Results: Sendable { let seen = Mutex<[String: JSONValue]>([:]) }
+        let results = Results()
+        serial.addOperation { _ = gate.wait(timeout: .now() + 10); results.seen.withLock { $0["first"] = seen() } }
+        IdentityScope.withAccount(account) { serial.addOperation { results.seen.withLock { $0["second"] = seen() } } }
+        IdentityScope.withAccount(other) { serial.addOperation(BlockOperation { results.seen.withLock { $0["third"] = seen() } }) }
+        gate.signal()
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async { serial.waitUntilAllOperationsAreFinished(); c.resume() }
+        }
+        return .object(results.seen.withLock { $0 })
     }
 
     /// A target or source that is still starting is not known to the broker yet: try again

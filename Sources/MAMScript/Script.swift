@@ -19,6 +19,9 @@ public indirect enum Script: Sendable, Hashable {
     case registered
     case allowedAccounts
     case queues(String)
+    /// `queued COMMAND ...`: one command (not `queued`, not `bye`) run from work queued the plain
+    /// way (`DispatchQueue.global().async`), as an app's background work would.
+    case queued(Script)
     case policy(String?)
     /// The policy asked for again, as at a check-in (after the broker took a new tenant).
     case refresh
@@ -118,6 +121,10 @@ public indirect enum Script: Sendable, Hashable {
         case "registered": try count(0...0, ""); self = .registered
         case "allowed-accounts": try count(0...0, ""); self = .allowedAccounts
         case "queues": try count(1...1, "ACCOUNT|personal"); self = .queues(a[0])
+        case "queued":
+            guard a.count >= 1 else { throw UsageError("usage: queued COMMAND [ARGUMENTS]") }
+            guard a[0] != "queued", a[0] != "bye" else { throw UsageError("queued takes one command other than queued and bye") }
+            self = .queued(try Script(ScriptCommand(a[0], Array(a.dropFirst()))))
         case "policy": try count(0...1, "[ACCOUNT]"); self = .policy(a.first)
         case "refresh": try count(0...0, ""); self = .refresh
         case "open-url": try count(1...1, "URL"); self = .openURL(a[0])

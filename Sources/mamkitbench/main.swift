@@ -15,12 +15,17 @@ import MAMWire
 let arguments = CommandLine.arguments.dropFirst()
 if arguments.contains("--help") || arguments.contains("-h") {
     print("""
-    usage: mamkitbench [--blocks N] [--queries N]
+    usage: mamkitbench [--blocks N] [--queries N] [--queues] [--dispatches N]
 
     Times a policy query through MAMKit (PolicyManager.policy(for:) and its answer) against the
     engine function it wraps, on the sample tenant's Mail for adele@contoso.com, in alternating
     blocks; prints the median time per query of each and the kit/engine ratio (median, min, max).
     Defaults: 20 blocks of 20000 queries.
+
+    --queues: then what carrying the scoped identity into queued work costs a dispatch_async:
+    libdispatch's own call, the interposed one from code with no scoped identity, and the
+    interposed one inside a scope, in alternating blocks of N dispatches (default 100000), with
+    each one's ratio to libdispatch's own.
     """)
     exit(0)
 }
@@ -29,7 +34,7 @@ func option(_ name: String, _ fallback: Int) -> Int {
           let v = Int(arguments[arguments.index(after: i)]), v > 0 else { return fallback }
     return v
 }
-let blocks = option("--blocks", 20), queries = option("--queries", 20_000)
+let blocks = option("--blocks", 20), queries = option("--queries", 20_000), dispatches = option("--dispatches", 100_000)
 
 guard let root = Catalog.projectRoot() else {
     FileHandle.standardError.write(Data("mamkitbench: run it inside the MAMLab project (or set MAMLAB_ROOT)\n".utf8))
@@ -112,4 +117,5 @@ let ratios = zip(kit, direct).map { $0 / $1 }
 print(String(format: "policy query through MAMKit: %.0f ns (median of %d blocks of %d)", median(kit), blocks, queries))
 print(String(format: "the engine call it wraps:    %.0f ns", median(direct)))
 print(String(format: "ratio kit/engine: median %.2f, min %.2f, max %.2f", median(ratios), ratios.min() ?? 0, ratios.max() ?? 0))
+if arguments.contains("--queues") { QueueBenchmark(blocks: blocks, dispatches: dispatches).run() }
 app.stop()

@@ -24,22 +24,52 @@ struct IdentityScopeTests {
     }
 
     /// Seed 000 and seed 002 §Thread queues: queued work keeps the identity of the code that
-    /// queued it, may set another while it runs, and leaves the queue's thread as it found it.
+    /// queued it, through the plain Dispatch and OperationQueue calls as through MAMKit's own;
+    /// it may set another while it runs, and leaves the queue's thread as it found it. A work
+    /// item keeps the identity of the code that made it, not of the code that dispatches it.
     @Test func queuedWorkKeepsTheIdentityOfTheCodeThatQueuedIt() throws {
         let b = try KitBroker()
         defer { b.stop() }
         let mail = try b.launch("Mail")
         let seen = try mail.send("queues", "adele@contoso.com")
         mail.finish()
-        for kept in ["async", "asyncAfter", "sync", "operation", "workItem"] {
-            #expect(seen[kept]?["identity"]?.string == "adele@contoso.com" && seen[kept]?["managed"]?.bool == true, "\(kept): \(seen)")
+        #expect(seen["carriesIntoPlainQueues"]?.bool == true, "the sample app's executable interposes libdispatch")
+        func adele(_ v: JSONValue?) -> Bool { v?["identity"]?.string == "adele@contoso.com" && v?["managed"]?.bool == true }
+        let kept = ["async", "plainAsync", "asyncAfter", "plainAsyncAfter", "sync", "plainSync", "barrier", "groupAsync",
+                    "groupNotify", "sourceHandler", "operation", "plainOperation", "workItem", "plainWorkItem", "workItemMadeInScope"]
+        for channel in kept { #expect(adele(seen[channel]), "\(channel): \(seen[channel] ?? .null)") }
+        let performed = seen["concurrentPerform"]?.array ?? []
+        #expect(performed.count == 4 && performed.allSatisfy(adele), "concurrentPerform: \(performed)")
+        for changed in ["changedInside", "plainChangedInside"] {
+            #expect(seen[changed]?["identity"]?.string == "", "work may set its own identity: \(changed)")
         }
-        #expect(seen["changedInside"]?["identity"]?.string == "", "work may set its own identity: \(seen)")
-        // The plain calls carry nothing (Mail has no process identity: unmanaged), and the queue's
-        // next work does not inherit what the last one ran under.
-        for plain in ["plainAsync", "plainOperation", "afterWork"] {
-            #expect(seen[plain]?["scoped"]?.isNull == true && seen[plain]?["managed"]?.bool == false, "\(plain): \(seen)")
+        // A serial OperationQueue starts each operation from the thread the one before ran on;
+        // each still runs under the identity it was added with.
+        let serial = seen["serialOperations"]
+        #expect(serial?["first"]?["scoped"]?.isNull == true, "\(serial ?? .null)")
+        #expect(adele(serial?["second"]), "\(serial ?? .null)")
+        #expect(serial?["third"]?["scoped"]?.string == "" && serial?["third"]?["managed"]?.bool == false, "\(serial ?? .null)")
+        // Made outside any scope: none, though dispatched inside adele's. Queued after the scope
+        // ended: none (Mail has no process identity: unmanaged).
+        for none in ["workItemMadeOutside", "afterWork"] {
+            #expect(seen[none]?["scoped"]?.isNull == true && seen[none]?["managed"]?.bool == false, "\(none): \(seen[none] ?? .null)")
         }
+    }
+
+    /// The broker decides work queued the plain way under the identity of the code that queued
+    /// it: org data copied from a background block inside adele's scope stays in.
+    @Test func aPlainlyQueuedActionIsDecidedUnderTheQueuingIdentity() throws {
+        let b = try KitBroker()
+        defer { b.stop() }
+        let mail = try b.launch("Mail")
+        #expect(try mail.send("identity", "personal")["result"]?.string == "success")
+        #expect(try mail.send("in", "adele@contoso.com", "queued", "copy", "queued org data")["ok"]?.bool == true)
+        let blocked = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(blocked?.outcome == "blocked", "\(String(describing: blocked))")
+        #expect(try mail.send("queued", "copy", "queued personal data")["ok"]?.bool == true)
+        let allowed = try b.courier("Notes", ["hello", "paste", "bye"]).courierLines().first { $0["step"]?.string == "paste" }
+        #expect(allowed?.outcome == "allowed" && allowed?["text"]?.string == "queued personal data", "\(String(describing: allowed))")
+        mail.finish()
     }
 
     @Test func anActionInAScopeIsDecidedUnderTheScopedIdentityAndTheUIIdentityComesBack() throws {
