@@ -134,7 +134,7 @@ func take() -> String { args.isEmpty ? "" : args.removeFirst() }
 while !args.isEmpty {
     let step = take()
     switch step {
-    case "hello": result(step, request(.hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
+    case "hello": result(step, request(.hello(minVersion: Wire.version, maxVersion: Wire.version, integratesSDK: true)))
     case "identity": result(step, request(.setIdentity(account: take())))
     case "copy": result(step, request(.copy(text: take(), types: ["public.utf8-plain-text"])))
     case "paste": result(step, request(.paste))

@@ -13,8 +13,12 @@ public func wireFrame(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         WireErrors.check(error, in: bytes)
         return 0
     }
-    // Strict means one encoding per frame: what is accepted re-encodes to the very same bytes.
-    FuzzCheck.require(Wire.encode(frame) == bytes, "accepted bytes that re-encode differently: \(frame)")
+    // Strict means one encoding per frame: what is accepted re-encodes, in its version, to the very same bytes.
+    FuzzCheck.require(Wire.encode(frame, version: bytes[2]) == bytes, "accepted bytes that re-encode differently: \(frame)")
+    // A connection that agreed on a version reads that version only.
+    for agreed in Wire.versions where agreed != bytes[2] {
+        FuzzCheck.require((try? Wire.decode(bytes, agreed: agreed)) == nil, "a version-\(bytes[2]) frame read on a version-\(agreed) connection")
+    }
     FuzzCheck.require(Wire.frameID(bytes) == frame.id, "frameID disagrees with the decoded id \(frame.id)")
     // The order check must refuse or accept, never trap, whatever came before.
     for descriptor in [false, true] {

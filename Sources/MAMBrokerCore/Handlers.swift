@@ -13,7 +13,7 @@ extension BrokerCore {
             parties[id] = nil
         }
         let welcomed = party(id)
-        out.append(.send(id, Frame(id: frameID, .welcome(version: Wire.version, bundleID: welcomed.bundleID,
+        out.append(.send(id, Frame(id: frameID, .welcome(version: sessions[id]!.conversation.version, bundleID: welcomed.bundleID,
                                                          managedAccount: welcomed.isManaged ? welcomed.enrolled?.name : nil))))
         guard launchKeys(id, &out) else {
             refuse(id, frameID, WireError(.notAllowed, "\(welcomed.bundleID) may not start without an app protection policy (MAMPolicyRequired); sign in with a managed account"), &out)

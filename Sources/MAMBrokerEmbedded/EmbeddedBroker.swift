@@ -33,7 +33,7 @@ public struct EmbeddedBroker {
     /// Connects an app as the launcher would, and greets.
     public mutating func launch(_ bundleID: String, account: String? = nil, personal: Bool = false, sdk: Bool = true) -> SessionID {
         let id = connect(Peer(bundleID: bundleID, pid: Int32(1000 + nextSession), account: account, fromLauncher: true, personal: personal))
-        send(id, .hello(minVersion: 1, maxVersion: 1, integratesSDK: sdk))
+        send(id, .hello(minVersion: Wire.version, maxVersion: Wire.version, integratesSDK: sdk))
         return id
     }
 

@@ -110,7 +110,7 @@ final class BrokerConnection: Sendable {
                 continue
             }
             let frame: Frame
-            do { frame = try Wire.decode(raw.bytes) } catch {
+            do { frame = try socket.decode(raw.bytes) } catch {
                 fail(Self.requestID(raw.bytes), MAMKitError(.unexpectedReply, "a reply that could not be read: \(error)"))
                 continue
             }

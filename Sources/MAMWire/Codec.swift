@@ -6,7 +6,12 @@
 /// `bool` (one byte, 0 or 1), `text` (u16 length, then that many bytes of UTF-8), `text?` (a
 /// presence byte 0 or 1, then a text), and lists (u16 count, then the items).
 public enum Wire {
-    public static let version: UInt8 = 1
+    /// The newest version, which this side's own clients speak.
+    public static let version: UInt8 = 2
+    /// Every version this side reads and writes (docs/PROTOCOL.md, "Versions"). A message's layout
+    /// never changes within a version: version 2 added `ruleName` and `decidedAt` to a decision
+    /// and the message `setViewIdentities`.
+    public static let versions: ClosedRange<UInt8> = 1...2
     public static let headerSize = 12
     /// The largest frame either side accepts.
     public static let maximumFrame = 65_536
@@ -77,6 +82,9 @@ public enum Wire {
         }
     }
 
+    /// The version a message type first appeared in (every other one is in version 1).
+    static func firstVersion(of type: UInt8) -> UInt8 { type == 0x11 ? 2 : 1 }
+
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x11, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
                                                 0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x6C, 0x6D, 0x6E, 0x70, 0x71, 0x72,
@@ -85,9 +93,11 @@ public enum Wire {
 
     // MARK: Encoding
 
-    public static func encode(_ frame: Frame) -> [UInt8] {
+    /// `version`: the one the two sides agreed on (a hello goes out in the oldest, which every
+    /// broker reads).
+    public static func encode(_ frame: Frame, version: UInt8 = Wire.version) -> [UInt8] {
         // The header goes first and its length is filled in after the payload: one buffer.
-        var w = Writer()
+        var w = Writer(version: version)
         // Room for a decision answer and its text without growing (most replies are smaller).
         w.bytes.reserveCapacity(256)
         w.u8(magic[0]); w.u8(magic[1]); w.u8(version); w.u8(type(of: frame.message))
@@ -100,6 +110,8 @@ public enum Wire {
     }
 
     struct Writer {
+        /// The layout written (a decision's fields depend on it).
+        var version: UInt8 = Wire.version
         var bytes: [UInt8] = []
         mutating func u8(_ v: UInt8) { bytes.append(v) }
         mutating func bool(_ v: Bool) { bytes.append(v ? 1 : 0) }
@@ -118,7 +130,7 @@ public enum Wire {
         }
         mutating func decision(_ d: DecisionRecord) {
             bool(d.allowed); u8(d.outcome); text(d.rule); u8(d.tag); text(d.message); text(d.detail)
-            text(d.ruleName); text(d.decidedAt)
+            if version >= 2 { text(d.ruleName); text(d.decidedAt) }
         }
     }
 
@@ -182,12 +194,14 @@ public enum Wire {
     /// The id of a frame whose header could be read (12 bytes or more, magic "MW", this
     /// version), else nil. An error about a frame answers under this id, or 0 when nil.
     public static func frameID(_ bytes: [UInt8]) -> UInt32? {
-        guard bytes.count >= headerSize, bytes[0] == magic[0], bytes[1] == magic[1], bytes[2] == version else { return nil }
+        guard bytes.count >= headerSize, bytes[0] == magic[0], bytes[1] == magic[1], versions.contains(bytes[2]) else { return nil }
         return UInt32(bytes[4]) | UInt32(bytes[5]) << 8 | UInt32(bytes[6]) << 16 | UInt32(bytes[7]) << 24
     }
 
-    /// Decodes one frame, strictly: every byte must be accounted for and every field in range.
-    public static func decode(_ bytes: [UInt8]) throws(WireError) -> Frame {
+    /// Decodes one frame, strictly: every byte must be accounted for and every field in range,
+    /// in the layout of the frame's version: `agreed` once the two sides have agreed on one (a
+    /// frame of another is refused), any version this side speaks before.
+    public static func decode(_ bytes: [UInt8], agreed: UInt8? = nil) throws(WireError) -> Frame {
         if bytes.count > maximumFrame { throw WireError(.oversized, "frame of \(bytes.count) bytes; the limit is \(maximumFrame)") }
         guard bytes.count >= headerSize else {
             throw WireError(.truncated, "frame of \(bytes.count) bytes is shorter than the \(headerSize)-byte header")
@@ -195,10 +209,19 @@ public enum Wire {
         guard bytes[0] == magic[0], bytes[1] == magic[1] else {
             throw WireError(.badMagic, "bytes 0-1 are 0x\(hex(bytes[0]))\(hex(bytes[1])); a frame starts with \"MW\" (0x4D57)")
         }
-        guard bytes[2] == version else { throw WireError(.unsupportedVersion, "byte 2: version \(bytes[2]); this side speaks \(version)") }
+        let version = bytes[2]
+        if let agreed, version != agreed {
+            throw WireError(.unsupportedVersion, "byte 2: version \(version); this connection agreed on version \(agreed)")
+        }
+        guard versions.contains(version) else {
+            throw WireError(.unsupportedVersion, "byte 2: version \(version); this side speaks \(versions.lowerBound)...\(versions.upperBound)")
+        }
         let type = bytes[3]
         guard knownTypes.contains(type) else { throw WireError(.unknownType, "byte 3: unknown message type 0x\(hex(type))") }
-        var r = Reader(bytes: bytes, offset: 4)
+        guard version >= firstVersion(of: type) else {
+            throw WireError(.unknownType, "byte 3: message type 0x\(hex(type)) is new in version \(firstVersion(of: type)); this frame is version \(version)")
+        }
+        var r = Reader(bytes: bytes, offset: 4, version: version)
         let id = try r.u32("id")
         let length = Int(try r.u32("length"))
         guard headerSize + length == bytes.count else {
@@ -219,6 +242,8 @@ public enum Wire {
     struct Reader {
         let bytes: [UInt8]
         var offset: Int
+        /// The layout read (a decision's fields depend on it).
+        var version: UInt8 = Wire.version
 
         mutating func take(_ n: Int, _ field: String) throws(WireError) -> ArraySlice<UInt8> {
             guard offset + n <= bytes.count else {
@@ -277,7 +302,7 @@ public enum Wire {
         mutating func decision() throws(WireError) -> DecisionRecord {
             DecisionRecord(allowed: try bool("allowed"), outcome: try range("outcome", DecisionRecord.outcomes), rule: try text("rule"),
                            tag: try range("tag", DecisionRecord.tags), message: try text("message"), detail: try text("detail"),
-                           ruleName: try text("ruleName"), decidedAt: try text("decidedAt"))
+                           ruleName: version >= 2 ? try text("ruleName") : "", decidedAt: version >= 2 ? try text("decidedAt") : "")
         }
     }
 

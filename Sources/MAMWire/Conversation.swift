@@ -3,6 +3,8 @@
 public struct Conversation: Sendable {
     public private(set) var greeted = false
     public private(set) var closed = false
+    /// The version agreed at hello: the newest both sides speak.
+    public private(set) var version: UInt8 = Wire.version
 
     public init() {}
 
@@ -19,9 +21,12 @@ public struct Conversation: Sendable {
         switch m {
         case let .hello(minV, maxV, _):
             if greeted { throw WireError(.outOfOrder, "hello twice") }
-            guard (minV...maxV).contains(Wire.version) else {
-                throw WireError(.unsupportedVersion, "the app speaks versions \(minV)...\(maxV); the broker speaks \(Wire.version)")
+            let newest = min(maxV, Wire.versions.upperBound)
+            guard newest >= max(minV, Wire.versions.lowerBound) else {
+                throw WireError(.unsupportedVersion,
+                                "the app speaks versions \(minV)...\(maxV); the broker speaks \(Wire.versions.lowerBound)...\(Wire.versions.upperBound)")
             }
+            version = newest
             greeted = true
         case .welcome, .error, .canOpenURLResult, .urlDelivery, .decision, .copied, .pasteResult, .targets, .document,
              .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest, .signedIn,

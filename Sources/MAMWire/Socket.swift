@@ -16,10 +16,39 @@ import SystemPackage
 public final class WireSocket: Sendable {
     /// -1 once closed or released.
     private let raw: Atomic<Int32>
+    /// The protocol version the two ends agreed on, 0 until then: the version of the `welcome`
+    /// this socket sent (the broker's) or received (an app's). From then on every frame goes out
+    /// in it, and a frame of another is refused. Before it, frames go out in the oldest version
+    /// (a hello, or an error refusing one, whose layouts never change), and any version this
+    /// side speaks is read.
+    private let agreedVersion = Atomic<UInt8>(0)
 
     /// Takes over `descriptor`, a connected SOCK_SEQPACKET socket.
     public init(adopting descriptor: consuming Descriptor) {
         raw = Atomic(descriptor.release())
+    }
+
+    /// The agreed version; nil before the welcome.
+    public var agreed: UInt8? {
+        let v = agreedVersion.load(ordering: .acquiring)
+        return v == 0 ? nil : v
+    }
+
+    private func agree(on message: Message) {
+        if case let .welcome(version, _, _) = message { agreedVersion.store(version, ordering: .releasing) }
+    }
+
+    /// Encodes `frame` in the version this connection speaks (a welcome: the one it names).
+    public func encode(_ frame: Frame) -> [UInt8] {
+        agree(on: frame.message)
+        return Wire.encode(frame, version: agreed ?? Wire.versions.lowerBound)
+    }
+
+    /// Decodes a packet that came on this connection, in its agreed version (a welcome sets it).
+    public func decode(_ bytes: [UInt8]) throws(WireError) -> Frame {
+        let frame = try Wire.decode(bytes, agreed: agreed)
+        agree(on: frame.message)
+        return frame
     }
 
     /// A socket of its own over a connection someone else owns: a duplicate of `borrowed`
@@ -61,7 +90,7 @@ public final class WireSocket: Sendable {
     /// own copy, the sender still closes this one). `wait: false` refuses rather than
     /// blocks when the peer is not reading (the broker never blocks on one app for another).
     public func send(_ frame: Frame, descriptor: FileDescriptor? = nil, wait: Bool = true) throws(WireError) {
-        let bytes = Wire.encode(frame)
+        let bytes = encode(frame)
         guard bytes.count <= Wire.maximumFrame else { throw WireError(.oversized, "refusing to send a frame of \(bytes.count) bytes") }
         try sendRaw(bytes, descriptor: descriptor, wait: wait)
     }
@@ -101,7 +130,7 @@ public final class WireSocket: Sendable {
         guard let raw = receiveRaw() else { return nil }
         if let error = raw.error { return Received(frame: .failure(error), descriptor: nil) }
         let frame: Result<Frame, WireError>
-        do { frame = .success(try Wire.decode(raw.bytes)) } catch { frame = .failure(error) }
+        do { frame = .success(try decode(raw.bytes)) } catch { frame = .failure(error) }
         return Received(frame: frame, descriptor: raw.descriptor)
     }
 

@@ -23,7 +23,7 @@ struct BrokerUnderTest {
             throw BenchError("the broker did not take \(bundle)'s connection: \(error)")
         }
         theirs.close()
-        try mine.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: true)))
+        try mine.send(Frame(id: 1, .hello(minVersion: Wire.version, maxVersion: Wire.version, integratesSDK: true)))
         guard let answer = mine.receive(), case .success(let frame) = answer.frame, case .welcome = frame.message else {
             mine.close()
             throw BenchError("the broker did not welcome \(bundle)")

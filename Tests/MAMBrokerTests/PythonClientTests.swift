@@ -204,6 +204,43 @@ import Testing
         #expect(!r.err.contains("sandbox violation"), "\(r.err)")
     }
 
+    /// A client written while the protocol had one version (Fixtures/python-v1: the Python client
+    /// as it was then, kept unchanged; it refuses any byte it does not expect) asks for version 1
+    /// and is answered in version 1's layout on every channel it speaks; each decision is the
+    /// broker's, as the audit shows.
+    @Test func aVersionOneClientIsAnsweredInVersionOnesLayoutOnEveryChannel() throws {
+        let b = try BrokerHarness()
+        defer { b.stop() }
+        // Docs takes the URL, then stays while the share is decided.
+        let docs = try b.launch("Docs", ["hello", "wait-url", "sleep", "2000"])
+        docs.waitForLines(1)
+        let r = try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", ["run", "--manifest", "clients/python/Info.plist", "--broker", b.launcherSocket,
+                                                                       "--containers", b.device + "-containers", "--", Self.python,
+                                                                       "Tests/MAMBrokerTests/Fixtures/python-v1/every_channel.py", "com.contoso.docs"],
+                                     directory: BrokerHarness.root, input: "")
+        _ = docs.finish()
+        #expect(r.status == 0, "\(r.out)\n\(r.err)")
+        var said: [String: [String: Any]] = [:]
+        for line in r.out.split(separator: "\n") {
+            if let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let c = o["channel"] as? String { said[c] = o }
+        }
+        #expect(said["error"] == nil, "\(said["error"] ?? [:])")
+        #expect(said["hello"]?["version"] as? Int == 1 && said["hello"]?["app"] as? String == "com.example.pyhello", "\(r.out)")
+        let channels = ["identity", "open-url", "paste", "share", "save", "open"]
+        for c in channels { #expect(said[c]?["outcome"] is String, "\(c): \(r.out)\n\(r.err)") }
+        #expect(said["can-open"]?["result"] is Bool && (said["targets"]?["targets"] as? [Any])?.isEmpty == false, "\(r.out)")
+        #expect(said["paste"]?["text"] as? String == "from a version-1 client" && said["open"]?["content"] as? String == "saved by a version-1 client",
+                "\(r.out)")
+        #expect(said["bye"] != nil, "\(r.out)")
+        // The same decisions the broker audited, in order.
+        let audited = b.auditRecords.filter { ($0["source"] as? [String: Any])?["app"] as? String == "com.example.pyhello"
+            || ($0["target"] as? [String: Any])?["app"] as? String == "com.example.pyhello" }
+        for (c, channel) in [("open-url", "open-url"), ("paste", "paste"), ("share", "open-in"), ("save", "save-to"), ("open", "open-from")] {
+            let record = audited.first { $0["channel"] as? String == channel }
+            #expect(record?["outcome"] as? String == said[c]?["outcome"] as? String, "\(c): \(record ?? [:]) vs \(said[c] ?? [:])")
+        }
+    }
+
     @Test func theExampleAppRunsAsAShebangScript() throws {
         let b = try BrokerHarness()
         defer { b.stop() }

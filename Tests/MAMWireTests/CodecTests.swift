@@ -58,7 +58,7 @@ struct CodecTests {
 
     @Test func theHeaderIsAsDocumented() {
         let bytes = Wire.encode(Frame(id: 0x0102_0304, .paste))
-        #expect(bytes == [0x4D, 0x57, 1, 0x32, 0x04, 0x03, 0x02, 0x01, 0, 0, 0, 0])
+        #expect(bytes == [0x4D, 0x57, 2, 0x32, 0x04, 0x03, 0x02, 0x01, 0, 0, 0, 0])
         let hello = Wire.encode(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
         #expect(Array(hello[12...]) == [1, 1, 0])
         let text = Wire.encode(Frame(id: 1, .setIdentity(account: "é")))
@@ -117,10 +117,38 @@ struct CodecTests {
         try c.accept(Frame(id: 6, .paste), hasDescriptor: false)
         try c.accept(Frame(id: 7, .bye), hasDescriptor: false)
         #expect(throws: WireError(.outOfOrder, "message after bye")) { try c.accept(Frame(id: 8, .paste), hasDescriptor: false) }
-        var old = Conversation()
-        #expect(throws: WireError(.unsupportedVersion, "the app speaks versions 2...3; the broker speaks 1")) {
-            try old.accept(Frame(id: 1, .hello(minVersion: 2, maxVersion: 3, integratesSDK: false)), hasDescriptor: false)
+        var newer = Conversation()
+        #expect(throws: WireError(.unsupportedVersion, "the app speaks versions 3...4; the broker speaks 1...2")) {
+            try newer.accept(Frame(id: 1, .hello(minVersion: 3, maxVersion: 4, integratesSDK: false)), hasDescriptor: false)
         }
+    }
+
+    /// A hello agrees on the newest version both ends speak (docs/PROTOCOL.md, "Versions").
+    @Test(arguments: [(UInt8(1), UInt8(1), UInt8(1)), (1, 2, 2), (2, 2, 2), (1, 9, 2), (2, 9, 2), (0, 1, 1)])
+    func aHelloAgreesOnTheNewestVersionBothSpeak(min: UInt8, max: UInt8, agreed: UInt8) throws {
+        var c = Conversation()
+        try c.accept(Frame(id: 1, .hello(minVersion: min, maxVersion: max, integratesSDK: true)), hasDescriptor: false)
+        #expect(c.version == agreed)
+    }
+
+    /// Version 1's layouts, as a client written before version 2 reads them: a decision without
+    /// `ruleName` and `decidedAt`, and no `setViewIdentities`. A frame of another version than the
+    /// agreed one is refused.
+    @Test func eachVersionHasItsOwnLayout() throws {
+        let v1 = Wire.encode(Frame(id: 7, .decision(sample)), version: 1)
+        let v2 = Wire.encode(Frame(id: 7, .decision(sample)), version: 2)
+        #expect(v1[2] == 1 && v2[2] == 2)
+        #expect(v2.count - v1.count == 4 + sample.ruleName.utf8.count + sample.decidedAt.utf8.count)
+        #expect(Array(v1[12...]) == Array(v2[12..<v1.count]), "version 2 appends; it does not reorder")
+        guard case let .decision(read) = try Wire.decode(v1).message else { Issue.record("not a decision"); return }
+        #expect(read.rule == sample.rule && read.detail == sample.detail && read.ruleName == "" && read.decidedAt == "")
+        #expect(try Wire.decode(v2, agreed: 2).message == .decision(sample))
+        #expect(throws: WireError(.unsupportedVersion, "byte 2: version 2; this connection agreed on version 1")) { try Wire.decode(v2, agreed: 1) }
+        // Version 2's bytes read as version 1: the two texts are bytes too many.
+        var relabelled = v2; relabelled[2] = 1
+        #expect(error(relabelled)?.code == .trailingBytes)
+        let view = Wire.encode(Frame(id: 8, .setViewIdentities(accounts: ["adele@contoso.com"])), version: 1)
+        #expect(throws: WireError(.unknownType, "byte 3: message type 0x11 is new in version 2; this frame is version 1")) { try Wire.decode(view) }
     }
 }
 
@@ -142,6 +170,27 @@ struct SocketTests {
         guard let received = got.descriptor.take() else { Issue.record("no descriptor came with the share"); return }
         #expect(SealedDocument.read(FileDescriptor(rawValue: received.rawValue)) == content)
         #expect(SealedDocument.isSealed(FileDescriptor(rawValue: received.rawValue)))
+    }
+
+    /// Each end of a connection speaks the version of the welcome it sent or received: a hello
+    /// goes out in version 1 (every broker reads it), everything after the welcome in its version,
+    /// and a frame of another version is refused.
+    @Test func aConnectionSpeaksTheVersionItsWelcomeNamed() throws {
+        let (app, broker) = try WireSocket.pair()
+        try app.send(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
+        guard let hello = broker.receiveRaw() else { Issue.record("no hello"); return }
+        let helloVersion = hello.bytes[2]
+        #expect(helloVersion == 1)
+        #expect(app.agreed == nil && broker.agreed == nil)
+        try broker.send(Frame(id: 1, .welcome(version: 1, bundleID: "com.example.old", managedAccount: nil)))
+        #expect(broker.agreed == 1)
+        try broker.send(Frame(id: 2, .decision(sample)))
+        guard case .welcome? = try? app.receive()?.frame.get().message else { Issue.record("no welcome"); return }
+        #expect(app.agreed == 1)
+        guard case let .decision(d)? = try? app.receive()?.frame.get().message else { Issue.record("no decision"); return }
+        #expect(d.rule == sample.rule && d.ruleName == "")
+        try broker.sendRaw(Wire.encode(Frame(id: 3, .decision(sample)), version: 2))
+        #expect(throws: WireError(.unsupportedVersion, "byte 2: version 2; this connection agreed on version 1")) { try app.receive()?.frame.get() }
     }
 
     @Test func oversizedAndMalformedFramesAreReportedNotTrusted() throws {

@@ -3,13 +3,17 @@
 An app started by `mamlaunch run` holds one connection to the broker, a SOCK_SEQPACKET socket
 on descriptor 3 (MAMLAB_BROKER_FD). Every packet is one frame:
 
-    magic "MW" | version 1 | type u8 | id u32 | payload length u32 | payload
+    magic "MW" | version u8 | type u8 | id u32 | payload length u32 | payload
 
 integers little-endian. This module encodes and decodes the frames an app needs (handshake,
 identity, URLs, pasteboard, open-in and share, import and export, storage locations) as strictly
 as the broker's own Swift codec: the same bytes out, the same refusals in. Everything that arrives
 is hostile until decoded: sizes are bounded before anything is read, and a frame that breaks a rule
 raises WireError naming the field and the byte.
+
+It speaks versions 1 and 2 (docs/PROTOCOL.md, "Versions") and asks for the newest: the hello goes
+out in a version-1 frame, the broker's welcome names the version it chose, and every frame after
+it is in that version's layout (a version-1 decision has no ruleName or decidedAt: they read as "").
 """
 
 import array
@@ -20,7 +24,10 @@ import socket
 import struct
 import time
 
-VERSION = 1
+VERSION = 2  # the newest this client speaks
+VERSIONS = (1, 2)
+# The version each message type first appeared in; every other one is in version 1.
+FIRST_VERSION = {0x11: 2}
 HEADER = struct.Struct("<2sBBII")  # magic, version, type, id, payload length
 MAGIC = b"MW"
 MAX_FRAME = 65_536
@@ -148,22 +155,27 @@ class Message:
 
 # Encoding ---------------------------------------------------------------------------------------
 
-def encode(frame_id, message):
-    """The bytes of one frame. Raises WireError for what the other side would refuse anyway."""
-    _, fields = MESSAGES[message.kind]
+def encode(frame_id, message, version=VERSION):
+    """The bytes of one frame in `version`'s layout. Raises WireError for what the other side
+    would refuse anyway."""
+    type_, fields = MESSAGES[message.kind]
+    if version not in VERSIONS:
+        raise WireError("unsupportedVersion", f"version {version}; this side speaks {VERSIONS[0]}...{VERSIONS[-1]}")
+    if version < FIRST_VERSION.get(type_, 1):
+        raise WireError("unknownType", f"{message.kind} is new in version {FIRST_VERSION[type_]}; this connection speaks {version}")
     payload = bytearray()
     for field, kind in fields:
         if field not in message.fields:
             raise WireError("fieldOutOfRange", f"{message.kind} needs field {field}")
         try:
-            _put(payload, field, kind, message.fields[field])
+            _put(payload, field, kind, message.fields[field], version)
         except (struct.error, TypeError, AttributeError) as error:
             raise WireError("fieldOutOfRange", f"field {field} of {message.kind}: {error}") from None
     if extra := set(message.fields) - {f for f, _ in fields}:
         raise WireError("trailingBytes", f"{message.kind} has no field {sorted(extra)[0]}")
     if not 0 <= frame_id <= 0xFFFF_FFFF:
         raise WireError("fieldOutOfRange", f"id {frame_id} is not a u32")
-    frame = HEADER.pack(MAGIC, VERSION, MESSAGES[message.kind][0], frame_id, len(payload)) + payload
+    frame = HEADER.pack(MAGIC, version, type_, frame_id, len(payload)) + payload
     if len(frame) > MAX_FRAME:
         raise WireError("oversized", f"frame of {len(frame)} bytes; the limit is {MAX_FRAME}")
     return bytes(frame)
@@ -176,7 +188,7 @@ def _put_text(out, field, value, limit=MAX_TEXT):
     out += struct.pack("<H", len(raw)) + raw
 
 
-def _put(out, field, kind, value):
+def _put(out, field, kind, value, version):
     if kind in ("u8", "save", "open"):
         out += struct.pack("<B", value)
     elif kind == "u16":
@@ -217,8 +229,9 @@ def _put(out, field, kind, value):
         out.append(value.tag)
         _put_text(out, "message", value.message)
         _put_text(out, "detail", value.detail)
-        _put_text(out, "ruleName", value.rule_name)
-        _put_text(out, "decidedAt", value.decided_at)
+        if version >= 2:
+            _put_text(out, "ruleName", value.rule_name)
+            _put_text(out, "decidedAt", value.decided_at)
     else:
         raise AssertionError(kind)
 
@@ -226,8 +239,8 @@ def _put(out, field, kind, value):
 # Decoding ---------------------------------------------------------------------------------------
 
 class _Reader:
-    def __init__(self, data, offset):
-        self.data, self.offset = data, offset
+    def __init__(self, data, offset, version):
+        self.data, self.offset, self.version = data, offset, version
 
     def take(self, n, field):
         if self.offset + n > len(self.data):
@@ -301,9 +314,11 @@ class _Reader:
             return [(self.text(f"{field}[{i}].bundleID"), self.range(f"{field}[{i}].outcome", len(OUTCOMES) - 1))
                     for i in range(self.count(field))]
         if kind == "decision":
-            return Decision(self.bool("allowed"), self.range("outcome", len(OUTCOMES) - 1), self.text("rule"),
-                            self.range("tag", len(TAGS) - 1), self.text("message"), self.text("detail"),
-                            self.text("ruleName"), self.text("decidedAt"))
+            decision = Decision(self.bool("allowed"), self.range("outcome", len(OUTCOMES) - 1), self.text("rule"),
+                                self.range("tag", len(TAGS) - 1), self.text("message"), self.text("detail"))
+            if self.version >= 2:
+                decision.rule_name, decision.decided_at = self.text("ruleName"), self.text("decidedAt")
+            return decision
         if kind == "save":
             return self.location(field, MAX_SAVE_LOCATION)
         if kind == "open":
@@ -316,8 +331,10 @@ class _Reader:
         raise AssertionError(kind)
 
 
-def decode(data):
-    """One frame's (id, Message), strictly: every byte accounted for, every field in range."""
+def decode(data, agreed=None):
+    """One frame's (id, Message), strictly: every byte accounted for, every field in range, in
+    the layout of the frame's version: `agreed` once the connection has one (a frame of another
+    is refused), any version this side speaks before."""
     data = memoryview(bytes(data))
     if len(data) > MAX_FRAME:
         raise WireError("oversized", f"frame of {len(data)} bytes; the limit is {MAX_FRAME}")
@@ -325,19 +342,25 @@ def decode(data):
         raise WireError("truncated", f"frame of {len(data)} bytes is shorter than the {HEADER.size}-byte header")
     if data[0:2] != MAGIC:
         raise WireError("badMagic", f"bytes 0-1 are 0x{data[0]:02X}{data[1]:02X}; a frame starts with \"MW\" (0x4D57)")
-    if data[2] != VERSION:
-        raise WireError("unsupportedVersion", f"byte 2: version {data[2]}; this side speaks {VERSION}")
+    version = data[2]
+    if agreed is not None and version != agreed:
+        raise WireError("unsupportedVersion", f"byte 2: version {version}; this connection agreed on version {agreed}")
+    if version not in VERSIONS:
+        raise WireError("unsupportedVersion", f"byte 2: version {version}; this side speaks {VERSIONS[0]}...{VERSIONS[-1]}")
     type_ = data[3]
     if type_ not in NAMES:
         if type_ in OTHER_TYPES:
             raise WireError("unknownType", f"byte 3: message type 0x{type_:02X} is MAMWire's, but not one this client speaks")
         raise WireError("unknownType", f"byte 3: unknown message type 0x{type_:02X}")
+    if version < FIRST_VERSION.get(type_, 1):
+        raise WireError("unknownType", f"byte 3: message type 0x{type_:02X} is new in version {FIRST_VERSION[type_]}; "
+                                       f"this frame is version {version}")
     _, _, _, frame_id, length = HEADER.unpack(data[:HEADER.size])
     if HEADER.size + length != len(data):
         code = "truncated" if HEADER.size + length > len(data) else "trailingBytes"
         raise WireError(code, f"header announces {length} payload bytes; {len(data) - HEADER.size} arrived")
     kind = NAMES[type_]
-    reader = _Reader(data, HEADER.size)
+    reader = _Reader(data, HEADER.size, version)
     fields = {}
     for field, field_kind in MESSAGES[kind][1]:
         fields[field] = reader.field(field, field_kind)
@@ -393,12 +416,14 @@ class Connection:
         self.socket = socket.socket(fileno=fd)
         if self.socket.type != socket.SOCK_SEQPACKET:
             raise RuntimeError(f"descriptor {fd} is not a SOCK_SEQPACKET socket")
+        # The version the welcome named; None before it (frames then go out in the oldest).
+        self.version = None
 
     def send(self, frame_id, message, descriptor=None):
         if (message.kind in WITH_DESCRIPTOR) != (descriptor is not None):
             need = "must carry one descriptor" if message.kind in WITH_DESCRIPTOR else "carries no descriptor"
             raise WireError("missingDescriptor" if descriptor is None else "unexpectedDescriptor", f"{message.kind} {need}")
-        data = encode(frame_id, message)
+        data = encode(frame_id, message, self.version or VERSIONS[0])
         ancillary = []
         if descriptor is not None:
             ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [descriptor]).tobytes())]
@@ -422,7 +447,9 @@ class Connection:
                 raise WireError("unexpectedDescriptor", "a frame came with more descriptors than one")
             if not data and not descriptors:
                 return None
-            frame_id, message = decode(data)
+            frame_id, message = decode(data, self.version)
+            if message.kind == "welcome":
+                self.version = message.version
             expected = 1 if message.kind in WITH_DESCRIPTOR else 0
             if len(descriptors) != expected:
                 code = "missingDescriptor" if len(descriptors) < expected else "unexpectedDescriptor"
@@ -471,7 +498,7 @@ class Broker:
                 return replies
 
     def hello(self, integrates_sdk=False):
-        (welcome, _), = self.request(Message("hello", minVersion=VERSION, maxVersion=VERSION, integratesSDK=integrates_sdk),
+        (welcome, _), = self.request(Message("hello", minVersion=VERSIONS[0], maxVersion=VERSION, integratesSDK=integrates_sdk),
                                      until=("welcome",))
         return welcome
 

@@ -563,7 +563,7 @@ public final class Broker: @unchecked Sendable {
             return true
         }
         let frame: Frame
-        do { frame = try Wire.decode(raw.bytes) } catch {
+        do { frame = try socket.decode(raw.bytes) } catch {
             apply(core.handle(.badFrame(id, Wire.frameID(raw.bytes) ?? 0, error)))
             return true
         }
