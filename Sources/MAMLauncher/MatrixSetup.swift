@@ -19,7 +19,8 @@ package struct MatrixSetup {
     /// The installed apps and the stand-ins the run needs.
     package var apps: [CatalogApp]
     package var root: URL
-    package var diff: (String, String)?
+    /// The policies a diff compares, in order (two or more), by label.
+    package var diff: [String]?
     /// Whom each policy's tenant targets, by policy label (MatrixSetup.targeting): policies alike
     /// in it run live on one broker and one set of apps, the broker switched between them.
     package var targeting: [String: [String]] = [:]
@@ -99,8 +100,8 @@ package struct MatrixSetup {
             return .file(URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL.path)
         }
         experiment.policies = experiment.policies.map { absolute($0, from: base) }
-        var diffLabels: (String, String)?
-        if diff.count == 2 {
+        var diffLabels: [String]?
+        if diff.count >= 2 {
             var labels: [String] = []
             for d in diff {
                 if let existing = experiment.policies.first(where: { $0.label == d || $0.description == d }) {
@@ -112,7 +113,7 @@ package struct MatrixSetup {
                 experiment.policies.append(ref)
                 labels.append(ref.label)
             }
-            diffLabels = (labels[0], labels[1])
+            diffLabels = labels
         }
 
         let tenantPath = tenant ?? experiment.tenant.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL.path }

@@ -50,7 +50,7 @@ struct HTMLReport {
         if !report.experiment.description.isEmpty { h += "<p class=\"meta\">\(esc(report.experiment.description))</p>\n" }
         h += "<p class=\"meta summary\">\(esc(report.summary))</p>\n"
         if !report.standIns.isEmpty { h += "<p class=\"meta standins\">\(esc(report.standInLine))</p>\n" }
-        if let diff { h += "<p class=\"meta\"><a href=\"#diff\">What changes from \(esc(diff.policyA)) to \(esc(diff.policyB)): \(diff.changes.count) cells, each with the setting behind it</a></p>\n" }
+        if let diff { h += "<p class=\"meta\"><a href=\"#diff\">What changes: \(esc(diff.summary)), each with the setting behind it</a></p>\n" }
         h += "<p class=\"meta\">Each square is one cell: what arrived \(report.live ? "in the live run (live answer; a black frame marks a cell where live, engine or expectation disagree)" : "according to the engine"). A square links to its line in <a href=\"#cells\">every cell in words</a>, at the end: what happened and why, in plain words, and where the rule comes from.</p>\n"
         h += "<p class=\"meta\">An empty square is no cell: a party never shares with another party of its own app; a location of an account is tried only by parties signed in to that account; a web link goes only to apps that open it.</p>\n"
         h += legend()
@@ -207,16 +207,27 @@ struct HTMLReport {
     }
 
     func diffView(_ diff: MatrixDiff) -> String {
-        var h = "<h2 id=\"diff\">What changes from \(esc(diff.policyA)) to \(esc(diff.policyB))</h2>\n"
-        h += "<p class=\"meta\">\(diff.changes.count) of \(diff.compared) cells change. Left half: \(esc(diff.policyA)); right half: \(esc(diff.policyB)).</p>\n"
+        let span = diff.policies.count == 2 ? "from \(diff.policyA) to \(diff.policyB)" : "across \(diff.policies.joined(separator: ", "))"
+        var h = "<h2 id=\"diff\">What changes \(esc(span))</h2>\n"
+        h += "<p class=\"meta\">\(esc(diff.summary)). Each change is split in bands, one per policy in order: \(esc(diff.policies.joined(separator: ", "))).</p>\n"
         guard !diff.changes.isEmpty else { return h }
-        h += "<table class=\"list words\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th><th>\(esc(diff.policyA))</th><th>\(esc(diff.policyB))</th><th>setting that changed it</th></tr>\n"
+        h += "<table class=\"list words\"><tr><th>cells</th><th>outcome</th><th>setting that changed it</th></tr>\n"
+        for g in diff.groups {
+            h += "<tr><td>\(g.changes.count)</td><td>\(esc(g.outcomes))</td><td>\(esc(g.settings.isEmpty ? "-" : g.settings.joined(separator: "; ")))</td></tr>\n"
+        }
+        h += "</table>\n<table class=\"list words\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th>"
+        h += diff.policies.map { "<th>\(esc($0))</th>" }.joined() + "<th>setting that changed it</th></tr>\n"
         for c in diff.changes {
-            let a = Self.colours[c.a.shown.outcome]!, b = Self.colours[c.b.shown.outcome]!
-            let (wa, na) = Self.why(c.a), (wb, nb) = Self.why(c.b)
+            let colours = c.cells.map { Self.colours[$0.shown.outcome]! }
+            let band = 100.0 / Double(colours.count)
+            let stops = colours.enumerated().map { i, k in "\(k.background) \(Int(band * Double(i)))% \(Int(band * Double(i + 1)))%" }.joined(separator: ",")
             h += "<tr><td>\(esc(c.a.cell.source.name))</td><td>\(esc(c.a.cell.channel.description))</td><td>\(esc(c.target))</td>"
-            h += "<td><div class=\"dcell\" style=\"background:linear-gradient(90deg,\(a.background) 50%,\(b.background) 50%)\" title=\"\(esc(Self.outcomeWords(c.a.shown) + " → " + Self.outcomeWords(c.b.shown)))\">\(a.letter)\(b.letter)</div></td>"
-            h += "<td class=\"why\">\(esc(wa))<span class=\"note\">\(esc(na))</span></td><td class=\"why\">\(esc(wb))<span class=\"note\">\(esc(nb))</span></td>"
+            h += "<td><div class=\"dcell\" style=\"background:linear-gradient(90deg,\(stops))\" title=\"\(esc(c.cells.map { Self.outcomeWords($0.shown) }.joined(separator: " → ")))\">"
+            h += colours.map(\.letter).joined() + "</div></td>"
+            for r in c.cells {
+                let (w, n) = Self.why(r)
+                h += "<td class=\"why\">\(esc(w))<span class=\"note\">\(esc(n))</span></td>"
+            }
             h += "<td>\(esc(diff.reasons(c).joined(separator: "; ")))</td></tr>\n"
         }
         return h + "</table>\n"

@@ -104,7 +104,7 @@ extension MatrixReport {
     /// The cells a format lists: all of them, or only those a diff kept.
     func listed(_ diff: MatrixDiff?) -> [CellResult] {
         guard let diff else { return results }
-        return diff.changes.flatMap { [$0.a, $0.b] }
+        return diff.changes.flatMap(\.cells)
     }
 
     // MARK: table
@@ -183,10 +183,20 @@ extension MatrixReport {
         var out = "# Sharing matrix: \(experiment.name)\n\n"
         if !experiment.description.isEmpty { out += experiment.description + "\n\n" }
         if let diff {
-            out += "Cells whose outcome changes from **\(diff.policyA)** to **\(diff.policyB)**: \(diff.changes.count) of \(diff.compared).\n\n"
-            out += "| source | channel | target | \(Self.md(diff.policyA)) | \(Self.md(diff.policyB)) |\n|---|---|---|---|---|\n"
+            out += diff.summary.prefix(1).uppercased() + diff.summary.dropFirst() + ".\n\n"
+            let groups = diff.groups
+            if !groups.isEmpty {
+                out += "| cells | outcome | setting that changed it |\n|---|---|---|\n"
+                for g in groups {
+                    out += "| \(g.changes.count) | \(Self.md(g.outcomes)) | \(Self.md(g.settings.isEmpty ? "-" : g.settings.joined(separator: "; "))) |\n"
+                }
+                out += "\n"
+            }
+            out += "| source | channel | target | " + diff.policies.map(Self.md).joined(separator: " | ") + " | setting |\n"
+            out += "|---|---|---|" + String(repeating: "---|", count: diff.policies.count) + "---|\n"
             for c in diff.changes {
-                out += "| \(Self.md(c.a.cell.source.name)) | \(Self.md(c.a.cell.channel.description)) | \(Self.md(c.target)) | \(Self.md(c.a.shown.short)) | \(Self.md(c.b.shown.short)) |\n"
+                out += "| \(Self.md(c.a.cell.source.name)) | \(Self.md(c.a.cell.channel.description)) | \(Self.md(c.target)) | "
+                out += c.cells.map { Self.md($0.shown.short) }.joined(separator: " | ") + " | \(Self.md(diff.reasons(c).joined(separator: "; "))) |\n"
             }
             return out
         }

@@ -44,6 +44,12 @@ struct MatrixCommand: ParsableCommand {
               mamlaunch matrix --predict --diff managed-only allow-all
               mamlaunch matrix --random 200 --seed 7
               mamlaunch matrix --parties policy-apps --policy L2.json --policy L3.json --diff L2 L3
+              mamlaunch matrix --parties policy-apps --policy L1.json --policy L2.json --policy L3.json --diff L1 L2 L3
+
+            --diff lists the cells whose answer changes from policy to policy (a column each, in \
+            the order given), each with the settings that changed it, after a summary that groups \
+            them by setting and outcome. A change of the deciding rule alone, the data going where \
+            it went, is counted but listed only with --diff-rules.
             """
     )
 
@@ -69,8 +75,11 @@ struct MatrixCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write the report here instead of standard output.", valueName: "FILE"))
     var out: String?
 
-    @Option(parsing: .upToNextOption, help: ArgumentHelp("Show only the cells whose outcome changes between two policies (labels or files).", valueName: "POLICY_A POLICY_B"))
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Show only the cells whose answer changes from policy to policy, two or more in order (labels or files).", valueName: "POLICY_A POLICY_B ..."))
     var diff: [String] = []
+
+    @Flag(help: "With --diff: list the cells where only the deciding rule changes too.")
+    var diffRules = false
 
     @Option(help: ArgumentHelp("Brokers run at once (live). Policies that target the same apps for the same users share one broker and one set of running apps, switched from policy to policy; the others, and each login and logout, get their own.", valueName: "N"))
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -102,7 +111,9 @@ struct MatrixCommand: ParsableCommand {
     @OptionGroup var sandbox: SandboxOptions
 
     func validate() throws {
-        guard diff.isEmpty || diff.count == 2 else { throw ValidationError("--diff takes two policies: --diff POLICY_A POLICY_B") }
+        guard diff.isEmpty || diff.count >= 2 else { throw ValidationError("--diff takes two policies or more: --diff POLICY_A POLICY_B ...") }
+        guard Set(diff).count == diff.count else { throw ValidationError("--diff names a policy twice") }
+        if diffRules && diff.isEmpty { throw ValidationError("--diff-rules goes with --diff") }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be 1 to 64") }
         guard (1...64).contains(cellsInFlight) else { throw ValidationError("--cells-in-flight must be 1 to 64") }
         if random != nil && parties == .policyApps { throw ValidationError("--random makes its own parties; --parties policy-apps is for experiments") }
@@ -153,15 +164,15 @@ struct MatrixCommand: ParsableCommand {
             guard let entry = a.standIn, used.contains(a.manifest.bundleID.lowercased()) || used.contains(a.name.lowercased()) else { return nil }
             return "\(entry.name) (\(a.manifest.bundleID))"
         }
-        let diffResult = setup.diff.map { d in
+        let diffResult = setup.diff.map { labels in
             // The policies' settings, so that each change names the setting behind it.
             var settings: [String: [String: String]] = [:]
-            for label in [d.0, d.1] {
+            for label in labels {
                 if let file = setup.policyFiles[label], let policy = try? Catalog.loadPolicyFile(file).first?.policy {
                     settings[label] = MatrixDiff.settingValues(policy)
                 }
             }
-            return MatrixDiff(results, policyA: d.0, policyB: d.1, settings: settings)
+            return MatrixDiff(results, policies: labels, settings: settings, includeRuleOnly: diffRules)
         }
         let chosen = format ?? (out?.hasSuffix(".html") == true ? .html : .table)
         let text = report.render(chosen, diff: diffResult)

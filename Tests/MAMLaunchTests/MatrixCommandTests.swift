@@ -35,11 +35,16 @@ struct MatrixCommandTests {
         #expect(summary.contains("cells change from managed-only to allow-all"))
         // Org data shared with Notes: encrypted under managed-only, allowed under allow-all.
         #expect(r.stdout.split(separator: "\n").contains { $0.hasPrefix("Mail (adele) ") && $0.contains("Notes") && $0.contains("encrypted 4.1.4") && $0.contains("allowed 4.1.2") })
-        // Only the changed cells are listed: a header, one line each, the count.
+        // Only the changed cells are listed: the groups by setting and outcome (a header and a
+        // line each), a blank line, then a header, a line per cell, the count.
         let words = summary.split(separator: " ")
         let changed = Int(words.first ?? "") ?? -1, compared = Int(words.count > 2 ? words[2] : "") ?? -1
         #expect(changed > 0 && changed < compared && compared == 123)
-        #expect(r.stdout.split(separator: "\n").count == changed + 2)
+        let lines = r.stdout.trimmingCharacters(in: .newlines).split(separator: "\n", omittingEmptySubsequences: false)
+        let blank = lines.firstIndex(of: "") ?? lines.endIndex
+        let grouped = lines[1..<blank].map { Int($0.split(separator: " ").first ?? "") ?? 0 }.reduce(0, +)
+        #expect(grouped == changed, "\(r.stdout)")
+        #expect(lines.count - blank - 1 == changed + 2, "\(r.stdout)")
     }
 
     @Test func aWrongExpectationFailsTheRunWithBothSides() async throws {

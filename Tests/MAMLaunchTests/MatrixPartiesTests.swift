@@ -181,6 +181,42 @@ struct MatrixPartiesTests {
                 "\(diff.stdout)")
     }
 
+    /// The admin's question between the vendor's three levels, live, in one command: every
+    /// changed cell names the setting that changed it, the changes come grouped by setting and
+    /// outcome first, and changes of the rule alone are counted, listed only when asked.
+    @Test("live: the three framework levels compared in one run, each change with its setting, grouped")
+    func threeLevelsLiveDiff() async throws {
+        let levels = [Self.l1, Self.l2, Self.l3]
+        let common = ["matrix", "--parties", "policy-apps"] + levels.flatMap { ["--policy", $0] } + ["--diff"] + levels + ["--format", "md"]
+        let r = try await CommandRunner.runOffPool(common)
+        #expect(r.status == 0, "\(r.stderr.suffix(2000))")
+        #expect(r.stderr.contains("(live)"), "\(r.stderr.suffix(500))")
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        func cells(_ line: String) -> [String] { line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast().map { $0.trimmingCharacters(in: .whitespaces) } }
+        // The summary: N of M cells change, and how many changed only their rule.
+        let summary = lines.first { $0.contains("cells change across") } ?? ""
+        let words = summary.split(separator: " ")
+        let changed = Int(words.first ?? "") ?? -1
+        #expect(changed > 100 && summary.contains("more change only the rule"), "\(summary)")
+        // The groups: their counts add up to the changed cells, each names a setting.
+        let groupHeader = lines.firstIndex(of: "| cells | outcome | setting that changed it |") ?? lines.endIndex
+        let groups = lines[min(groupHeader + 2, lines.endIndex)...].prefix { $0.hasPrefix("|") }.map(cells)
+        #expect(groups.count > 3 && groups.map { Int($0[0]) ?? 0 }.reduce(0, +) == changed, "\(groups)")
+        #expect(groups.allSatisfy { $0[2] != "-" && $0[2].contains(" → ") }, "\(groups)")
+        // The cells: a column per level, the setting named on every row.
+        let cellHeader = lines.firstIndex { $0.hasPrefix("| source | channel | target |") } ?? lines.endIndex
+        #expect(cells(lines[cellHeader]).count == 3 + 3 + 1, "\(lines[cellHeader])")
+        let rows = lines[min(cellHeader + 2, lines.endIndex)...].prefix { $0.hasPrefix("|") }.map(cells)
+        #expect(rows.count == changed)
+        #expect(rows.allSatisfy { !$0[6].isEmpty && $0[6].contains("level-") }, "a row names no setting: \(rows.first { $0[6].isEmpty } ?? [])")
+        // Asked for, the rule-only changes are listed too.
+        let all = try await CommandRunner.runOffPool(["matrix", "--predict", "--parties", "policy-apps"] + levels.flatMap { ["--policy", $0] }
+                                                     + ["--diff"] + levels + ["--diff-rules", "--format", "md"])
+        let allSummary = all.stdout.split(separator: "\n").first { $0.contains("cells change across") } ?? ""
+        let folded = Int(summary.components(separatedBy: "; ").last?.split(separator: " ").first ?? "") ?? -1
+        #expect(Int(allSummary.split(separator: " ").first ?? "") == changed + folded, "\(allSummary) vs \(summary)")
+    }
+
     @Test("live: stand-ins under the level 2 framework policy: Outlook, Word, OneDrive, Gmail and Edge, every cell agrees")
     func frameworkLevelLive() async throws {
         // Five parties, so that the suite stays light; the whole framework run is in docs/CATALOG.md.
