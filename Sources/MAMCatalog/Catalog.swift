@@ -168,6 +168,19 @@ public enum Catalog {
     }
 
     /// A path as a person would like to read it: relative to the working directory when inside it.
+    /// Each top-level setting of the policy a JSON policy file holds (the object itself, or the
+    /// first of a Graph list's `value`), as written and where its value starts: what a finding
+    /// points at. Empty for a property list or a file that does not parse (its load says why).
+    public static func settingNodes(ofPolicyIn path: String) -> [String: Node] {
+        guard let data = try? read(path), let root = try? JSONParser.parse(data), case let .object(pairs) = root.value else { return [:] }
+        var policy = pairs
+        if let list = pairs.first(where: { $0.key == "value" })?.value, case let .array(items) = list.value,
+           let first = items.first, case let .object(inner) = first.value {
+            policy = inner
+        }
+        return Dictionary(policy.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+    }
+
     public static func relative(_ path: String) -> String {
         let cwd = FileManager.default.currentDirectoryPath
         let standardized = URL(fileURLWithPath: path).standardizedFileURL.path

@@ -131,14 +131,27 @@ public struct MatrixDiff: Sendable {
     }
 
     func reasons(_ x: CellResult, _ y: CellResult, policyA: String, policyB: String) -> [String] {
+        let fields = Self.fieldsRead(x, y)
+        guard let a = settings[policyA], let b = settings[policyB] else { return fields }
+        let changed = changedSettings(x, y, policyA: policyA, policyB: policyB)
+        if changed.isEmpty { return fields.map { "\($0) (unchanged: \(a[$0] ?? "not set"))" } }
+        return changed.map { "\($0.name): \(a[$0.name] ?? "not set") → \(b[$0.name] ?? "not set")" }
+    }
+
+    /// The Graph properties the two sides' rules read.
+    static func fieldsRead(_ x: CellResult, _ y: CellResult) -> [String] {
         var fields: [String] = []
         for name in [x.shown.ruleName, y.shown.ruleName] {
             for f in Rule(rawValue: name)?.fields ?? [] where !fields.contains(f) { fields.append(f) }
         }
-        guard let a = settings[policyA], let b = settings[policyB] else { return fields }
-        let changed = fields.filter { a[$0] != b[$0] }
-        if changed.isEmpty { return fields.map { "\($0) (unchanged: \(a[$0] ?? "not set"))" } }
-        return changed.map { "\($0): \(a[$0] ?? "not set") → \(b[$0] ?? "not set")" }
+        return fields
+    }
+
+    /// Of the properties the two sides' rules read, those whose values differ between the two
+    /// policies (none when either policy's settings are unknown).
+    public func changedSettings(_ x: CellResult, _ y: CellResult, policyA: String, policyB: String) -> [(name: String, before: String?, after: String?)] {
+        guard let a = settings[policyA], let b = settings[policyB] else { return [] }
+        return Self.fieldsRead(x, y).filter { a[$0] != b[$0] }.map { ($0, a[$0], b[$0]) }
     }
 
     /// The changes grouped by the settings behind them and the outcomes they go through, the

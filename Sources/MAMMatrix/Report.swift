@@ -87,18 +87,34 @@ public struct PolicyInfo: Sendable, Hashable {
 
 /// The output formats of `mamlaunch matrix --format`.
 public enum MatrixFormat: String, Sendable, CaseIterable {
-    case table, md, csv, json, html
+    case table, md, csv, json, html, junit, sarif
 }
 
 extension MatrixReport {
-    public func render(_ format: MatrixFormat, diff: MatrixDiff? = nil) -> String {
+    /// `gate`: the pipeline's verdict (`--fail-on`), said first in Markdown, and what JUnit's
+    /// failures and SARIF's results are (widened and leak when not asked); `sources`: where each
+    /// policy's settings are, for SARIF's locations.
+    public func render(_ format: MatrixFormat, diff: MatrixDiff? = nil, gate: GateVerdict? = nil,
+                       sources: [String: PolicySource] = [:]) -> String {
+        let findings = { gate ?? GateVerdict(rules: [.widened, .leak], report: self, diff: diff) }
         switch format {
         case .table: return table(diff: diff)
-        case .md: return markdown(diff: diff)
+        case .md: return (gate.map { Self.gateMarkdown($0) } ?? "") + markdown(diff: diff)
         case .csv: return csv(diff: diff)
         case .json: return jsonLines(diff: diff)
         case .html: return HTMLReport(report: self, diff: diff).render()
+        case .junit: return junit(diff: diff, gate: findings())
+        case .sarif: return sarif(gate: findings(), sources: sources)
         }
+    }
+
+    /// The gate's verdict above a Markdown report: a line, then each finding (a pull request's
+    /// comment or a CI step summary shows it first).
+    static func gateMarkdown(_ gate: GateVerdict) -> String {
+        var out = "**\(md(gate.name)): " + (gate.passed ? "passed**\n\n" : "failed**: \(md(gate.detail))\n\n")
+        for f in gate.findings.prefix(200) { out += "- \(md(f.message))\n" }
+        if gate.findings.count > 200 { out += "- … and \(gate.findings.count - 200) more\n" }
+        return out + (gate.findings.isEmpty ? "" : "\n")
     }
 
     /// The cells a format lists: all of them, or only those a diff kept.

@@ -8,6 +8,7 @@ import MAMPolicy
 
 extension MatrixFormat: ExpressibleByArgument {}
 extension PartiesSource: ExpressibleByArgument {}
+extension GateRule: ExpressibleByArgument {}
 
 struct MatrixCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -69,7 +70,7 @@ struct MatrixCommand: ParsableCommand {
     @Flag(exclusivity: .exclusive)
     var mode: Mode = .live
 
-    @Option(help: ArgumentHelp("table, md, csv, json (one object per cell and line) or html (default: html when --out ends in .html, else table).", valueName: "FORMAT"))
+    @Option(help: ArgumentHelp("table, md, csv, json (one object per cell and line), html (default: html when --out ends in .html, else table), junit (JUnit XML: a test case per cell, or per changed cell with --diff) or sarif (SARIF 2.1.0: a result per --fail-on finding, at the setting that caused it).", valueName: "FORMAT"))
     var format: MatrixFormat?
 
     @Option(help: ArgumentHelp("Write the report here instead of standard output.", valueName: "FILE"))
@@ -80,6 +81,9 @@ struct MatrixCommand: ParsableCommand {
 
     @Flag(help: "With --diff: list the cells where only the deciding rule changes too.")
     var diffRules = false
+
+    @Option(name: .customLong("fail-on"), help: ArgumentHelp("Exit 3 when the run finds this (repeatable): widened (with --diff: org data reaches a party it did not reach under the policy before), leak (org data arrived readable where the policy forbids it), changed (with --diff: any answer changed).", valueName: "RULE"))
+    var failOn: [GateRule] = []
 
     @Option(help: ArgumentHelp("Brokers run at once (live). Policies that target the same apps for the same users share one broker and one set of running apps, switched from policy to policy; the others, and each login and logout, get their own.", valueName: "N"))
     var jobs: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -114,6 +118,9 @@ struct MatrixCommand: ParsableCommand {
         guard diff.isEmpty || diff.count >= 2 else { throw ValidationError("--diff takes two policies or more: --diff POLICY_A POLICY_B ...") }
         guard Set(diff).count == diff.count else { throw ValidationError("--diff names a policy twice") }
         if diffRules && diff.isEmpty { throw ValidationError("--diff-rules goes with --diff") }
+        for rule in failOn where rule != .leak && diff.isEmpty {
+            throw ValidationError("--fail-on \(rule.rawValue) compares policies: give --diff BEFORE AFTER")
+        }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be 1 to 64") }
         guard (1...64).contains(cellsInFlight) else { throw ValidationError("--cells-in-flight must be 1 to 64") }
         if random != nil && parties == .policyApps { throw ValidationError("--random makes its own parties; --parties policy-apps is for experiments") }
@@ -175,7 +182,12 @@ struct MatrixCommand: ParsableCommand {
             return MatrixDiff(results, policies: labels, settings: settings, includeRuleOnly: diffRules)
         }
         let chosen = format ?? (out?.hasSuffix(".html") == true ? .html : .table)
-        let text = report.render(chosen, diff: diffResult)
+        let gate = failOn.isEmpty ? nil : GateVerdict(rules: failOn, report: report, diff: diffResult)
+        var sources: [String: PolicySource] = [:]
+        for (label, file) in setup.policyFiles {
+            sources[label] = PolicySource(uri: Catalog.relative(file), settings: Catalog.settingNodes(ofPolicyIn: file))
+        }
+        let text = report.render(chosen, diff: diffResult, gate: gate, sources: sources)
         if let out {
             do { try Data((text + "\n").utf8).write(to: URL(fileURLWithPath: out)) } catch {
                 throw World.Failure(description: "cannot write \(out): \(error.localizedDescription)")
@@ -191,7 +203,9 @@ struct MatrixCommand: ParsableCommand {
         if !report.standIns.isEmpty { FileHandle.standardError.write(Data("matrix: \(report.standInLine)\n".utf8)) }
         let cut = interrupted.map { "interrupted (\(Interruption.name($0))) after \(results.count) of \(cells.count) cells; " } ?? ""
         FileHandle.standardError.write(Data(("matrix: \(cut)\(report.summary)" + (out.map { "; report in \($0)" } ?? "") + "\n").utf8))
+        if let gate { FileHandle.standardError.write(Data("matrix: \(gate.line)\n".utf8)) }
         Interruption.exitIfInterrupted()
         if !report.failures.isEmpty { throw ExitCode(1) }
+        if let gate, !gate.passed { throw ExitCode(3) }
     }
 }
