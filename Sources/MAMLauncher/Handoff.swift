@@ -38,7 +38,7 @@ package enum Handoff {
     /// audit, and a broker that is gone cannot take it, which the launcher says.
     package static func report(_ socket: FileDescriptor, _ violation: Violation) {
         do { try send(socket, .violation(violation)) } catch {
-            FileHandle.standardError.write(Data("mamlaunch: the broker did not take the violation report: \(error)\n".utf8))
+            StandardStreams.writeError("mamlaunch: the broker did not take the violation report: \(error)\n")
         }
     }
 }

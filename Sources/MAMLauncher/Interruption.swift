@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import MAMWire
 
 /// What a command started must not outlive it. A command that starts processes registers a
 /// stopper for each (its broker, its apps); SIGINT, SIGTERM or SIGHUP (Ctrl-C, `kill`, a closed
@@ -26,6 +27,10 @@ package enum Interruption {
     /// Takes the three signals for the life of the command. Called once, before anything starts.
     package static func install(_ command: String) {
         guard sources.isEmpty else { return }
+        // A terminal closed under the command fails its next write (EIO) before, or instead of,
+        // the hangup reaching it; a reader of its output that went away fails it too (EPIPE).
+        // Either ends the run as a hangup does, everything it started stopped.
+        StandardStreams.whenLost { _ in interrupt(SIGHUP, command: command) }
         for sig in signals {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -56,7 +61,7 @@ package enum Interruption {
             stoppers = s.stoppers.sorted { $0.key > $1.key }.map(\.value)
         }
         guard first else { return }
-        FileHandle.standardError.write(Data("\n\(command): interrupted (\(name(sig))); stopping what it started\n".utf8))
+        StandardStreams.writeError("\n\(command): interrupted (\(name(sig))); stopping what it started\n")
         // Last started, first stopped: apps before the broker they talk to.
         for stop in stoppers { stop() }
     }

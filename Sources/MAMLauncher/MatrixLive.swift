@@ -382,7 +382,7 @@ final class PolicyRun: @unchecked Sendable {
             try? Sandbox.removeFolder(device)
         } else {
             let named = policies.count == 1 ? "policy \(policy)" : "policies \(policies.joined(separator: ", "))"
-            FileHandle.standardError.write(Data("matrix: \(named): the broker's folder (audit, logs) is kept at \(device) (MAMLAB_MATRIX_KEEP)\n".utf8))
+            StandardStreams.writeError("matrix: \(named): the broker's folder (audit, logs) is kept at \(device) (MAMLAB_MATRIX_KEEP)\n")
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import MAMCatalog
 import MAMMatrix
 import MAMPolicy
+import MAMWire
 
 /// Where a matrix's parties come from (`--parties`).
 package enum PartiesSource: String, CaseIterable {
@@ -81,7 +82,7 @@ extension MatrixSetup {
             wanted.append(entries.first { $0.name.lowercased() == p.app.lowercased() }?.bundleID ?? p.app)
         }
         let made = Catalog.standIns(for: wanted, installed: installed, catalog: entries)
-        for note in made.notes { FileHandle.standardError.write(Data("matrix: \(note)\n".utf8)) }
+        for note in made.notes { StandardStreams.writeError("matrix: \(note)\n") }
         let apps = installed + made.apps
         guard experiment.policyApps else { return apps }
         var byID: [String: PolicyApps.App] = [:]
@@ -91,7 +92,7 @@ extension MatrixSetup {
         }
         let unmanagedApps = unmanaged.compactMap { byID[$0.bundleID.lowercased()] }
         let result = PolicyApps.parties(tenant: baseTenant, targeted: targeted, apps: byID, unmanaged: unmanagedApps)
-        for note in result.notes { FileHandle.standardError.write(Data("matrix: \(note)\n".utf8)) }
+        for note in result.notes { StandardStreams.writeError("matrix: \(note)\n") }
         guard !result.parties.isEmpty else {
             throw World.Failure(description: "--parties policy-apps: the policies target no app and the catalog has no unmanaged app")
         }

@@ -3,6 +3,7 @@ import Glibc
 import MAMCatalog
 import MAMMatrix
 import MAMPolicy
+import MAMWire
 import Synchronization
 
 /// The experiment and, for each of its policies, the engine that answers it.
@@ -60,7 +61,7 @@ package struct MatrixSetup {
             }.map { (name: $0.name, manifest: $0.manifest) }
             let left = BuiltIn.scriptedApps.filter { name in !scripted.contains { $0.name.lowercased() == name.lowercased() } }
             if !left.isEmpty {
-                FileHandle.standardError.write(Data("matrix: random cells leave out \(left.joined(separator: ", ")): not built beside mamlaunch\n".utf8))
+                StandardStreams.writeError("matrix: random cells leave out \(left.joined(separator: ", ")): not built beside mamlaunch\n")
             }
             experiment = RandomCells.experiment(count: random, seed: seed, apps: scripted, users: users, policies: pool)
             if !policies.isEmpty { base = cwd }
@@ -72,7 +73,7 @@ package struct MatrixSetup {
                 guard name == "default" else {
                     throw World.UsageError("the built-in \(name) experiment is written for the sample tenant's users (adele@contoso.com); with --tenant \(tenant) give --parties policy-apps or an experiment file")
                 }
-                FileHandle.standardError.write(Data("matrix: the default experiment's parties are the sample tenant's; with --tenant \(tenant) they are made from that tenant's policies, users and apps (--parties policy-apps), under the tenant's own policies\n".utf8))
+                StandardStreams.writeError("matrix: the default experiment's parties are the sample tenant's; with --tenant \(tenant) they are made from that tenant's policies, users and apps (--parties policy-apps), under the tenant's own policies\n")
                 experiment.policyApps = true
                 experiment.policies = [.tenant]
             }
@@ -134,7 +135,7 @@ package struct MatrixSetup {
             }
             tenants[ref.label] = t
         }
-        for note in groupNotes { FileHandle.standardError.write(Data("matrix: \(note)\n".utf8)) }
+        for note in groupNotes { StandardStreams.writeError("matrix: \(note)\n") }
         let ordered = experiment.policies.compactMap { tenants[$0.label] }
         let apps = try Self.withStandIns(&experiment, installed: installed, entries: entries, tenants: ordered,
                                          baseTenant: ordered.first ?? baseTenant)
@@ -189,18 +190,18 @@ package final class Progress: Sendable {
                 let width = 30
                 let filled = total == 0 ? width : done * width / total
                 let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
-                FileHandle.standardError.write(Data("\r[\(bar)] \(done)/\(total) cells".utf8))
+                StandardStreams.writeError("\r[\(bar)] \(done)/\(total) cells")
             } else {
                 let tenth = total == 0 ? 10 : done * 10 / total
                 if tenth != counts.lastTenth {
                     counts.lastTenth = tenth
-                    FileHandle.standardError.write(Data("matrix: \(done)/\(total) cells\n".utf8))
+                    StandardStreams.writeError("matrix: \(done)/\(total) cells\n")
                 }
             }
         }
     }
 
     package func finish() {
-        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if terminal { StandardStreams.writeError("\n") }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import MAMCatalog
 import MAMMatrix
 import MAMPolicy
+import MAMWire
 
 /// The tenant and apps one command works with.
 package struct World {
@@ -95,7 +96,7 @@ package struct World {
     /// the answer on standard output stays the answer, and the typo is still heard, since the
     /// key it misspells has fallen to its default.
     static func warn(_ diagnostics: [Diagnostic]) {
-        for d in diagnostics { FileHandle.standardError.write(Data("mamlaunch: \(d)\n".utf8)) }
+        for d in diagnostics { StandardStreams.writeError("mamlaunch: \(d)\n") }
     }
 
     /// Gives every policy of `tenant` the settings of the policy file at `path`, keeping whom

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MAMCatalog
 import MAMLauncher
+import MAMWire
 
 /// A failure of the bench itself (not of what it measures): printed as it is, without usage.
 struct BenchError: Error, CustomStringConvertible {
@@ -36,7 +37,7 @@ final class BenchProcesses: @unchecked Sendable {
             signal(sig, SIG_IGN) // handled below, after the children are stopped
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { [self] in
-                FileHandle.standardError.write(Data("\nmamlaunch \(name): interrupted (\(Interruption.name(sig))); stopping what it started\n".utf8))
+                StandardStreams.writeError("\nmamlaunch \(name): interrupted (\(Interruption.name(sig))); stopping what it started\n")
                 Interruption.note(sig)
                 finish()
                 Glibc.exit(128 + sig)

@@ -177,7 +177,7 @@ func readPassword(_ prompt: String) throws -> String {
     var saved = termios()
     let terminal = isatty(0) == 1 && tcgetattr(0, &saved) == 0
     if terminal {
-        FileHandle.standardError.write(Data(prompt.utf8))
+        StandardStreams.writeError(prompt)
         var quiet = saved
         quiet.c_lflag &= ~tcflag_t(ECHO)
         tcsetattr(0, TCSANOW, &quiet)
@@ -185,7 +185,7 @@ func readPassword(_ prompt: String) throws -> String {
     defer {
         if terminal {
             tcsetattr(0, TCSANOW, &saved)
-            FileHandle.standardError.write(Data("\n".utf8))
+            StandardStreams.writeError("\n")
         }
     }
     guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else { throw World.Failure(description: "no password given (on the terminal, or as one line on standard input)") }

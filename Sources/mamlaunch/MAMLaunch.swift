@@ -46,7 +46,7 @@ struct MAMLaunch: ParsableCommand {
             // What failed after an interruption failed because of it: said already.
             Interruption.exitIfInterrupted()
             let text = failure.description.contains("error: ") ? failure.description : "error: \(failure.description)"
-            FileHandle.standardError.write(Data("mamlaunch: \(text)\n".utf8))
+            StandardStreams.writeError("mamlaunch: \(text)\n")
             Foundation.exit(1)
         } catch {
             Interruption.exitIfInterrupted()
@@ -60,7 +60,7 @@ struct MAMLaunch: ParsableCommand {
     static func usageFailure(_ message: String, of command: any ParsableCommand) -> Never {
         Interruption.exitIfInterrupted()
         let name = type(of: command)._commandName
-        FileHandle.standardError.write(Data("mamlaunch \(name): error: \(message)\nSee 'mamlaunch \(name) --help'.\n".utf8))
+        StandardStreams.writeError("mamlaunch \(name): error: \(message)\nSee 'mamlaunch \(name) --help'.\n")
         Foundation.exit(ExitCode.validationFailure.rawValue)
     }
 }

@@ -5,6 +5,7 @@ import MAMCatalog
 import MAMLauncher
 import MAMMatrix
 import MAMPolicy
+import MAMWire
 
 extension MatrixFormat: ExpressibleByArgument {}
 extension PartiesSource: ExpressibleByArgument {}
@@ -197,13 +198,13 @@ struct MatrixCommand: ParsableCommand {
         }
         // Failures go to standard error too when the report went elsewhere or is not a table.
         if out != nil || chosen != .table {
-            for r in report.failures { FileHandle.standardError.write(Data((MatrixReport.explainFailure(r) + "\n").utf8)) }
+            for r in report.failures { StandardStreams.writeError((MatrixReport.explainFailure(r) + "\n")) }
         }
-        for line in Violations.shared.summary { FileHandle.standardError.write(Data("mamlaunch: \(line)\n".utf8)) }
-        if !report.standIns.isEmpty { FileHandle.standardError.write(Data("matrix: \(report.standInLine)\n".utf8)) }
+        for line in Violations.shared.summary { StandardStreams.writeError("mamlaunch: \(line)\n") }
+        if !report.standIns.isEmpty { StandardStreams.writeError("matrix: \(report.standInLine)\n") }
         let cut = interrupted.map { "interrupted (\(Interruption.name($0))) after \(results.count) of \(cells.count) cells; " } ?? ""
-        FileHandle.standardError.write(Data(("matrix: \(cut)\(report.summary)" + (out.map { "; report in \($0)" } ?? "") + "\n").utf8))
-        if let gate { FileHandle.standardError.write(Data("matrix: \(gate.line)\n".utf8)) }
+        StandardStreams.writeError(("matrix: \(cut)\(report.summary)" + (out.map { "; report in \($0)" } ?? "") + "\n"))
+        if let gate { StandardStreams.writeError("matrix: \(gate.line)\n") }
         Interruption.exitIfInterrupted()
         if !report.failures.isEmpty { throw ExitCode(1) }
         if let gate, !gate.passed { throw ExitCode(3) }

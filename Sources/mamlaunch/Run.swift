@@ -97,7 +97,7 @@ struct Run: ParsableCommand {
         defer {
             if clean {
                 do { try Sandbox.removeContainer(root: containersRoot, bundleID: manifest.bundleID) } catch {
-                    FileHandle.standardError.write(Data("mamlaunch: \(error)\n".utf8))
+                    StandardStreams.writeError("mamlaunch: \(error)\n")
                 }
             }
         }
@@ -129,7 +129,7 @@ struct Run: ParsableCommand {
         let controlFD = control
         let bundle = manifest.bundleID
         let report: @Sendable (Violation) -> Void = { v in
-            FileHandle.standardError.write(Data("mamlaunch: \(v)\n".utf8))
+            StandardStreams.writeError("mamlaunch: \(v)\n")
             if controlFD >= 0 { Handoff.report(FileDescriptor(rawValue: controlFD), v) }
         }
         var config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
@@ -177,7 +177,7 @@ struct Run: ParsableCommand {
             }
             guard restartAsked, restarts < Self.maximumRestarts, Interruption.received == nil else { break }
             restarts += 1
-            FileHandle.standardError.write(Data("mamlaunch: \(bundle) restarted at the broker's request (its first policy arrived)\n".utf8))
+            StandardStreams.writeError("mamlaunch: \(bundle) restarted at the broker's request (its first policy arrived)\n")
         }
         // The launcher kept its copy of the app's terminal for restarts: closing it lets the
         // relay see the end.
@@ -214,7 +214,7 @@ struct Run: ParsableCommand {
         }
         startRelay?()
         if !app.weakened.isEmpty {
-            FileHandle.standardError.write(Data("mamlaunch: warning: \(config.bundleID) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n".utf8))
+            StandardStreams.writeError("mamlaunch: warning: \(config.bundleID) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n")
         }
         if control >= 0 {
             do {
@@ -244,10 +244,10 @@ struct Run: ParsableCommand {
             process.waitUntilExit()
             if ProcessInfo.processInfo.environment["MAMLAB_RUN_KEEP"] == nil {
                 do { try Sandbox.removeFolder(device) } catch {
-                    FileHandle.standardError.write(Data("mamlaunch: \(error)\n".utf8))
+                    StandardStreams.writeError("mamlaunch: \(error)\n")
                 }
             } else {
-                FileHandle.standardError.write(Data("mamlaunch: the broker's folder is kept at \(device) (MAMLAB_RUN_KEEP)\n".utf8))
+                StandardStreams.writeError("mamlaunch: the broker's folder is kept at \(device) (MAMLAB_RUN_KEEP)\n")
             }
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MAMLauncher
 import MAMSandbox
+import MAMWire
 
 /// The one decision on the sandbox's strength that every command launching apps shares (run,
 /// matrix, the bench commands, and mambroker's app starts through `run`), and the one flag to
@@ -18,7 +19,7 @@ struct SandboxOptions: ParsableArguments {
             guard allowWeakerSandbox else {
                 throw World.Failure(description: "cannot \(what): \(refusal); pass --allow-weaker-sandbox to run with less")
             }
-            FileHandle.standardError.write(Data("mamlaunch: warning: \(what) with a weaker sandbox: \(refusal)\n".utf8))
+            StandardStreams.writeError("mamlaunch: warning: \(what) with a weaker sandbox: \(refusal)\n")
         }
         return containment
     }
