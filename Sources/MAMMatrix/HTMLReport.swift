@@ -42,8 +42,10 @@ struct HTMLReport {
             div.fail{outline:3px solid #000;outline-offset:-3px}
             .legend{margin:8px 0 16px}.legend span.item{margin-right:14px;white-space:nowrap}
             .summary{font-weight:600}
+            p.partial{margin:0 0 12px;padding:8px 12px;background:#fff3cd;border:2px solid #b58100;font-weight:700}
             table.list{border-collapse:collapse;font-size:13px}table.list td,table.list th{border:1px solid #ddd;padding:3px 6px;text-align:left}
             </style></head><body>
+            \(report.partial.map { "<p class=\"partial\">\(esc($0.line))</p>" } ?? "")
             <h1>Sharing matrix: \(esc(report.experiment.name))</h1>
 
             """

@@ -49,6 +49,11 @@ extension MatrixReport {
                 suites.append((policy, cases, failures))
             }
         }
+        // A run cut short fails as a whole: its own suite says what was not answered.
+        if let partial {
+            let body = "<failure type=\"partial\" message=\"\(Self.xml(partial.line))\">\(Self.xml(partial.line))</failure>"
+            suites.insert(("partial run", ["<testcase classname=\"matrix.run\" name=\"every planned cell answered\" time=\"0\">\(body)</testcase>"], 1), at: 0)
+        }
         let tests = suites.map(\.cases.count).reduce(0, +), failures = suites.map(\.failures).reduce(0, +)
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<testsuites name=\"mamlaunch matrix\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" time=\"\(Self.seconds(seconds))\">\n"
@@ -126,7 +131,10 @@ extension MatrixReport {
         let log: JSONValue = [
             "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
             "version": "2.1.0",
-            "runs": [["tool": ["driver": driver], "results": .array(results)]],
+            "runs": [["tool": ["driver": driver], "results": .array(results),
+                      // A run cut short did not finish: its results are not all there.
+                      "invocations": [["executionSuccessful": .bool(partial == nil),
+                                       "toolExecutionNotifications": .array(partial.map { [["level": "error", "message": ["text": .string($0.line)]]] } ?? [])]]]],
         ]
         return log.json
     }

@@ -18,6 +18,8 @@ public struct MatrixReport: Sendable {
     /// Apps that ran as stand-ins (no `Apps/` folder: a sample program under a manifest made
     /// from a catalog entry), as reports name them: "Outlook (com.microsoft.office.outlook)".
     public var standIns: [String] = []
+    /// Set when the run was cut short: every form says so first.
+    public var partial: PartialRun?
 
     public init(experiment: Experiment, results: [CellResult], live: Bool, seconds: Double = 0) {
         self.experiment = experiment
@@ -54,6 +56,30 @@ public struct MatrixReport: Sendable {
         s += "; \(String(format: "%.2f", seconds)) s, \(String(format: "%.0f", cellsPerSecond)) cells/s"
         if let sandbox { s += "; \(sandbox)" }
         return s
+    }
+}
+
+/// A run cut short (an interruption): what was answered and what was not.
+public struct PartialRun: Sendable, Hashable {
+    /// Why it stopped: "interrupted (SIGINT)".
+    public var reason: String
+    public var answered: Int
+    public var planned: Int
+    /// The policies none of whose cells were answered.
+    public var notRun: [String]
+
+    public init(reason: String, answered: Int, planned: Int, notRun: [String]) {
+        self.reason = reason
+        self.answered = answered
+        self.planned = planned
+        self.notRun = notRun
+    }
+
+    /// The first line of every form of a partial report.
+    public var line: String {
+        var s = "PARTIAL RUN: \(reason) after \(answered) of \(planned) cells"
+        if !notRun.isEmpty { s += "; not run at all: \(notRun.joined(separator: ", "))" }
+        return s + "; what follows covers the answered cells only"
     }
 }
 
@@ -97,11 +123,16 @@ extension MatrixReport {
     public func render(_ format: MatrixFormat, diff: MatrixDiff? = nil, gate: GateVerdict? = nil,
                        sources: [String: PolicySource] = [:]) -> String {
         let findings = { gate ?? GateVerdict(rules: [.widened, .leak], report: self, diff: diff) }
+        // A partial run says so on its first line, in each form's own way of carrying a line.
+        let cut = partial?.line
         switch format {
-        case .table: return table(diff: diff)
-        case .md: return (gate.map { Self.gateMarkdown($0) } ?? "") + markdown(diff: diff)
-        case .csv: return csv(diff: diff)
-        case .json: return jsonLines(diff: diff)
+        case .table: return (cut.map { $0 + "\n" } ?? "") + table(diff: diff)
+        case .md: return (cut.map { "**\(Self.md($0))**\n\n" } ?? "") + (gate.map { Self.gateMarkdown($0) } ?? "") + markdown(diff: diff)
+        case .csv: return (cut.map { "# \($0)\n" } ?? "") + csv(diff: diff)
+        case .json: return (partial.map { p in JSONValue.object(["partial": ["reason": .string(p.reason), "answered": .number(Double(p.answered)),
+                                                                            "planned": .number(Double(p.planned)),
+                                                                            "notRun": .array(p.notRun.map { .string($0) })]]).json + "\n" } ?? "")
+            + jsonLines(diff: diff)
         case .html: return HTMLReport(report: self, diff: diff).render()
         case .junit: return junit(diff: diff, gate: findings())
         case .sarif: return sarif(gate: findings(), sources: sources)

@@ -161,6 +161,11 @@ struct MatrixCommand: ParsableCommand {
         let seconds = Date().timeIntervalSince(started)
         var report = MatrixReport(experiment: setup.experiment, results: results, live: mode == .live, seconds: seconds)
         report.sandbox = containment?.statement
+        if let interrupted {
+            let answered = Set(results.map(\.cell.policy))
+            report.partial = PartialRun(reason: "interrupted (\(Interruption.name(interrupted)))", answered: results.count, planned: cells.count,
+                                        notRun: setup.experiment.policies.map(\.label).filter { !answered.contains($0) })
+        }
         for (label, file) in setup.policyFiles {
             if let policy = try? Catalog.loadPolicyFile(file).first?.policy {
                 report.policyInfo[label] = PolicyInfo(displayName: policy.displayName, file: Catalog.relative(file),

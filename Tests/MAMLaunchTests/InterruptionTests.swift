@@ -82,8 +82,16 @@ struct InterruptionTests {
         #expect(!folders.isEmpty, "a policy's device folder while it runs")
         try Self.interrupt(child, sig, folders: folders, prefix: "mamlab-matrix-\(child.pid)-", in: LiveMatrix.scratch)
         #expect(child.standardError.contains("matrix: interrupted (\(Self.name(sig))) after "), "\(child.standardError.suffix(2000))")
-        let cells = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n")
+        var cells = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n")
             .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        // The report says first that it is partial: why, how far it got, which policies never ran.
+        let partial = cells.first?["partial"] as? [String: Any]
+        #expect(partial?["reason"] as? String == "interrupted (\(Self.name(sig)))", "\(cells.first ?? [:])")
+        let answered = partial?["answered"] as? Int ?? -1, planned = partial?["planned"] as? Int ?? -1
+        #expect(answered >= 0 && answered < planned && planned == 1107, "\(partial ?? [:])")
+        #expect((partial?["notRun"] as? [String])?.isEmpty == false, "a run stopped this early has policies it never reached: \(partial ?? [:])")
+        cells.removeFirst()
+        #expect(cells.count == answered)
         #expect(!cells.isEmpty, "the cells answered before the signal are in the report")
         // None of them is a failure the interruption made up.
         #expect(cells.allSatisfy { $0["live"] is [String: Any] && $0["agree"] as? Bool == true }, "\(cells.prefix(3))")

@@ -233,3 +233,39 @@ struct ChromiumTests {
         }
     }
 }
+
+/// A run cut short says so on the first line of every form, with what was not answered.
+@Suite("Reports: a partial run is marked in every form")
+struct PartialReportTests {
+    static let report: MatrixReport = {
+        var r = ReportTests.report
+        r.results = Array(r.results.prefix(40))
+        r.partial = PartialRun(reason: "interrupted (SIGINT)", answered: 40, planned: ReportTests.report.results.count,
+                               notRun: ["level-2", "level-3"])
+        return r
+    }()
+
+    @Test(arguments: MatrixFormat.allCases)
+    func theFirstLineSaysItIsPartial(_ format: MatrixFormat) throws {
+        let text = Self.report.render(format)
+        let line = "PARTIAL RUN: interrupted (SIGINT) after 40 of \(ReportTests.report.results.count) cells; not run at all: level-2, level-3"
+        switch format {
+        case .table: #expect(text.hasPrefix(line))
+        case .md: #expect(text.hasPrefix("**" + line))
+        case .csv: #expect(text.hasPrefix("# " + line))
+        case .html: #expect(text.contains("<p class=\"partial\">\(line)"))
+        case .json:
+            let first = try JSONSerialization.jsonObject(with: Data(text.split(separator: "\n")[0].utf8)) as? [String: Any]
+            let partial = first?["partial"] as? [String: Any]
+            #expect(partial?["answered"] as? Int == 40 && partial?["notRun"] as? [String] == ["level-2", "level-3"])
+            #expect(text.split(separator: "\n").count == 41)
+        case .junit: #expect(text.contains("<testsuite name=\"partial run\" tests=\"1\" failures=\"1\"") && text.contains("type=\"partial\""))
+        case .sarif:
+            let log = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            let invocation = (((log?["runs"] as? [[String: Any]])?.first?["invocations"]) as? [[String: Any]])?.first
+            #expect(invocation?["executionSuccessful"] as? Bool == false, "\(text.prefix(400))")
+        }
+        // Whole: no mark.
+        #expect(!ReportTests.report.render(format).contains("PARTIAL RUN"))
+    }
+}
