@@ -97,6 +97,14 @@ extension MatrixSetup {
             throw World.Failure(description: "--parties policy-apps: the policies target no app and the catalog has no unmanaged app")
         }
         experiment.parties = result.parties
+        // The report is headed by what ran, not by the built-in experiment whose channels it took.
+        let users = Array(Set(result.parties.flatMap(\.accounts).filter { $0.contains("@") })).sorted()
+        let policyNames = tenants.flatMap { $0.policies.map(\.displayName) }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        let appNames = result.parties.map(\.name)
+        experiment.name = "the policies' apps" + (policyNames.isEmpty ? "" : ": " + policyNames.joined(separator: ", "))
+        experiment.description = "Parties made from the policies (--parties policy-apps): each app they target, signed in as a user they are assigned to"
+            + (users.isEmpty ? "" : " (\(users.joined(separator: ", ")))") + ", and the catalog's unmanaged apps; here \(appNames.joined(separator: ", ")). "
+            + "Every channel between every two of them, under each policy."
         // A location of an account the parties do not have is of another tenant (the default
         // experiment's adele): it becomes the location of the account the parties sign in.
         var seen = Set<ChannelSpec>()

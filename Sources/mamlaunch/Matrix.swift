@@ -172,6 +172,17 @@ struct MatrixCommand: ParsableCommand {
                                                       settings: MatrixDiff.settingValues(policy))
             }
         }
+        // A tenant as it is holds its own policies: named with their groups, not as "tenant".
+        for label in report.policies where report.policyInfo[label] == nil {
+            guard let tenant = setup.predictors[label]?.engine.tenant, label == "tenant" else { continue }
+            let named = tenant.policies.map { p in
+                var to = p.allUsers ? "all users" : p.includedGroups.isEmpty ? "no group" : "groups " + p.includedGroups.joined(separator: ", ")
+                if !p.excludedGroups.isEmpty { to += ", except " + p.excludedGroups.joined(separator: ", ") }
+                return "\(p.displayName) (\(to))"
+            }
+            report.policyInfo[label] = PolicyInfo(displayName: "the tenant's policies: " + named.joined(separator: "; "),
+                                                  file: Catalog.relative(tenantFile.tenant ?? "Policies/contoso/tenant.json"), settings: [:])
+        }
         let used = Set(cells.flatMap { [$0.source.app.lowercased()] + ($0.target.map { [$0.app.lowercased()] } ?? []) })
         report.standIns = setup.apps.compactMap { a in
             guard let entry = a.standIn, used.contains(a.manifest.bundleID.lowercased()) || used.contains(a.name.lowercased()) else { return nil }

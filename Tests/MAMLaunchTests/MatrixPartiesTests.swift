@@ -181,6 +181,24 @@ struct MatrixPartiesTests {
                 "\(diff.stdout)")
     }
 
+    /// A report is headed by what ran: a policy-apps run by the policies it ran under, its
+    /// parties and users; a tenant as it is by its own policies and their groups. Not by the
+    /// built-in experiment whose channels it took ("Sharing matrix: default", Mail, Docs, Notes).
+    @Test func aReportIsHeadedByWhatRan() async throws {
+        let md = try await CommandRunner.runOffPool(["matrix", "--predict", "--parties", "policy-apps", "--policy", Self.l2, "--format", "md"])
+        #expect(md.stdout.hasPrefix("# Sharing matrix: the policies' apps: iOS/iPadOS Enterprise Enhanced Data Protection\n"), "\(md.stdout.prefix(300))")
+        #expect(md.stdout.contains("signed in as a user they are assigned to (adele@contoso.com)") && md.stdout.contains("Outlook (adele)"))
+        #expect(!md.stdout.contains("Mail signed in as adele and as a personal account"), "the built-in experiment's description")
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let html = dir + "/tenant.html"
+        let t = try await CommandRunner.runOffPool(["matrix", "--predict", "--tenant", try Self.fabrikam(in: dir), "--out", html])
+        #expect(t.status == 0, "\(t.stderr.suffix(800))")
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        #expect(page.contains("<h2>Policy: the tenant&#39;s policies: Managed only (groups staff)</h2>"), "\(page.prefix(3000))")
+        #expect(!page.contains("<h2>Policy: tenant</h2>"))
+    }
+
     /// The admin's question between the vendor's three levels, live, in one command: every
     /// changed cell names the setting that changed it, the changes come grouped by setting and
     /// outcome first, and changes of the rule alone are counted, listed only when asked.
