@@ -30,6 +30,19 @@ public struct CatalogEntry: Sendable, Hashable {
 
     public enum MicrosoftApp: String, Sendable, Hashable, CaseIterable { case core, other }
 
+    /// What people call the app: its name without what the parentheses add ("Gmail" for
+    /// "Gmail (personal mail)").
+    public var shortName: String {
+        guard let open = name.firstIndex(of: "("), open > name.startIndex else { return name }
+        return name[..<open].trimmingCharacters(in: .whitespaces)
+    }
+
+    /// `name` names this app: its bundle id, its name or its short name, in any case.
+    public func isNamed(_ name: String) -> Bool {
+        let n = name.lowercased()
+        return bundleID.lowercased() == n || self.name.lowercased() == n || shortName.lowercased() == n
+    }
+
     public init(name: String, bundleID: String, sdk: Bool = true, multiIdentity: Bool = false, urlSchemes: [String] = [],
                 queriedSchemes: [String] = [], opens: [String] = [], serves: [String] = [], browser: Bool = false,
                 managedBrowser: Bool = false, dialer: Bool = false, sources: [String] = []) {

@@ -191,8 +191,26 @@ public enum Catalog {
     /// Finds an app by `Apps/` folder name or bundle id, case-insensitively.
     public static func find(_ name: String, in apps: [CatalogApp]) -> CatalogApp? {
         let n = name.lowercased()
-        // A bundle id first: it is the app's identity; a folder name is only what people call it.
+        // A bundle id first: it is the app's identity; a folder name, or a stand-in's catalog
+        // name or short name, is only what people call it.
         return apps.first { $0.manifest.bundleID.lowercased() == n } ?? apps.first { $0.name.lowercased() == n }
+            ?? apps.first { $0.standIn?.isNamed(name) == true }
+    }
+
+    /// The catalog entry `name` names (bundle id first, then name and short name).
+    public static func entry(named name: String, in entries: [CatalogEntry]) -> CatalogEntry? {
+        entries.first { $0.bundleID.lowercased() == name.lowercased() } ?? entries.first { $0.isNamed(name) }
+    }
+
+    /// "unknown app …" with the nearest name an app goes by (a folder, a bundle id, a catalog
+    /// name or short name) and the names to choose from.
+    public static func unknownApp(_ name: String, installed: [CatalogApp], entries: [CatalogEntry] = []) -> String {
+        let stood = entries.filter { e in !installed.contains { $0.manifest.bundleID.lowercased() == e.bundleID.lowercased() } }
+        let candidates = installed.flatMap { [$0.name, $0.manifest.bundleID] + ($0.standIn.map { [$0.shortName] } ?? []) }
+            + stood.flatMap { [$0.shortName, $0.bundleID] }
+        let nearest = NearestName.nearest(to: name, in: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
+        let known = installed.map { "\($0.name) (\($0.manifest.bundleID))" } + stood.map { "\($0.shortName) (\($0.bundleID), catalog)" }
+        return "unknown app \"\(name)\"\(nearest); known apps: \(known.joined(separator: ", "))"
     }
 
     /// Problems a tenant has only when set beside the known apps: a policy targeting an app

@@ -79,7 +79,7 @@ extension MatrixSetup {
         var wanted = targeted
         if experiment.policyApps { wanted += unmanaged.map(\.bundleID) }
         for p in experiment.parties where Catalog.find(p.app, in: installed) == nil {
-            wanted.append(entries.first { $0.name.lowercased() == p.app.lowercased() }?.bundleID ?? p.app)
+            wanted.append(Catalog.entry(named: p.app, in: entries)?.bundleID ?? p.app)
         }
         let made = Catalog.standIns(for: wanted, installed: installed, catalog: entries)
         for note in made.notes { StandardStreams.writeError("matrix: \(note)\n") }

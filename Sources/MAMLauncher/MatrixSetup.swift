@@ -36,7 +36,7 @@ package struct MatrixSetup {
         let entries = try Self.catalogEntries(root: root, extra: catalog)
         let known: (String) -> Bool = { name in
             Catalog.find(name, in: installed) != nil
-                || entries.contains { $0.bundleID.lowercased() == name.lowercased() || $0.name.lowercased() == name.lowercased() }
+                || Catalog.entry(named: name, in: entries) != nil
         }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 

@@ -9,6 +9,8 @@ package struct World {
     package var engine: PolicyEngine
     package var apps: [CatalogApp]
     package var notes: [String]
+    /// The app catalog's entries, for naming the apps an unknown name may have meant.
+    package var catalogEntries: [CatalogEntry] = []
     /// The tenant file, as the user would write it, for errors that name it.
     var tenantFile = ""
 
@@ -73,6 +75,7 @@ package struct World {
         }
         var world = World(engine: PolicyEngine(tenant: tenant, apps: apps.map(\.manifest)), apps: apps, notes: notes)
         world.tenantFile = Catalog.relative(path)
+        world.catalogEntries = entries
         return world
     }
 
@@ -84,7 +87,7 @@ package struct World {
         // A name the catalog does not know stays unknown (a typo is not an app); a bundle id a
         // policy targets is stood in for, from the catalog or plain, as in the matrix.
         let asked = names.filter { Catalog.find($0, in: installed) == nil }.compactMap { name in
-            entries.first { $0.name.lowercased() == name.lowercased() || $0.bundleID.lowercased() == name.lowercased() }?.bundleID
+            Catalog.entry(named: name, in: entries)?.bundleID
         }
         let made = Catalog.standIns(for: PolicyApps.targetedApps([tenant]) + asked, installed: installed, catalog: entries)
         let wanted = Set((names + asked).map { $0.lowercased() })
@@ -131,8 +134,7 @@ package struct World {
         let parts = spec.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = String(parts[0])
         guard let app = Catalog.find(name, in: apps) else {
-            let known = apps.map { "\($0.name) (\($0.manifest.bundleID))" }.joined(separator: ", ")
-            throw UsageError("unknown app \"\(name)\"; known apps: \(known); pass --manifest for your own")
+            throw UsageError(Catalog.unknownApp(name, installed: apps, entries: catalogEntries) + "; pass --manifest for your own")
         }
         var accounts = parts.count > 1 ? parts[1].split(separator: ",").map(String.init) : []
         if parts.count > 1 && accounts.isEmpty {

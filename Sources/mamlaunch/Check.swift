@@ -24,7 +24,9 @@ struct Check: ParsableCommand {
             checked with it: a setting that is not text, an unknown group, an app no policy \
             manages are errors; two targeted values for one user and setting are a warning.
 
-            Exit status: 0 when there is no error (warnings allowed), 1 otherwise.
+            Exit status: 0 when there is no error (warnings allowed; with --strict, none either), \
+            1 otherwise. A pipeline wants --strict: a misspelled key is a warning, and the setting \
+            it meant falls to its default, often the permissive one.
             """
     )
 
@@ -39,6 +41,9 @@ struct Check: ParsableCommand {
 
     @Flag(name: .shortAndLong, help: "Only print problems, not the summary line.")
     var quiet = false
+
+    @Flag(help: "Fail on warnings too (an unknown key, an ignored setting): exit 1 unless nothing at all is found.")
+    var strict = false
 
     func run() throws {
         var files: [String] = []
@@ -157,7 +162,7 @@ struct Check: ParsableCommand {
         if !quiet {
             print("checked \(files.count) file\(files.count == 1 ? "" : "s"): \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
         }
-        if errors > 0 { throw ExitCode(1) }
+        if errors > 0 || (strict && warnings > 0) { throw ExitCode(1) }
     }
 
     static func inputFiles(under dir: String) -> [String] {

@@ -370,7 +370,7 @@ struct Run: ParsableCommand {
             if let why = problems.first(where: { $0.severity == .error && $0.file.split(separator: "/").dropLast().last.map(String.init)?.lowercased() == app.lowercased() }) {
                 throw World.Failure(description: why.description)
             }
-            throw ValidationError("unknown app \"\(app)\"; known apps: \(apps.map(\.name).joined(separator: ", "))")
+            throw ValidationError(Catalog.unknownApp(app, installed: apps))
         }
         guard let binary = found.builtExecutable() else {
             throw World.Failure(description: "\(found.name): CFBundleExecutable must be a plain file name (no slash, . or ..)")

@@ -68,3 +68,44 @@ struct CheckCommandTests {
         #expect(r.stdout.contains("/no/such/file.json: error: no such file or folder"))
     }
 }
+
+/// For pipelines: a misspelled key is a warning (its setting falls to its default, often the
+/// permissive one), which `check --strict` fails on; without it, warnings pass.
+@Suite("mamlaunch check --strict")
+struct CheckStrictTests {
+    @Test func aWarningFailsOnlyTheStrictCheck() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-strict-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("typo.json").path
+        try Data(#"{"displayName": "P", "saveAsBlockd": true}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let lenient = try CommandRunner.run(["check", file])
+        #expect(lenient.status == 0, "\(lenient.stdout)")
+        #expect(lenient.stdout.contains("did you mean \"saveAsBlocked\"") && lenient.stdout.contains("0 errors, 1 warning"), "\(lenient.stdout)")
+        let strict = try CommandRunner.run(["check", "--strict", file])
+        #expect(strict.status == 1, "\(strict.stdout)")
+        // Clean files pass either way.
+        #expect(try CommandRunner.run(["check", "--strict"]).status == 0)
+    }
+}
+
+/// Apps are taken by any name they go by: an installed app's folder or bundle id, a catalog
+/// entry's name or short name ("Gmail" for "Gmail (personal mail)"), and a typo is answered with
+/// the nearest name.
+@Suite("App names")
+struct AppNameTests {
+    @Test(arguments: ["Gmail", "gmail", "Gmail (personal mail)", "com.google.gmail", "WhatsApp", "Safari"])
+    func aCatalogAppIsKnownByItsNames(_ name: String) throws {
+        let r = try CommandRunner.run(["explain", "--from", "Outlook:adele@contoso.com", "--to", name, "--channel", "send"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains(" → ") && r.stdout.hasPrefix("ALLOWED"), "\(r.stdout)")
+    }
+
+    @Test func aTypoIsAnsweredWithTheNearestName() throws {
+        let explain = try CommandRunner.run(["explain", "--from", "Outlok", "--to", "Notes", "--channel", "send"])
+        #expect(explain.status == 64 && explain.stderr.contains("unknown app \"Outlok\" (did you mean \"Outlook\"?)"), "\(explain.stderr)")
+        #expect(explain.stderr.contains("Gmail (com.google.gmail, catalog)"), "the catalog's apps are among the known ones: \(explain.stderr)")
+        let run = try CommandRunner.run(["run", "Maill"])
+        #expect(run.status == 64 && run.stderr.contains("unknown app \"Maill\" (did you mean \"Mail\"?)"), "\(run.stderr)")
+    }
+}

@@ -115,7 +115,7 @@ struct ExplainCommandTests {
 
     @Test func badArgumentsFailWithOneClearLine() throws {
         let cases: [([String], String)] = [
-            (["--from", "Nope", "--to", "Notes", "--channel", "send"], "unknown app \"Nope\"; known apps: Chat (com.example.chat)"),
+            (["--from", "Nope", "--to", "Notes", "--channel", "send"], "unknown app \"Nope\" (did you mean \"Notes\"?); known apps: Chat (com.example.chat)"),
             (["--from", "Mail", "--to", "Notes", "--channel", "paste"], "--channel paste needs --text"),
             (["--from", "Mail", "--channel", "save-to", "--location", "attic"], "unknown save location \"attic\"; allowed values: other, oneDriveForBusiness"),
             (["--from", "Mail", "--to", "Notes", "--channel", "teleport"], "teleport"),
