@@ -26,6 +26,21 @@ package struct MatrixSetup {
     /// in it run live on one broker and one set of apps, the broker switched between them.
     package var targeting: [String: [String]] = [:]
 
+    /// An experiment file's problems as `mamlaunch matrix` would find them loading it (`check`):
+    /// apps by any name they go by (installed or in the catalog), policies as files beside it or
+    /// sample labels.
+    package static func checkExperiment(_ path: String, root: URL?, installed: [CatalogApp], entries: [CatalogEntry]) -> [Diagnostic] {
+        let folder = URL(fileURLWithPath: path).standardizedFileURL.deletingLastPathComponent()
+        let known: (String) -> Bool = { Catalog.find($0, in: installed) != nil || Catalog.entry(named: $0, in: entries) != nil }
+        do {
+            _ = try ExperimentFile.load(try Catalog.read(path), file: Catalog.relative(path), knownApp: known,
+                                        policy: { entry in root.map { Self.resolvePolicy(entry, from: folder, root: $0) } ?? .success(entry) })
+            return []
+        } catch {
+            return error.diagnostics
+        }
+    }
+
     package static func load(experiment name: String, policies: [String], diff: [String], random: Int?, seed: UInt64,
                      tenant: String?, parties: PartiesSource? = nil, catalog: String? = nil) throws -> MatrixSetup {
         guard let root = Catalog.projectRoot() else {

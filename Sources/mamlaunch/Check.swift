@@ -6,14 +6,15 @@ import MAMPolicy
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Validate tenants, policy files and app manifests.",
+        abstract: "Validate tenants, policy files, app manifests, catalogs and experiments.",
         discussion: """
             Each PATH is a tenant file, a Graph tenant export (iosManagedAppProtections, \
             targetedManagedAppConfigurations and groups with their apps, assignments and \
             members expanded; docs/POLICIES.md), a policy file (Graph JSON: one policy, an \
             array, or a list response {"value": [...]}; or a debug-form .plist), an app's Info.plist, an app \
-            catalog ({"apps": [...]}, docs/CATALOG.md), or a folder searched for *.json and \
-            *.plist. With no PATH, checks the project's Policies/ and Apps/. An app of the \
+            catalog ({"apps": [...]}, docs/CATALOG.md), a matrix experiment (JSON or YAML, \
+            docs/MATRIX.md; read as `mamlaunch matrix` reads it), or a folder searched for \
+            *.json, *.plist, *.yaml and *.yml. With no PATH, checks the project's Policies/ and Apps/. An app of the \
             built-in catalog (Policies/catalog/apps.json) or of a checked catalog counts as known: \
             `mamlaunch matrix` runs it as a stand-in.
 
@@ -71,15 +72,18 @@ struct Check: ParsableCommand {
         // checked as a pair.
         var checked: [(manifest: AppManifest, file: String)] = []
         var known: [(manifest: AppManifest, file: String)] = []
+        var installedApps: [CatalogApp] = []
         if let appsDir = apps.map({ URL(fileURLWithPath: $0) }) ?? root?.appendingPathComponent("Apps") {
             let (found, problems) = Catalog.loadApps(in: appsDir)
             // Two apps that one bundle id names (the manifests themselves are checked below).
             diagnostics += problems.filter { $0.severity == .error && $0.path == "CFBundleIdentifier" && $0.message.contains("not installed") }
             manifests += found.map(\.manifest)
+            installedApps = found
             known += found.map { ($0.manifest, $0.file) }
         }
         var tenants: [Tenant] = []
         var catalogs: [String] = []
+        var experiments: [String] = []
         // Policies that target an app group: resolved through the catalogs once they are read.
         var grouped: [Policy] = []
         for file in files {
@@ -105,6 +109,8 @@ struct Check: ParsableCommand {
                     grouped += loaded.map(\.policy).filter { $0.appGroup != nil }
                 case .catalog:
                     catalogs.append(file)
+                case .experiment:
+                    experiments.append(file)
                 }
             } catch {
                 diagnostics += error.diagnostics
@@ -138,6 +144,10 @@ struct Check: ParsableCommand {
                 diagnostics += error.diagnostics
             }
         }
+        // Experiment files, read as `mamlaunch matrix` reads them: apps by any name they go by.
+        for file in experiments {
+            diagnostics += MatrixSetup.checkExperiment(file, root: root, installed: installedApps, entries: allEntries)
+        }
         if !ignoreUnknownApps && !manifests.isEmpty {
             for tenant in tenants { diagnostics += Catalog.unknownApps(tenant, known: manifests) }
         }
@@ -170,7 +180,7 @@ struct Check: ParsableCommand {
         var out: [String] = []
         while let item = e.nextObject() as? String {
             let lower = item.lowercased()
-            if lower.hasSuffix(".json") || lower.hasSuffix(".plist") { out.append((dir as NSString).appendingPathComponent(item)) }
+            if [".json", ".plist", ".yaml", ".yml"].contains(where: lower.hasSuffix) { out.append((dir as NSString).appendingPathComponent(item)) }
         }
         return out.sorted()
     }
@@ -178,16 +188,20 @@ struct Check: ParsableCommand {
 
 /// What a file holds, judged from its content rather than its name.
 enum InputKind {
-    case tenant, policy, manifest, catalog
+    case tenant, policy, manifest, catalog, experiment
 
     static func detect(_ data: Data, path: String) -> InputKind {
         if path.hasSuffix("Info.plist") { return .manifest }
+        let lower = path.lowercased()
+        if lower.hasSuffix(".yaml") || lower.hasSuffix(".yml") { return .experiment }
         // (A binary list Foundation would crash on is left to the policy loader, which says why.)
         if !path.lowercased().hasSuffix(".json"), BinaryPropertyList.problem(data) == nil,
            let object = try? PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any] {
             return object["CFBundleIdentifier"] != nil ? .manifest : .policy
         }
         guard let node = try? JSONParser.parse(data) else { return .policy }
+        // An experiment names parties, channels or cells (and may list policies, as a tenant does).
+        if node["parties"] != nil || node["channels"] != nil || node["cells"] != nil { return .experiment }
         if node["users"] != nil || node["device"] != nil || (node["policies"] != nil && node["@odata.type"] == nil)
             || node["iosManagedAppProtections"] != nil {
             return .tenant

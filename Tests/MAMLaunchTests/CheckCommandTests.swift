@@ -109,3 +109,24 @@ struct AppNameTests {
         #expect(run.status == 64 && run.stderr.contains("unknown app \"Maill\" (did you mean \"Mail\"?)"), "\(run.stderr)")
     }
 }
+
+/// `check` reads a matrix experiment as `mamlaunch matrix` does, JSON or YAML: the project's
+/// examples pass (they were read as tenants, or not at all), and a wrong one says where.
+@Suite("mamlaunch check: experiment files")
+struct CheckExperimentTests {
+    @Test func theExamplesPassAndAWrongOneSaysWhere() throws {
+        let examples = try CommandRunner.run(["check", "docs/examples"])
+        #expect(examples.status == 0 && examples.stdout.contains("checked 2 files: 0 errors, 0 warnings"), "\(examples.stdout)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-check-exp-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let yaml = dir.appendingPathComponent("pilot.yaml").path
+        try Data("# a pilot\nparties:\n  - name: A\n    app: Mail\n  - name: B\n    app: Gmail\nchannels: [open-in, fax]\npolicies: [no-such-policy]\n".utf8)
+            .write(to: URL(fileURLWithPath: yaml))
+        let r = try CommandRunner.run(["check", yaml])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("pilot.yaml:7:20: error: $.channels[1]: unknown channel \"fax\""), "\(r.stdout)")
+        #expect(r.stdout.contains("no policy file \"no-such-policy\""), "\(r.stdout)")
+        #expect(!r.stdout.contains("unknown app \"Gmail\""), "a catalog app by its short name: \(r.stdout)")
+    }
+}
