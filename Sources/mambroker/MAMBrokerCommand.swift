@@ -30,7 +30,8 @@ struct MAMBrokerCommand: ParsableCommand {
 
             SIGHUP reloads the tenant atomically (an invalid file keeps the old policy and logs why), and so does the \
             launcher's reloadTenant message, answered once the new policy decides; SIGTERM and \
-            SIGINT shut down cleanly. Output nobody reads any more (`mambroker ... | head`) does not stop it: SIGPIPE \
+            SIGINT shut down cleanly, and so does closing the terminal it runs in (the hangup's \
+            SIGHUP, told from a reload by the terminal being gone). Output nobody reads any more (`mambroker ... | head`) does not stop it: SIGPIPE \
             is ignored, and what it would have said is lost. An invalid tenant at start refuses to start with the file, path and reason. \
             One device directory has one broker: it holds DIR/mambroker.lock (flock) while it runs, and a second \
             broker on the same DIR exits 1 naming the first one's pid, without touching its sockets. \
@@ -185,9 +186,19 @@ struct MAMBrokerCommand: ParsableCommand {
         }
         print("ready \(broker.configuration.publicSocket) \(broker.configuration.launcherSocket)")
         fflush(nil)
+        // SIGHUP is two things: `kill -HUP` asks for a reload; the kernel sends it too when the
+        // terminal the broker runs in goes away, and then it is to end, as a shell's jobs do, not
+        // to serve on with nowhere to say anything. A broker that had a terminal and has lost it
+        // at the signal was hung up.
+        let hadTerminal = Self.hasControllingTerminal()
         while true {
             var received: Int32 = 0
             guard sigwait(&signals, &received) == 0 else { continue }
+            if received == SIGHUP, hadTerminal, !Self.hasControllingTerminal() {
+                logger.notice("the terminal went away (SIGHUP); shutting down")
+                broker.stop()
+                return
+            }
             if received == SIGHUP {
                 do {
                     let (t, access) = try Self.load(tenant, groups: groups)
@@ -204,6 +215,14 @@ struct MAMBrokerCommand: ParsableCommand {
 }
 
 extension MAMBrokerCommand {
+    /// The process has a controlling terminal it can still open (after a hangup it has none).
+    static func hasControllingTerminal() -> Bool {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
+
     /// The tenant and its conditional-access section (none: `nil`), each checked; a policy
     /// that targets an app group targets its members (`groups`), as the matrix and `explain` read it.
     static func load(_ path: String, groups: AppGroups) throws(LoadFailure) -> (Tenant, ConditionalAccessSettings?) {

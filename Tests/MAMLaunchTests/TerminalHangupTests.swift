@@ -124,6 +124,19 @@ struct TerminalHangupTests {
         #expect(run.status == 128 + SIGHUP, "status \(run.status): \(run.said.suffix(800))")
         #expect(Self.nothingLeft(run.pid).isEmpty, "\(Self.leftBehind(run.pid))")
     }
+
+    /// A broker run in a terminal ends with it: the hangup's SIGHUP is not taken for a reload,
+    /// which would leave it serving with no terminal. (`kill -HUP` still reloads: RobustnessTests.)
+    @Test("mambroker: the terminal it runs in closed")
+    func broker() throws {
+        let device = NSTemporaryDirectory() + "mamlab-hangup-broker-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: device) }
+        let mambroker = CommandRunner.executable.deletingLastPathComponent().appendingPathComponent("mambroker").path
+        let run = try Self.closeTerminal([mambroker, "--tenant", CommandRunner.root.path + "/Policies/contoso/tenant.json", "--device", device],
+                                         running: device, marker: "ready ")
+        #expect(run.status == 0, "status \(run.status): \(run.said.suffix(800))")
+        #expect(!FileManager.default.fileExists(atPath: device + "/launcher.sock"), "its sockets go with it")
+    }
 }
 
 struct HangupError: Error, CustomStringConvertible {
