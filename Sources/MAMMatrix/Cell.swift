@@ -1,7 +1,7 @@
 import MAMPolicy
 
 /// One cell of a matrix: under one policy, one source tries one channel towards one target.
-public struct Cell: Sendable, Hashable, Identifiable {
+public struct Cell: Sendable, Hashable, Codable, Identifiable {
     /// 1-based, in plan order; stable for a given experiment.
     public var id: Int
     /// The policy's label (`PolicyRef.label`).

@@ -41,7 +41,7 @@ public struct Experiment: Sendable, Hashable {
 }
 
 /// One side of a cell: an app, the accounts signed in to it and the identity it acts under.
-public struct PartySpec: Sendable, Hashable {
+public struct PartySpec: Sendable, Hashable, Codable {
     /// How the party is called in cells and reports ("Mail (adele)").
     public var name: String
     /// An Apps/ folder name or a bundle id.
@@ -100,7 +100,7 @@ public enum Channel: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// A channel with its location, where it has one: `save-to dropbox`, `open-from sharePoint:adele@contoso.com`,
 /// and for open-url the URL opened, when it is not the target's own scheme: `open-url https://contoso.sharepoint.com/q3`.
-public struct ChannelSpec: Sendable, Hashable, CustomStringConvertible {
+public struct ChannelSpec: Sendable, Hashable, Codable, CustomStringConvertible {
     public var channel: Channel
     /// `LOCATION[:ACCOUNT]` for save-to and open-from; the URL for open-url.
     public var location: String?
@@ -216,7 +216,7 @@ public struct CellSpec: Sendable, Hashable {
 }
 
 /// What a cell should come out as.
-public struct Expectation: Sendable, Hashable {
+public struct Expectation: Sendable, Hashable, Codable {
     /// Any of these outcomes passes (most expectations name one).
     public var outcomes: [Outcome]
     /// For `switched`: the identity the data must arrive under.

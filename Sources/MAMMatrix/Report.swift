@@ -20,6 +20,8 @@ public struct MatrixReport: Sendable {
     public var standIns: [String] = []
     /// Set when the run was cut short: every form says so first.
     public var partial: PartialRun?
+    /// Set when the run is one shard of a campaign (`--shard K/N`).
+    public var shard: MatrixShard.Part?
 
     public init(experiment: Experiment, results: [CellResult], live: Bool, seconds: Double = 0) {
         self.experiment = experiment
@@ -60,7 +62,7 @@ public struct MatrixReport: Sendable {
 }
 
 /// A run cut short (an interruption): what was answered and what was not.
-public struct PartialRun: Sendable, Hashable {
+public struct PartialRun: Sendable, Hashable, Codable {
     /// Why it stopped: "interrupted (SIGINT)".
     public var reason: String
     public var answered: Int
@@ -74,6 +76,9 @@ public struct PartialRun: Sendable, Hashable {
         self.planned = planned
         self.notRun = notRun
     }
+
+    /// The JSON form's first line as it reads back (`{"partial": {…}}`): its fields are known.
+    public struct Mark: Decodable { public var reason: String }
 
     /// The first line of every form of a partial report.
     public var line: String {
@@ -307,7 +312,13 @@ extension MatrixReport {
 
     /// One JSON object per cell and line (docs/matrix-cell.schema.json).
     func jsonLines(diff: MatrixDiff?) -> String {
-        listed(diff).map { Self.json($0).json }.joined(separator: "\n")
+        // A shard's lines carry each cell whole too, for the merge to read back.
+        let header = shard.map { MatrixShard.header($0, report: self) + "\n" } ?? ""
+        return header + listed(diff).map { r in
+            var line = Self.json(r)
+            if shard != nil, case var .object(o) = line { o["record"] = MatrixShard.record(r); line = .object(o) }
+            return line.json
+        }.joined(separator: "\n")
     }
 
     public static func json(_ r: CellResult) -> JSONValue {

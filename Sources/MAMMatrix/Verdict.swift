@@ -1,7 +1,7 @@
 import MAMPolicy
 
 /// One side of a cell's answer: what the engine predicts, or what the live run saw.
-public struct Verdict: Sendable, Hashable {
+public struct Verdict: Sendable, Hashable, Codable {
     public var outcome: Outcome
     /// The rule's paragraph in docs/SEMANTICS.md (`4.1.4`).
     public var rule: String
@@ -62,7 +62,7 @@ public struct Verdict: Sendable, Hashable {
 }
 
 /// What the live run saw arrive at the target.
-public struct Arrival: Sendable, Hashable {
+public struct Arrival: Sendable, Hashable, Codable {
     /// SHA-256 (hex) of the plaintext when readable, else of the bytes received.
     public var sha256: String?
     /// The account that owns the data, as the receiver was told.
@@ -88,7 +88,7 @@ public struct Arrival: Sendable, Hashable {
 }
 
 /// A cell with its answers.
-public struct CellResult: Sendable, Hashable {
+public struct CellResult: Sendable, Hashable, Codable {
     public var cell: Cell
     public var predicted: Verdict
     /// nil when the run was `--predict` only.

@@ -34,8 +34,15 @@ struct MAMLaunch: ParsableCommand {
         // not inherit this: the sandbox starts them with every signal at its default.
         signal(SIGPIPE, SIG_IGN)
         var command: any ParsableCommand
-        // What the parser refuses is a usage error: the usage and 64.
-        do { command = try parseAsRoot() } catch { exit(withError: error) }
+        // What the parser refuses is a usage error: the usage and 64. `matrix merge` is taken
+        // before the parser sees it: `matrix` has a positional argument, which would take
+        // "merge" for an experiment's name.
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.count >= 2, arguments[0] == "matrix", arguments[1] == "merge" {
+            do { command = try MatrixMerge.parseAsRoot(Array(arguments.dropFirst(2))) } catch { MatrixMerge.exit(withError: error) }
+        } else {
+            do { command = try parseAsRoot() } catch { exit(withError: error) }
+        }
         do {
             try command.run()
         } catch let wrong as ValidationError {

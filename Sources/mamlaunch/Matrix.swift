@@ -10,6 +10,9 @@ import MAMWire
 extension MatrixFormat: ExpressibleByArgument {}
 extension PartiesSource: ExpressibleByArgument {}
 extension GateRule: ExpressibleByArgument {}
+extension MatrixShard.Part: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+}
 
 struct MatrixCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,7 +55,8 @@ struct MatrixCommand: ParsableCommand {
             the order given), each with the settings that changed it, after a summary that groups \
             them by setting and outcome. A change of the deciding rule alone, the data going where \
             it went, is counted but listed only with --diff-rules.
-            """
+            """,
+        subcommands: [MatrixMerge.self]
     )
 
     enum Mode: String, EnumerableFlag {
@@ -113,6 +117,9 @@ struct MatrixCommand: ParsableCommand {
     @Option(help: .hidden)
     var testFlip: String?
 
+    @Option(help: ArgumentHelp("Answer only part K of N of the planned cells (a contiguous part, cells keeping their ids), for a campaign split over processes or machines; with --format json, `mamlaunch matrix merge` joins the parts.", valueName: "K/N"))
+    var shard: MatrixShard.Part?
+
     @OptionGroup var sandbox: SandboxOptions
 
     func validate() throws {
@@ -133,10 +140,13 @@ struct MatrixCommand: ParsableCommand {
         let setup = try MatrixSetup.load(experiment: experiment, policies: policies, diff: diff, random: random, seed: seed, tenant: tenantFile.tenant,
                                          parties: parties, catalog: catalogFile.catalog)
         let manifest = { (app: String) in setup.predictors.values.first?.manifest(app) }
-        let cells = Plan.cells(setup.experiment, bundleID: { manifest($0)?.bundleID },
+        let planned = Plan.cells(setup.experiment, bundleID: { manifest($0)?.bundleID },
                                handles: { app, scheme in manifest(app)?.handles(scheme: scheme) ?? false },
                                lands: { setup.predictors[$0.policy]?.linkOpens(in: $0, payload: setup.experiment.payload) ?? true })
-        guard !cells.isEmpty else { throw World.Failure(description: "the experiment has no cells") }
+        guard !planned.isEmpty else { throw World.Failure(description: "the experiment has no cells") }
+        // A shard answers its contiguous part of the plan, the cells keeping their ids.
+        let part = shard.map { MatrixShard.Part(index: $0.index, count: $0.count, planned: planned.count) }
+        let cells = part.map { Array($0.slice(planned)) } ?? planned
         let progress = Progress(total: cells.count)
         var results = MatrixPrediction.run(cells, predictors: setup.predictors, payload: setup.experiment.payload)
         // Decided once, before any cell: a kernel that leaves a class uncovered refuses the
@@ -161,6 +171,7 @@ struct MatrixCommand: ParsableCommand {
         let seconds = Date().timeIntervalSince(started)
         var report = MatrixReport(experiment: setup.experiment, results: results, live: mode == .live, seconds: seconds)
         report.sandbox = containment?.statement
+        report.shard = part
         if let interrupted {
             let answered = Set(results.map(\.cell.policy))
             report.partial = PartialRun(reason: "interrupted (\(Interruption.name(interrupted)))", answered: results.count, planned: cells.count,

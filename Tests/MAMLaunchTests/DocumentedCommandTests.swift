@@ -111,7 +111,7 @@ struct DocumentedCommandTests {
             let bare = written.replacingOccurrences(of: #"\s+#\s.*$"#, with: "", options: .regularExpression)
             var command = bare.replacingOccurrences(of: "\"$PWD/.build/debug/", with: "\"\(bin)/")
                 .replacingOccurrences(of: ".build/debug/", with: "\(bin)/")
-            for fixed in ["/var/lib/mamlab/integration", "/var/lib/mamlab/device", "/var/lib/mamlab/lab", "/tmp/docs.log"] {
+            for fixed in ["/var/lib/mamlab/integration", "/var/lib/mamlab/device", "/var/lib/mamlab/lab", "/tmp/docs.log", "/tmp/shards"] {
                 command = command.replacingOccurrences(of: fixed, with: scratch + "/" + (fixed as NSString).lastPathComponent)
             }
             script += "printf '%s\\n' '-- \(Self.quoted(command))'\n"

@@ -1,5 +1,5 @@
 /// What happened to the data (docs/SEMANTICS.md §4).
-public enum Outcome: String, Sendable, Hashable, CaseIterable {
+public enum Outcome: String, Sendable, Hashable, CaseIterable, Codable {
     case allowed
     case blocked
     /// Delivered, but unreadable to the receiver.
