@@ -184,13 +184,14 @@ struct MAMBrokerCommand: ParsableCommand {
             AuditLog.warn("mambroker: \(error)\n")
             throw ExitCode(1)
         }
-        print("ready \(broker.configuration.publicSocket) \(broker.configuration.launcherSocket)")
-        fflush(nil)
         // SIGHUP is two things: `kill -HUP` asks for a reload; the kernel sends it too when the
         // terminal the broker runs in goes away, and then it is to end, as a shell's jobs do, not
         // to serve on with nowhere to say anything. A broker that had a terminal and has lost it
-        // at the signal was hung up.
+        // at the signal was hung up. Asked before "ready": whoever waits for that line may close
+        // the terminal at once.
         let hadTerminal = Self.hasControllingTerminal()
+        print("ready \(broker.configuration.publicSocket) \(broker.configuration.launcherSocket)")
+        fflush(nil)
         while true {
             var received: Int32 = 0
             guard sigwait(&signals, &received) == 0 else { continue }

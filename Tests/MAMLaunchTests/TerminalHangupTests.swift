@@ -16,7 +16,7 @@ struct TerminalHangupTests {
     /// with it as controlling terminal), types `input`, waits until a process names `running`
     /// (with `{pid}` the command's pid) and the terminal has shown `marker`, closes the terminal,
     /// and waits for the command to end. Returns its pid, its exit status and what it showed.
-    static func closeTerminal(_ arguments: [String], typing input: String = "", running: String, marker: String) throws -> (pid: Int32, status: Int32, said: String) {
+    static func closeTerminal(_ arguments: [String], typing input: String = "", running: String, marker: String) async throws -> (pid: Int32, status: Int32, said: String) {
         let code = #"""
             import json, os, pty, select, sys, time
             running, marker, typed = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
@@ -60,7 +60,8 @@ struct TerminalHangupTests {
                 os.waitpid(pid, 0)
             print(json.dumps({"pid": pid, "status": status, "said": seen.decode(errors="replace")[-3000:], "ready": ready}))
             """#
-        let r = try ChildProcess.run("/usr/bin/python3", ["-c", code, running, marker, input] + arguments,
+        // Off the shared pool: the harness waits up to minutes for the command.
+        let r = try await ChildProcess.runOffPool("/usr/bin/python3", ["-c", code, running, marker, input] + arguments,
                                      environment: ProcessInfo.processInfo.environment.merging(["MAMLAB_ROOT": CommandRunner.root.path]) { _, b in b },
                                      timeout: 180)
         guard r.status == 0, let o = try JSONSerialization.jsonObject(with: Data(r.out.utf8)) as? [String: Any] else {
@@ -109,17 +110,17 @@ struct TerminalHangupTests {
     }
 
     @Test("matrix: the terminal closed during a live run")
-    func matrix() throws {
+    func matrix() async throws {
         // Closed once a broker runs and cells are being answered.
-        let run = try Self.closeTerminal([CommandRunner.executable.path, "matrix", "--jobs", "1"], running: "mamlab-matrix-{pid}-", marker: "cells")
+        let run = try await Self.closeTerminal([CommandRunner.executable.path, "matrix", "--jobs", "1"], running: "mamlab-matrix-{pid}-", marker: "cells")
         #expect(run.status == 128 + SIGHUP, "status \(run.status): \(run.said.suffix(800))")
         #expect(Self.nothingLeft(run.pid).isEmpty, "\(Self.leftBehind(run.pid))")
     }
 
     @Test("run: the terminal closed under an app the user is typing to")
-    func run() throws {
+    func run() async throws {
         // Closed once Notes has answered (its broker, the run's own, is running).
-        let run = try Self.closeTerminal([CommandRunner.executable.path, "run", "Notes"], typing: "hello\n", running: "mamlab-device-{pid}-",
+        let run = try await Self.closeTerminal([CommandRunner.executable.path, "run", "Notes"], typing: "hello\n", running: "mamlab-device-{pid}-",
                                          marker: "\"command\":\"hello\"")
         #expect(run.status == 128 + SIGHUP, "status \(run.status): \(run.said.suffix(800))")
         #expect(Self.nothingLeft(run.pid).isEmpty, "\(Self.leftBehind(run.pid))")
@@ -128,11 +129,11 @@ struct TerminalHangupTests {
     /// A broker run in a terminal ends with it: the hangup's SIGHUP is not taken for a reload,
     /// which would leave it serving with no terminal. (`kill -HUP` still reloads: RobustnessTests.)
     @Test("mambroker: the terminal it runs in closed")
-    func broker() throws {
+    func broker() async throws {
         let device = NSTemporaryDirectory() + "mamlab-hangup-broker-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: device) }
         let mambroker = CommandRunner.executable.deletingLastPathComponent().appendingPathComponent("mambroker").path
-        let run = try Self.closeTerminal([mambroker, "--tenant", CommandRunner.root.path + "/Policies/contoso/tenant.json", "--device", device],
+        let run = try await Self.closeTerminal([mambroker, "--tenant", CommandRunner.root.path + "/Policies/contoso/tenant.json", "--device", device],
                                          running: device, marker: "ready ")
         #expect(run.status == 0, "status \(run.status): \(run.said.suffix(800))")
         #expect(!FileManager.default.fileExists(atPath: device + "/launcher.sock"), "its sockets go with it")
