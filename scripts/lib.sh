@@ -8,8 +8,9 @@ export MAMLAB_ROOT
 # second reader of the plists mamconfigurator writes, libsystemd's sd-bus for bench-broker's
 # D-Bus peer (built with everything else), python3 for the Python client (clients/python) and its
 # tests, Chromium to render the matrix's HTML report in a test, xmllint and Python's jsonschema to
-# validate the matrix's JUnit and SARIF reports against docs/schemas in a test.
-MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev libsystemd-dev python3 chromium libxml2-utils python3-jsonschema)
+# validate the matrix's JUnit and SARIF reports against docs/schemas in a test, dpkg-dev and patchelf
+# for scripts/package (dpkg-shlibdeps, a run path of $ORIGIN) and man-db for its test's `man mamlaunch`.
+MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev libsystemd-dev python3 chromium libxml2-utils python3-jsonschema dpkg-dev patchelf man-db)
 
 mamlab_find_swift() {
     if ! command -v swift >/dev/null 2>&1; then

@@ -34,7 +34,9 @@ public struct CatalogApp: Sendable {
 /// Reads MAMLab's inputs from disk and hands them to the pure loaders of MAMPolicy.
 public enum Catalog {
     /// The project root: `$MAMLAB_ROOT`, else the nearest folder at or above the running
-    /// executable that holds both `Apps/` and `Policies/` (the checkout it was built in).
+    /// executable that holds both `Apps/` and `Policies/` (the checkout it was built in), else,
+    /// for an installed MAMLab (`scripts/package`), `PREFIX/share/mamlab` beside the program's
+    /// own `PREFIX/lib/mamlab`.
     ///
     /// Never found from the working folder: root runs these tools, and an `Apps/` and a
     /// `Policies/` another user left above a folder root works in (in /tmp, say) would supply
@@ -49,18 +51,32 @@ public enum Catalog {
             return URL(fileURLWithPath: env)
         }
         guard let exe = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
-        var u = URL(fileURLWithPath: exe).deletingLastPathComponent().standardizedFileURL
+        let toolFolder = URL(fileURLWithPath: exe).deletingLastPathComponent().standardizedFileURL
+        var u = toolFolder
         while true {
             if isRoot(u) { return u }
             let parent = u.deletingLastPathComponent()
-            if parent.path == u.path { return nil }
+            if parent.path == u.path { break }
             u = parent
         }
+        if let installed = installedData(toolFolder: toolFolder.path), isRoot(URL(fileURLWithPath: installed)) {
+            return URL(fileURLWithPath: installed)
+        }
+        return nil
+    }
+
+    /// The data folder of an installed MAMLab whose programs are in `toolFolder`: programs in
+    /// `PREFIX/lib/mamlab`, data (`Apps/`, `Policies/`, `docs/`) in `PREFIX/share/mamlab`, as
+    /// the Debian package lays them out.
+    public static func installedData(toolFolder: String) -> String? {
+        let parts = toolFolder.split(separator: "/", omittingEmptySubsequences: true)
+        guard parts.count >= 2, parts[parts.count - 1] == "mamlab", parts[parts.count - 2] == "lib" else { return nil }
+        return "/" + (parts.dropLast(2) + ["share", "mamlab"]).joined(separator: "/")
     }
 
     /// Why no project was found, for the tools' refusals.
     public static var noProject: String {
-        "no MAMLab project (Apps/ and Policies/) at or above \(toolDirectory), where this program is; set MAMLAB_ROOT to the project's folder"
+        "no MAMLab project (Apps/ and Policies/) at or above \(toolDirectory), where this program is, nor an installed one's data beside it; set MAMLAB_ROOT to the project's folder"
     }
 
     /// The folder of the running executable: MAMLab's tools and apps are built side by side.
