@@ -7,10 +7,10 @@ export MAMLAB_ROOT
 # System packages: libseccomp for the app sandbox, pkg-config to find it, plistutil as a
 # second reader of the plists mamconfigurator writes, libsystemd's sd-bus for bench-broker's
 # D-Bus peer (built with everything else), python3 for the Python client (clients/python) and its
-# tests, Chromium to render the matrix's HTML report in a test, xmllint and Python's jsonschema to
+# tests, Chromium to render the matrix's HTML report in a test (poppler-utils to read its printout), xmllint and Python's jsonschema to
 # validate the matrix's JUnit and SARIF reports against docs/schemas in a test, dpkg-dev and patchelf
 # for scripts/package (dpkg-shlibdeps, a run path of $ORIGIN) and man-db for its test's `man mamlaunch`.
-MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev libsystemd-dev python3 chromium libxml2-utils python3-jsonschema dpkg-dev patchelf man-db)
+MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev libsystemd-dev python3 chromium poppler-utils libxml2-utils python3-jsonschema dpkg-dev patchelf man-db)
 
 mamlab_find_swift() {
     if ! command -v swift >/dev/null 2>&1; then

@@ -25,6 +25,11 @@ package struct MatrixSetup {
     /// Whom each policy's tenant targets, by policy label (MatrixSetup.targeting): policies alike
     /// in it run live on one broker and one set of apps, the broker switched between them.
     package var targeting: [String: [String]] = [:]
+    /// The app catalog the run read, and what its inputs drew on the way (warnings of the
+    /// tenant, the policy files and the manifests; how app groups resolved; apps left out),
+    /// each also said on standard error: the report's header carries them.
+    package var catalog: String = ""
+    package var warnings: [String] = []
 
     /// An experiment file's problems as `mamlaunch matrix` would find them loading it (`check`):
     /// apps by any name they go by (installed or in the catalog), policies as files beside it or
@@ -48,6 +53,7 @@ package struct MatrixSetup {
         }
         let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
         let installed = found.apps
+        var warnings = found.diagnostics.filter { $0.severity == .warning }.map(\.description)
         let entries = try Self.catalogEntries(root: root, extra: catalog)
         let known: (String) -> Bool = { name in
             Catalog.find(name, in: installed) != nil
@@ -67,7 +73,7 @@ package struct MatrixSetup {
             }
         }
         if let random {
-            let users = try Self.tenant(tenant, root: root).users.map(\.upn)
+            let users = try Self.tenant(tenant, root: root, warnings: &warnings).users.map(\.upn)
             let pool: [PolicyRef] = policies.isEmpty ? samplePolicies : given
             // Random cells pick among the scripted sample apps that are built (for a live run).
             let scripted = installed.filter { a in
@@ -76,7 +82,9 @@ package struct MatrixSetup {
             }.map { (name: $0.name, manifest: $0.manifest) }
             let left = BuiltIn.scriptedApps.filter { name in !scripted.contains { $0.name.lowercased() == name.lowercased() } }
             if !left.isEmpty {
-                StandardStreams.writeError("matrix: random cells leave out \(left.joined(separator: ", ")): not built beside mamlaunch\n")
+                let said = "random cells leave out \(left.joined(separator: ", ")): not built beside mamlaunch"
+                StandardStreams.writeError("matrix: \(said)\n")
+                warnings.append(said)
             }
             experiment = RandomCells.experiment(count: random, seed: seed, apps: scripted, users: users, policies: pool)
             if !policies.isEmpty { base = cwd }
@@ -88,7 +96,9 @@ package struct MatrixSetup {
                 guard name == "default" else {
                     throw World.UsageError("the built-in \(name) experiment is written for the sample tenant's users (adele@contoso.com); with --tenant \(tenant) give --parties policy-apps or an experiment file")
                 }
-                StandardStreams.writeError("matrix: the default experiment's parties are the sample tenant's; with --tenant \(tenant) they are made from that tenant's policies, users and apps (--parties policy-apps), under the tenant's own policies\n")
+                let said = "the default experiment's parties are the sample tenant's; with --tenant \(tenant) they are made from that tenant's policies, users and apps (--parties policy-apps), under the tenant's own policies"
+                StandardStreams.writeError("matrix: \(said)\n")
+                warnings.append(said)
                 experiment.policyApps = true
                 experiment.policies = [.tenant]
             }
@@ -134,7 +144,7 @@ package struct MatrixSetup {
 
         let tenantPath = tenant ?? experiment.tenant.map { URL(fileURLWithPath: $0, relativeTo: base).standardizedFileURL.path }
             ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
-        var baseTenant = try Self.tenant(tenantPath, root: root)
+        var baseTenant = try Self.tenant(tenantPath, root: root, warnings: &warnings)
         var groupNotes = Catalog.resolveAppGroups(&baseTenant, entries: entries, installed: installed)
         var tenants: [String: Tenant] = [:]
         var files: [String: String] = [:]
@@ -142,7 +152,7 @@ package struct MatrixSetup {
         for ref in experiment.policies {
             var t = baseTenant
             if case let .file(path) = ref {
-                try World.apply(path, to: &t)
+                warnings += try World.apply(path, to: &t).map(\.description)
                 files[ref.label] = path
                 let applied = try Self.applyTargets(path, to: &t, entries: entries, installed: installed)
                 if applied.targets { filesWithApps.insert(ref.label) }
@@ -151,6 +161,7 @@ package struct MatrixSetup {
             tenants[ref.label] = t
         }
         for note in groupNotes { StandardStreams.writeError("matrix: \(note)\n") }
+        warnings += groupNotes
         let ordered = experiment.policies.compactMap { tenants[$0.label] }
         let apps = try Self.withStandIns(&experiment, installed: installed, entries: entries, tenants: ordered,
                                          baseTenant: ordered.first ?? baseTenant)
@@ -163,7 +174,8 @@ package struct MatrixSetup {
         }
         return MatrixSetup(experiment: experiment, predictors: predictors, tenantFile: URL(fileURLWithPath: tenantPath, relativeTo: cwd).standardizedFileURL.path,
                            policyFiles: files, policyFilesWithApps: filesWithApps, apps: apps, root: root, diff: diffLabels,
-                           targeting: tenants.mapValues(Self.targeting))
+                           targeting: tenants.mapValues(Self.targeting),
+                           catalog: Catalog.relative(catalog ?? Catalog.builtInCatalogPath(root: root)), warnings: warnings)
     }
 
     /// Whom a tenant's policies target — the apps, the groups in and out, everyone — in the
@@ -178,11 +190,12 @@ package struct MatrixSetup {
         }
     }
 
-    static func tenant(_ path: String?, root: URL) throws -> Tenant {
+    static func tenant(_ path: String?, root: URL, warnings: inout [String]) throws -> Tenant {
         let p = path ?? root.appendingPathComponent("Policies/contoso/tenant.json").path
         do {
             let loaded = try Catalog.loadTenant(p)
             World.warn(loaded.warnings)
+            warnings += loaded.warnings.map(\.description)
             return loaded.tenant
         } catch { throw World.Failure(description: error.description) }
     }

@@ -104,7 +104,9 @@ package struct World {
 
     /// Gives every policy of `tenant` the settings of the policy file at `path`, keeping whom
     /// each targets (`--policy`).
-    static func apply(_ path: String, to tenant: inout Tenant) throws {
+    /// Returns the file's warnings, which it has printed.
+    @discardableResult
+    static func apply(_ path: String, to tenant: inout Tenant) throws -> [Diagnostic] {
         do {
             let loaded = try Catalog.loadPolicyFile(path)
             warn(loaded.flatMap(\.warnings))
@@ -123,6 +125,7 @@ package struct World {
                 tenant.policies[i].settingsFile = path
             }
             tenant.reindex()
+            return loaded.flatMap(\.warnings)
         } catch let error as LoadFailure {
             throw Failure(description: error.description)
         }

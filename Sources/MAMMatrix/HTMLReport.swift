@@ -34,16 +34,32 @@ struct HTMLReport {
             a.sq{text-decoration:none}
             table.words td.why{min-width:280px;max-width:520px}span.note{display:block;color:#666;font-size:11px}
             p.keys{font-size:12px}
+            table.heat caption{caption-side:top;text-align:left;font-size:11px;color:#555;padding:2px 0}
+            table.heat th.src{white-space:normal;max-width:220px;overflow-wrap:anywhere}
+            table.list td{overflow-wrap:break-word}
+            table.heat td{padding:1px;border:1px solid #eee}
+            div.cell,div.dcell,span.key{display:inline-block;width:26px;height:22px;line-height:22px;text-align:center;color:#fff;font-weight:700;font-size:12px;border-radius:3px}
+            div.dcell{width:auto;min-width:26px;padding:0 3px}
+            @page{margin:10mm}
             @media print{body{margin:0;font-size:10pt}a{color:inherit;text-decoration:none}
             div.cell,div.dcell,span.key{-webkit-print-color-adjust:exact;print-color-adjust:exact}
             h2,h3{break-after:avoid}tr{break-inside:avoid}}
-            table.heat td{padding:1px;border:1px solid #eee}
-            div.cell,div.dcell,span.key{display:inline-block;width:26px;height:22px;line-height:22px;text-align:center;color:#fff;font-weight:700;font-size:12px;border-radius:3px}
+            @media print,(max-width:800px){body{margin:8px}
+            div.cell,span.key{width:16px;height:14px;line-height:14px;font-size:9px;border-radius:2px}
+            div.dcell{height:14px;line-height:14px;font-size:9px;min-width:16px}
+            table.heat td{padding:0}table.heat th.src{max-width:130px;font-size:10px}
+            table.heat th.grp{font-size:9px;max-width:110px}table.words td.why{min-width:0}}
+            table.cells{width:100%;table-layout:fixed}table.cells th:nth-child(1){width:5%}
+            table.cells th:nth-child(2),table.cells th:nth-child(4){width:17%}table.cells th:nth-child(3){width:14%}
+            @media print{table.diff .why{display:none}}
             div.fail{outline:3px solid #000;outline-offset:-3px}
             .legend{margin:8px 0 16px}.legend span.item{margin-right:14px;white-space:nowrap}
             .summary{font-weight:600}
             p.partial{margin:0 0 12px;padding:8px 12px;background:#fff3cd;border:2px solid #b58100;font-weight:700}
             table.list{border-collapse:collapse;font-size:13px}table.list td,table.list th{border:1px solid #ddd;padding:3px 6px;text-align:left}
+            table.diff td,table.diff th{overflow-wrap:anywhere}table.diff td.why{min-width:160px}
+            table.glance td,table.inputs td{vertical-align:top;overflow-wrap:anywhere}span.default{color:#777;font-size:11px;margin-left:6px}
+            div.warnings{margin:8px 0;padding:6px 12px;background:#fff8e1;border:1px solid #e0b000}div.warnings ul{margin:4px 0;padding-left:18px}
             </style></head><body>
             \(report.partial.map { "<p class=\"partial\">\(esc($0.line))</p>" } ?? "")
             <h1>Sharing matrix: \(esc(report.experiment.name))</h1>
@@ -52,7 +68,8 @@ struct HTMLReport {
         if !report.experiment.description.isEmpty { h += "<p class=\"meta\">\(esc(report.experiment.description))</p>\n" }
         h += "<p class=\"meta summary\">\(esc(report.summary))</p>\n"
         if !report.standIns.isEmpty { h += "<p class=\"meta standins\">\(esc(report.standInLine))</p>\n" }
-        if let diff { h += "<p class=\"meta\"><a href=\"#diff\">What changes: \(esc(diff.summary)), each with the setting behind it</a></p>\n" }
+        if let inputs = report.inputs { h += inputsView(inputs) }
+        h += glanceView(diff)
         h += "<p class=\"meta\">Each square is one cell: what arrived \(report.live ? "in the live run (live answer; a black frame marks a cell where live, engine or expectation disagree)" : "according to the engine"). A square links to its line in <a href=\"#cells\">every cell in words</a>, at the end: what happened and why, in plain words, and where the rule comes from.</p>\n"
         h += "<p class=\"meta\">An empty square is no cell: a party never shares with another party of its own app; a location of an account is tried only by parties signed in to that account; a web link goes only to apps that open it.</p>\n"
         h += legend()
@@ -75,6 +92,52 @@ struct HTMLReport {
             h += "</table>\n"
         }
         h += "</body></html>\n"
+        return h
+    }
+
+    /// What was run: the tenant, whom each policy reaches, the catalog, and what the inputs drew.
+    func inputsView(_ inputs: RunInputs) -> String {
+        var h = "<table class=\"list inputs\"><tr><th>tenant</th><td>\(esc(inputs.tenant))</td></tr>"
+        if !inputs.assignments.isEmpty {
+            h += "<tr><th>assigned</th><td>" + inputs.assignments.map(esc).joined(separator: "<br/>") + "</td></tr>"
+        }
+        if let catalog = inputs.catalog { h += "<tr><th>app catalog</th><td>\(esc(catalog))</td></tr>" }
+        h += "</table>\n"
+        if !inputs.warnings.isEmpty {
+            let n = inputs.warnings.count
+            h += "<div class=\"warnings\"><b>The inputs drew \(n) \(n == 1 ? "warning" : "warnings"); a setting a warning names may have fallen to its default:</b><ul>"
+            h += inputs.warnings.map { "<li>\(esc($0))</li>" }.joined() + "</ul></div>\n"
+        }
+        return h
+    }
+
+    /// The page's first answer, one row per policy: the unmanaged apps org data reaches, where
+    /// org links open, where org files are saved; then what changed, when a diff was asked for.
+    func glanceView(_ diff: MatrixDiff?) -> String {
+        func list(_ items: [String], none: String) -> String {
+            guard !items.isEmpty else { return none }
+            let shown = items.prefix(10).joined(separator: ", ")
+            return items.count > 10 ? shown + " and \(items.count - 10) more" : shown
+        }
+        var h = "<h2 id=\"glance\">At a glance</h2>\n<table class=\"list glance\"><tr><th>policy</th><th>org data arrives readable in unmanaged apps</th>"
+        h += "<th>org links open in</th><th>org files saved to</th></tr>\n"
+        for policy in report.policies {
+            let g = Glance(policy: policy, results: report.results)
+            let reached = g.unmanagedReached.map { "\($0.channel): \(list($0.targets, none: ""))" }
+            h += "<tr><td>\(esc(report.policyInfo[policy]?.displayName ?? policy))</td>"
+            h += "<td>\(reached.isEmpty ? "none" : reached.map(esc).joined(separator: "<br/>"))</td>"
+            h += "<td>\(esc(list(g.linksOpen, none: "no link tried or none opened")))</td>"
+            var saves = list(g.savedTo, none: "nowhere")
+            if !g.refusedSaves.isEmpty { saves += "; refused: " + list(g.refusedSaves, none: "") }
+            h += "<td>\(esc(saves))</td></tr>\n"
+        }
+        h += "</table>\n"
+        if let diff {
+            h += "<p class=\"meta\">What changed: \(esc(diff.summary))"
+            let top = diff.groups.prefix(3).map { "\($0.changes.count) cells \($0.outcomes)" + ($0.settings.isEmpty ? "" : " (\($0.settings.joined(separator: "; ")))") }
+            if !top.isEmpty { h += ": " + esc(top.joined(separator: "; ")) + (diff.groups.count > 3 ? "; …" : "") }
+            h += " (<a href=\"#diff\">every change</a>)</p>\n"
+        }
         return h
     }
 
@@ -113,7 +176,10 @@ struct HTMLReport {
         var h = "<h2>Policy: \(esc(report.policyInfo[policy]?.displayName ?? policy))</h2>\n"
         if let info = report.policyInfo[policy] {
             h += "<p class=\"meta\">File: \(esc(info.file))</p>\n<table class=\"list settings\"><tr><th>setting that decides sharing</th><th>value</th></tr>"
-            for (k, v) in info.settings { h += "<tr><td>\(esc(k))</td><td>\(esc(v))</td></tr>" }
+            for (k, v) in info.settings {
+                let mark = info.defaults.contains(k) ? "<span class=\"default\">default: the file does not set it</span>" : ""
+                h += "<tr><td>\(esc(k))</td><td>\(esc(v))\(mark)</td></tr>"
+            }
             h += "</table>\n"
         }
         // Two short header rows instead of rotated names: the target party over its columns,
@@ -127,28 +193,62 @@ struct HTMLReport {
             numbers[name] = key.count
             return key.count
         }
-        var groups: [(name: String, span: Int)] = []
+        var groups: [(name: String, columns: [String])] = []
         for c in columns {
             let name = firstOf[c]!.target?.name ?? "no target app"
-            if groups.last?.name == name { groups[groups.count - 1].span += 1 } else { groups.append((name, 1)) }
+            if groups.last?.name == name { groups[groups.count - 1].columns.append(c) } else { groups.append((name, [c])) }
         }
-        h += "<table class=\"heat\" data-policy=\"\(esc(policy))\"><tr><th rowspan=\"2\">source \\ target</th>"
-        for g in groups { h += "<th class=\"grp\" colspan=\"\(g.span)\">\(esc(g.name))</th>" }
-        h += "</tr>\n<tr>"
-        for c in columns { h += "<th class=\"ch\">\(number(c))</th>" }
-        h += "</tr>\n"
-        for row in rows {
-            h += "<tr><th>\(esc(row))</th>"
-            for c in columns {
-                h += "<td>"
-                for r in grid[row + "\u{1}" + c] ?? [] { h += cell(r) }
-                h += "</td>"
-            }
+        let pages = Self.pages(groups)
+        for (index, page) in pages.enumerated() {
+            h += "<table class=\"heat\" data-policy=\"\(esc(policy))\">"
+            if pages.count > 1 { h += "<caption>targets, part \(index + 1) of \(pages.count)</caption>" }
+            h += "<tr><th rowspan=\"2\">source \\ target</th>"
+            for g in page { h += "<th class=\"grp\" colspan=\"\(g.columns.count)\">\(esc(g.name))</th>" }
+            h += "</tr>\n<tr>"
+            for g in page { for c in g.columns { h += "<th class=\"ch\">\(number(c))</th>" } }
             h += "</tr>\n"
+            for row in rows {
+                h += "<tr><th class=\"src\">\(esc(row))</th>"
+                for g in page {
+                    for c in g.columns {
+                        h += "<td>"
+                        for r in grid[row + "\u{1}" + c] ?? [] { h += cell(r) }
+                        h += "</td>"
+                    }
+                }
+                h += "</tr>\n"
+            }
+            h += "</table>\n"
         }
-        h += "</table>\n<p class=\"meta keys\">Channels: "
+        h += "<p class=\"meta keys\">Channels: "
         h += key.enumerated().map { "<b>\($0.offset + 1)</b> \(esc($0.element))" }.joined(separator: " · ")
         return h + "</p>\n"
+    }
+
+    /// Columns a heatmap's table holds at most: with the row names, 30 fit a 1,400 px window
+    /// on screen and a Letter or A4 page in print (the print style's smaller squares), so a wide
+    /// matrix is cut into tables one under another rather than run off the window or the paper.
+    static let columnsPerTable = 30
+
+    /// The target parties' column groups cut into tables of at most `columnsPerTable` columns,
+    /// a party's columns kept together unless they alone are more.
+    static func pages(_ groups: [(name: String, columns: [String])]) -> [[(name: String, columns: [String])]] {
+        var pages: [[(name: String, columns: [String])]] = [[]]
+        var used = 0
+        for group in groups {
+            var rest = group.columns[...]
+            while !rest.isEmpty {
+                if used > 0 && used + min(rest.count, columnsPerTable) > columnsPerTable {
+                    pages.append([])
+                    used = 0
+                }
+                let part = rest.prefix(columnsPerTable - used)
+                pages[pages.count - 1].append((group.name, Array(part)))
+                used += part.count
+                rest = rest.dropFirst(part.count)
+            }
+        }
+        return pages
     }
 
     /// An outcome as the admin reads it.
@@ -187,7 +287,7 @@ struct HTMLReport {
     /// Every cell of a policy, one line each, linked from its square.
     func cellsInWords(_ policy: String) -> String {
         var h = "<h3>\(esc(report.policyInfo[policy]?.displayName ?? policy))</h3>\n"
-        h += "<table class=\"list words\"><tr><th>#</th><th>source</th><th>channel</th><th>target</th><th>what happened, and why</th></tr>\n"
+        h += "<table class=\"list words cells\"><tr><th>#</th><th>source</th><th>channel</th><th>target</th><th>what happened, and why</th></tr>\n"
         for r in report.results where r.cell.policy == policy {
             let (words, note) = Self.why(r)
             h += "<tr id=\"c\(r.cell.id)\"><td>\(r.cell.id)</td><td>\(esc(r.cell.source.name))</td><td>\(esc(r.cell.channel.description))</td>"
@@ -211,14 +311,14 @@ struct HTMLReport {
     func diffView(_ diff: MatrixDiff) -> String {
         let span = diff.policies.count == 2 ? "from \(diff.policyA) to \(diff.policyB)" : "across \(diff.policies.joined(separator: ", "))"
         var h = "<h2 id=\"diff\">What changes \(esc(span))</h2>\n"
-        h += "<p class=\"meta\">\(esc(diff.summary)). Each change is split in bands, one per policy in order: \(esc(diff.policies.joined(separator: ", "))).</p>\n"
+        h += "<p class=\"meta\">\(esc(diff.summary)). Each change is split in bands, one per policy in order: \(esc(diff.policies.joined(separator: ", "))). In print, each side's words are left to every cell in words, where each cell has its line.</p>\n"
         guard !diff.changes.isEmpty else { return h }
         h += "<table class=\"list words\"><tr><th>cells</th><th>outcome</th><th>setting that changed it</th></tr>\n"
         for g in diff.groups {
             h += "<tr><td>\(g.changes.count)</td><td>\(esc(g.outcomes))</td><td>\(esc(g.settings.isEmpty ? "-" : g.settings.joined(separator: "; ")))</td></tr>\n"
         }
-        h += "</table>\n<table class=\"list words\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th>"
-        h += diff.policies.map { "<th>\(esc($0))</th>" }.joined() + "<th>setting that changed it</th></tr>\n"
+        h += "</table>\n<table class=\"list words diff\"><tr><th>source</th><th>channel</th><th>target</th><th>change</th>"
+        h += diff.policies.map { "<th class=\"why\">\(esc($0))</th>" }.joined() + "<th>setting that changed it</th></tr>\n"
         for c in diff.changes {
             let colours = c.cells.map { Self.colours[$0.shown.outcome]! }
             let band = 100.0 / Double(colours.count)

@@ -150,7 +150,7 @@ public enum MatrixPrediction {
                 let source = try party(cell.source, cell.policy, p)
                 let target = try cell.target.map { spec throws(Predictor.PartyProblem) in try party(spec, cell.policy, p) }
                 return CellResult(cell: cell, predicted: try p.predict(cell, payload: payload, source: source, target: target),
-                                  orgData: source.isManaged)
+                                  orgData: source.isManaged, targetManaged: target?.isManaged)
             } catch {
                 return CellResult(cell: cell, predicted: Verdict(outcome: .blocked, rule: "-", note: "\(error)"),
                                   live: Verdict(outcome: .blocked, rule: "-", note: "\(error)"))

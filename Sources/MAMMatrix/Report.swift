@@ -22,6 +22,8 @@ public struct MatrixReport: Sendable {
     public var partial: PartialRun?
     /// Set when the run is one shard of a campaign (`--shard K/N`).
     public var shard: MatrixShard.Part?
+    /// What the run was given (the report's header): nil when the report was made in process.
+    public var inputs: RunInputs?
 
     public init(experiment: Experiment, results: [CellResult], live: Bool, seconds: Double = 0) {
         self.experiment = experiment
@@ -89,16 +91,37 @@ public struct PartialRun: Sendable, Hashable, Codable {
 }
 
 /// A policy as an admin knows it: what reports show beside its heatmap.
+/// What a run was given, named in the report's header: the tenant file, whom each policy
+/// reaches, the app catalog, and every warning the inputs drew on the way (a misspelled key
+/// falls to its default with only a warning: the report says so beside the results).
+public struct RunInputs: Sendable, Hashable, Codable {
+    public var tenant: String
+    /// A line per policy: its name and the groups and users it is assigned to.
+    public var assignments: [String]
+    public var catalog: String?
+    public var warnings: [String]
+
+    public init(tenant: String, assignments: [String], catalog: String?, warnings: [String]) {
+        self.tenant = tenant
+        self.assignments = assignments
+        self.catalog = catalog
+        self.warnings = warnings
+    }
+}
+
 public struct PolicyInfo: Sendable, Hashable {
     public var displayName: String
     public var file: String
     /// The settings that decide sharing, in a fixed order, each with its value written out.
     public var settings: [(key: String, value: String)]
+    /// The settings the file does not set, taken at their defaults.
+    public var defaults: Set<String>
 
-    public init(displayName: String, file: String, settings: [String: String]) {
+    public init(displayName: String, file: String, settings: [String: String], defaults: Set<String> = []) {
         self.displayName = displayName
         self.file = file
         self.settings = Self.sharingKeys.compactMap { k in settings[k].map { (k, $0) } }
+        self.defaults = defaults
     }
 
     public static func == (a: Self, b: Self) -> Bool {

@@ -43,11 +43,13 @@ public enum MatrixShard {
         var sandbox: String?
         var standIns: [String]
         var partial: PartialRun?
+        var inputs: RunInputs?
     }
 
     static func header(_ part: Part, report: MatrixReport) -> String {
         let h = Header(shard: part, experiment: report.experiment.name, description: report.experiment.description, live: report.live,
-                       seconds: report.seconds, sandbox: report.sandbox, standIns: report.standIns, partial: report.partial)
+                       seconds: report.seconds, sandbox: report.sandbox, standIns: report.standIns, partial: report.partial,
+                       inputs: report.inputs)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = String(decoding: (try? encoder.encode(h)) ?? Data("{}".utf8), as: UTF8.self)
@@ -112,6 +114,7 @@ public enum MatrixShard {
         var report = MatrixReport(experiment: experiment, results: results.values.sorted { $0.cell.id < $1.cell.id }, live: first.live,
                                   seconds: headers.map(\.header.seconds).max() ?? 0)
         report.sandbox = first.sandbox
+        report.inputs = headers.first?.header.inputs
         report.standIns = headers.flatMap(\.header.standIns).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
         let missing = (1...first.shard.count).filter { seen[$0] == nil }
         let cut = headers.compactMap { h in h.header.partial.map { "shard \(h.header.shard.index) \($0.reason)" } }

@@ -97,10 +97,14 @@ public struct CellResult: Sendable, Hashable, Codable {
     public var audit: [String]
     /// The source's data is org data (a managed source): what the leak invariant guards.
     public var orgData: Bool
+    /// The target party is managed under the cell's policy; nil for a cell with no target app
+    /// (a location, an account). The report's summary names the unmanaged apps org data reaches.
+    public var targetManaged: Bool?
 
-    public init(cell: Cell, predicted: Verdict, live: Verdict? = nil, audit: [String] = [], orgData: Bool = false) {
+    public init(cell: Cell, predicted: Verdict, live: Verdict? = nil, audit: [String] = [], orgData: Bool = false, targetManaged: Bool? = nil) {
         self.cell = cell
         self.orgData = orgData
+        self.targetManaged = targetManaged
         self.predicted = predicted
         self.live = live
         self.audit = audit

@@ -179,10 +179,15 @@ struct MatrixCommand: ParsableCommand {
         }
         for (label, file) in setup.policyFiles {
             if let policy = try? Catalog.loadPolicyFile(file).first?.policy {
-                report.policyInfo[label] = PolicyInfo(displayName: policy.displayName, file: Catalog.relative(file),
-                                                      settings: MatrixDiff.settingValues(policy))
+                // A Graph JSON file's keys are known: the settings it leaves out are defaults.
+                let set = Catalog.settingNodes(ofPolicyIn: file)
+                let values = MatrixDiff.settingValues(policy)
+                report.policyInfo[label] = PolicyInfo(displayName: policy.displayName, file: Catalog.relative(file), settings: values,
+                                                      defaults: set.isEmpty ? [] : Set(values.keys.filter { set[$0] == nil }))
             }
         }
+        report.inputs = RunInputs(tenant: Catalog.relative(setup.tenantFile), assignments: Self.assignments(setup, labels: report.policies),
+                                  catalog: setup.catalog, warnings: setup.warnings)
         // A tenant as it is holds its own policies: named with their groups, not as "tenant".
         for label in report.policies where report.policyInfo[label] == nil {
             guard let tenant = setup.predictors[label]?.engine.tenant, label == "tenant" else { continue }
@@ -235,5 +240,27 @@ struct MatrixCommand: ParsableCommand {
         Interruption.exitIfInterrupted()
         if !report.failures.isEmpty { throw ExitCode(1) }
         if let gate, !gate.passed { throw ExitCode(3) }
+    }
+
+    /// Whom each policy of the run reaches, a line per policy run: its name, then each
+    /// assignment that reaches a user ("groups sales: adele@contoso.com"); assignments that reach
+    /// nobody (the sample tenant's pilot groups) are left out.
+    static func assignments(_ setup: MatrixSetup, labels: [String]) -> [String] {
+        var lines: [String] = []
+        for label in labels {
+            guard let tenant = setup.predictors[label]?.engine.tenant else { continue }
+            var names: [String] = [], reach: [String] = []
+            for p in tenant.policies {
+                let users = tenant.users.filter { p.isAssigned(toGroups: $0.groups) }.map(\.upn)
+                guard !users.isEmpty else { continue }
+                if !names.contains(p.displayName) { names.append(p.displayName) }
+                var to = p.allUsers ? "all users" : "groups " + p.includedGroups.joined(separator: ", ")
+                if !p.excludedGroups.isEmpty { to += " except " + p.excludedGroups.joined(separator: ", ") }
+                reach.append("\(to): \(users.joined(separator: ", "))")
+            }
+            let line = "\(label) (\(names.isEmpty ? "no policy reaches a user" : names.joined(separator: "; "))): " + (reach.isEmpty ? "nobody" : reach.joined(separator: "; "))
+            if !lines.contains(line) { lines.append(line) }
+        }
+        return lines
     }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import MAMMatrix
+import MAMPolicy
+import Testing
+
+/// The report's first answer, per policy, against the sample tenant's policies as
+/// docs/SEMANTICS.md decides them (the default experiment, predicted).
+@Suite("Reports: the summary at a glance")
+struct GlanceTests {
+    static let report = ReportTests.report
+
+    static func glance(_ policy: String) -> Glance { Glance(policy: policy, results: report.results) }
+
+    static func reached(_ g: Glance, _ channel: String) -> [String] {
+        g.unmanagedReached.first { $0.channel == channel }?.targets ?? []
+    }
+
+    @Test("Allow all: org data reaches the SDK-less Notes and Mail's personal account, by name and channel")
+    func allowAllReachesTheUnmanagedApps() {
+        let g = Self.glance("allow-all")
+        #expect(Self.reached(g, "paste").contains("Notes") && Self.reached(g, "paste").contains("Mail (personal)"), "\(g.unmanagedReached)")
+        #expect(Self.reached(g, "open-in").contains("Notes"))
+        #expect(g.savedTo.contains("dropbox") && g.refusedSaves.isEmpty)
+    }
+
+    @Test("Managed only: no unmanaged app gets org data readable; an Open-in to Mail's personal account switches it to the org account, which is no reach")
+    func managedOnlyReachesNone() {
+        let g = Self.glance("managed-only")
+        #expect(g.unmanagedReached.isEmpty, "\(g.unmanagedReached)")
+        // The same cells are there: a switch, not a block.
+        #expect(Self.report.results.contains { $0.cell.policy == "managed-only" && $0.cell.target?.name == "Mail (personal)" && $0.shown.outcome == .switched })
+        #expect(g.savedTo == ["oneDriveForBusiness:adele@contoso.com"] && g.refusedSaves == ["dropbox"])
+    }
+
+    @Test("Locked down: links open only in the managed browser, rewritten; nothing can be saved")
+    func lockedDownKeepsLinksAndFiles() {
+        let g = Self.glance("locked-down")
+        #expect(g.unmanagedReached.isEmpty)
+        #expect(g.linksOpen.count == 1 && g.linksOpen[0].hasPrefix("Edge (adele) (as microsoft-edge-"), "\(g.linksOpen)")
+        #expect(g.savedTo.isEmpty && g.refusedSaves.contains("dropbox"))
+    }
+
+    @Test("the page says it first: a row per policy before the heatmaps, the inputs and their warnings above it, defaults marked")
+    func thePageLeadsWithTheGlanceAndItsInputs() throws {
+        var report = Self.report
+        report.inputs = RunInputs(tenant: "Policies/contoso/tenant.json",
+                                  assignments: ["managed-only (Managed only): groups sales: adele@contoso.com"],
+                                  catalog: "Policies/catalog/apps.json",
+                                  warnings: ["typo.json:3:5 $.allowedOutbondDataTransferDestinations: unknown key"])
+        report.policyInfo["managed-only"] = PolicyInfo(displayName: "Managed only", file: "m.json",
+                                                       settings: ["allowedOutboundDataTransferDestinations": "managedApps", "saveAsBlocked": "false"],
+                                                       defaults: ["saveAsBlocked"])
+        let html = report.render(.html)
+        let glance = try #require(html.range(of: "<h2 id=\"glance\">At a glance</h2>"))
+        let firstHeatmap = try #require(html.range(of: "<table class=\"heat\""))
+        #expect(glance.lowerBound < firstHeatmap.lowerBound)
+        #expect(html.components(separatedBy: "<tr><td>").count - 1 >= report.policies.count)
+        #expect(html.contains("<tr><td>allow-all</td><td>open-in: Notes"), "the glance row names the unmanaged app by channel")
+        #expect(html.contains("<th>assigned</th><td>managed-only (Managed only): groups sales: adele@contoso.com</td>"))
+        #expect(html.contains("The inputs drew 1 warning") && html.contains("allowedOutbondDataTransferDestinations: unknown key"))
+        #expect(html.contains("<td>saveAsBlocked</td><td>false<span class=\"default\">default: the file does not set it</span></td>"))
+        #expect(html.contains("<td>allowedOutboundDataTransferDestinations</td><td>managedApps</td>"))
+    }
+}
