@@ -674,7 +674,7 @@ public struct BrokerCore: Sendable {
     /// no user of it (it would otherwise act as an outsider, unmanaged, with no word).
     public func unknownInOwnDomain(_ account: String) -> String? {
         guard engine.tenant.isUnknownInOwnDomain(account) else { return nil }
-        return "\(account) is not a user of tenant \(engine.tenant.name), yet its domain is one of the tenant's; check the spelling"
+        return "\(account) is not a user of tenant \(engine.tenant.name)\(engine.tenant.nearestUser(to: account)), yet its domain is one of the tenant's; check the spelling"
     }
 
     static func canonicalName(_ text: String, in tenant: Tenant) -> String {

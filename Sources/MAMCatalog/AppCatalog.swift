@@ -247,7 +247,8 @@ extension Catalog {
         for id in bundleIDs where AppManifest.bundleIDProblem(id) == nil && seen.insert(id.lowercased()).inserted {
             var entry = catalog.first { $0.bundleID.lowercased() == id.lowercased() }
             if entry == nil {
-                notes.append("\(id) is in no app catalog: it runs as a plain single-identity SDK stand-in with no URL schemes")
+                let like = NearestName.nearest(to: id, in: catalog.map(\.bundleID) + installed.map(\.manifest.bundleID), maximumDistance: 3)
+                notes.append("\(id) is in no app catalog\(like.map { " (did you mean \($0)?)" } ?? ""): it runs as a plain single-identity SDK stand-in with no URL schemes")
                 entry = CatalogEntry(name: id, bundleID: id, sdk: true, opens: ["com.adobe.pdf", "public.plain-text"])
             }
             guard let e = entry, let data = try? e.manifestData(),

@@ -237,7 +237,8 @@ public enum Catalog {
         for policy in tenant.policies {
             for (i, app) in policy.targetedApps.enumerated() where !ids.contains(app) {
                 let origin = i < policy.appOrigins.count ? policy.appOrigins[i] : policy.origin
-                out.append(origin.problem("policy \"\(policy.displayName)\" targets unknown app \(app); no manifest has this bundle id (known: \(ids.sorted().joined(separator: ", ")))"))
+                let like = NearestName.nearest(to: app, in: ids.sorted(), maximumDistance: 3).map { " (did you mean \($0)?)" } ?? ""
+                out.append(origin.problem("policy \"\(policy.displayName)\" targets unknown app \(app)\(like); no manifest has this bundle id (known: \(ids.sorted().joined(separator: ", ")))"))
             }
         }
         return out

@@ -19,6 +19,11 @@ public enum ProgramDigest {
         OpenProgram(path)?.sha256()
     }
 
+    /// Lower-case hex SHA-256 of `data` (a stand-in's generated manifest).
+    public static func sha256(of data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// The digests of an installed app as the broker expects them: its manifest file and the
     /// executable built for it beside the tools (`.build/<configuration>/<executable>`).
     public static func installed(_ app: CatalogApp, toolDirectory: String = Catalog.toolDirectory) -> (manifest: String?, executable: String?) {

@@ -262,7 +262,7 @@ final class PolicyRun: @unchecked Sendable {
         tenantPath = tenant
         // Named Apps/ in a root of its own: the broker starts an app that is not running with
         // `mamlaunch run BUNDLE` under MAMLAB_ROOT = the folder above it, stand-ins included.
-        let appsFolder = try Self.writeApps(setup, to: base + "/root/Apps")
+        let appsFolder = try StandInApps.folder(setup.apps, installed: setup.root.appendingPathComponent("Apps"), in: base + "/root/Apps")
         var m: [String: (AppManifest, String)] = [:]
         for a in setup.apps {
             guard let exe = a.builtExecutable() else { continue }
@@ -340,32 +340,6 @@ final class PolicyRun: @unchecked Sendable {
         let bytes = try JSONSerialization.data(withJSONObject: tenant, options: [.sortedKeys])
         try bytes.write(to: URL(fileURLWithPath: out))
         return out
-    }
-
-    /// The apps folder the broker loads: the project's `Apps/` when the run has no stand-ins;
-    /// else a folder of the run's own with each installed app's `Info.plist` (the same bytes)
-    /// and each stand-in's generated one. A stand-in's bundle id is never an installed app's
-    /// (Catalog.standIns), so the broker never takes a stand-in for an installed app.
-    static func writeApps(_ setup: MatrixSetup, to folder: String) throws -> String {
-        let standIns = setup.apps.filter { $0.standIn != nil }
-        let installed = setup.root.appendingPathComponent("Apps")
-        guard !standIns.isEmpty else { return installed.path }
-        let fm = FileManager.default
-        for a in setup.apps {
-            // Stand-ins are named by bundle id (checked: letters, digits, '-', '.'; no "..").
-            let name = a.standIn == nil ? a.name : "standin." + a.manifest.bundleID.lowercased()
-            let dir = folder + "/" + name
-            try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            let data: Data
-            if let entry = a.standIn {
-                data = try entry.manifestData()
-            } else {
-                guard let d = fm.contents(atPath: installed.appendingPathComponent(a.name).appendingPathComponent("Info.plist").path) else { continue }
-                data = d
-            }
-            try data.write(to: URL(fileURLWithPath: dir + "/Info.plist"))
-        }
-        return folder
     }
 
     func stop() {

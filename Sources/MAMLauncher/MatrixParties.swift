@@ -73,7 +73,7 @@ extension MatrixSetup {
     /// The installed apps plus a stand-in for every app a party or a policy names that no
     /// `Apps/` folder provides; with `policyApps`, the experiment's parties made from the targets.
     static func withStandIns(_ experiment: inout Experiment, installed: [CatalogApp], entries: [CatalogEntry],
-                             tenants: [Tenant], baseTenant: Tenant) throws -> [CatalogApp] {
+                             tenants: [Tenant], baseTenant: Tenant, warnings: inout [String]) throws -> [CatalogApp] {
         let targeted = PolicyApps.targetedApps(tenants)
         let unmanaged = entries.filter { !$0.sdk }
         var wanted = targeted
@@ -83,6 +83,7 @@ extension MatrixSetup {
         }
         let made = Catalog.standIns(for: wanted, installed: installed, catalog: entries)
         for note in made.notes { StandardStreams.writeError("matrix: \(note)\n") }
+        warnings += made.notes
         let apps = installed + made.apps
         guard experiment.policyApps else { return apps }
         var byID: [String: PolicyApps.App] = [:]
@@ -141,12 +142,12 @@ extension MatrixSetup {
         var problems: [String] = []
         for p in experiment.parties {
             for a in p.accounts where !known.contains(a.lowercased()) {
-                problems.append("party \"\(p.name)\": \(a) is not a user of tenant \(tenant.name) (\(Catalog.relative(file)))")
+                problems.append("party \"\(p.name)\": \(a) is not a user of tenant \(tenant.name) (\(Catalog.relative(file)))\(tenant.nearestUser(to: a))")
             }
         }
         for c in experiment.cells {
             if let a = c.account, !known.contains(a.lowercased()) {
-                problems.append("cell \(c.label.map { "\"\($0)\"" } ?? c.channel.description): \(a) is not a user of tenant \(tenant.name) (\(Catalog.relative(file)))")
+                problems.append("cell \(c.label.map { "\"\($0)\"" } ?? c.channel.description): \(a) is not a user of tenant \(tenant.name) (\(Catalog.relative(file)))\(tenant.nearestUser(to: a))")
             }
         }
         guard problems.isEmpty else {

@@ -164,7 +164,7 @@ package struct MatrixSetup {
         warnings += groupNotes
         let ordered = experiment.policies.compactMap { tenants[$0.label] }
         let apps = try Self.withStandIns(&experiment, installed: installed, entries: entries, tenants: ordered,
-                                         baseTenant: ordered.first ?? baseTenant)
+                                         baseTenant: ordered.first ?? baseTenant, warnings: &warnings)
         try Self.checkAccounts(experiment, tenant: baseTenant, file: tenantPath)
         try Self.checkDevices(experiment, apps: apps)
         let pairs = apps.map { (name: $0.name, manifest: $0.manifest) }

@@ -212,7 +212,7 @@ package struct World {
     func refuseUnknownInOwnDomain(_ name: String) throws {
         guard engine.tenant.isUnknownInOwnDomain(name) else { return }
         let domain = name.split(separator: "@").last.map(String.init) ?? ""
-        throw Failure(description: "\(name.trimmingCharacters(in: .whitespaces)) is not a user of tenant \(engine.tenant.name) (\(tenantFile)), "
+        throw Failure(description: "\(name.trimmingCharacters(in: .whitespaces)) is not a user of tenant \(engine.tenant.name) (\(tenantFile))\(engine.tenant.nearestUser(to: name)), "
             + "yet \(domain) is one of its domains; check the spelling or add the user to \(tenantFile)")
     }
 

@@ -14,7 +14,10 @@ struct Run: ParsableCommand {
         abstract: "Run one app in its sandbox, connected to the broker.",
         discussion: """
             APP is a folder name under Apps/ or that app's bundle id, in any case (its executable is \
-            the one built beside mamlaunch), or, \
+            the one built beside mamlaunch); an app of the catalog (Policies/catalog/apps.json) by \
+            its name, short name or bundle id (Outlook, Gmail, com.microsoft.office.word), run as \
+            its stand-in: the sample program the matrix runs for it under the manifest made from \
+            its entry, installed in the broker this run starts (docs/CATALOG.md); or, \
             with --manifest, the path of your own app's executable: a binary, a #! script, or an \
             interpreter followed by its script (-- /usr/bin/python3 app.py); your app may read its \
             own folder (docs/SANDBOX.md, "Running your own app"). The app gets its own container \
@@ -35,7 +38,7 @@ struct Run: ParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("The app: an Apps/ folder name or bundle id; with --manifest, your executable (or give it first after --).", valueName: "APP"))
+    @Argument(help: ArgumentHelp("The app: an Apps/ folder name or bundle id, or a catalog app's name (its stand-in); with --manifest, your executable (or give it first after --).", valueName: "APP"))
     var app: String?
 
     @Option(help: ArgumentHelp("The account the app starts under (a UPN, an OID or personal); one in the tenant's domain that the tenant does not know is refused as a typo.", valueName: "ACCOUNT"))
@@ -77,12 +80,17 @@ struct Run: ParsableCommand {
         // container with --clean.
         Interruption.install("mamlaunch run")
         var arguments = self.arguments
-        let (manifest, executable, manifestFile) = try resolveApp(&arguments)
+        let (manifest, executable, manifestFile, standIn) = try resolveApp(&arguments)
         // What the broker is told the app is made of: the digests of the real files (a symbolic
         // link is judged as what it points at), so that only the program built for an installed
         // app gets its identity (docs/PROTOCOL.md, "Launcher hand-off"). The program is opened
-        // once: that descriptor is what runs and what is hashed (launchOnce).
-        let manifestDigest = ProgramDigest.realPath(manifestFile).flatMap(ProgramDigest.sha256(ofFile:))
+        // once: that descriptor is what runs and what is hashed (launchOnce). A stand-in's
+        // manifest is the bytes its entry makes, which the broker this run starts installs.
+        let manifestDigest = try standIn.map { try ProgramDigest.sha256(of: $0.entry.manifestData()) }
+            ?? ProgramDigest.realPath(manifestFile).flatMap(ProgramDigest.sha256(ofFile:))
+        if standIn != nil && (broker != nil || noBroker) {
+            throw ValidationError("\(app ?? "the app") is a stand-in for a catalog app: only the broker this run starts installs it; run it without --broker and --no-broker")
+        }
         let program = OpenProgram(executable)
         let resourceLimits = try parseLimits()
         // The bundle id names the container folder: checked here again, whatever loaded it, and
@@ -111,7 +119,7 @@ struct Run: ParsableCommand {
             var socket = broker ?? ""
             if broker == nil {
                 // No broker given: start one for this run, on a device directory of its own.
-                let broker = try startBroker()
+                let broker = try startBroker(standIn: standIn?.app)
                 started = broker
                 socket = broker.device + "/launcher.sock"
             }
@@ -259,7 +267,7 @@ struct Run: ParsableCommand {
     static var runtimeFolder: String { geteuid() == 0 ? "/run/mamlab" : NSTemporaryDirectory() }
 
     /// Starts `mambroker` (built beside mamlaunch) and waits until it serves.
-    private func startBroker() throws -> StartedBroker {
+    private func startBroker(standIn: CatalogApp?) throws -> StartedBroker {
         let path = (Catalog.toolDirectory as NSString).appendingPathComponent("mambroker")
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw World.Failure(description: "no broker: mambroker is not built beside mamlaunch; pass --broker SOCKET or --no-broker")
@@ -270,7 +278,7 @@ struct Run: ParsableCommand {
         // The tenant is known here (not with --broker): a --user in its own domain that it does
         // not know is a typo, refused before anything starts rather than run as an outsider.
         if let user, let loaded = try? Catalog.loadTenant(tenantPath), loaded.tenant.isUnknownInOwnDomain(user) {
-            throw World.Failure(description: "\(user) is not a user of tenant \(loaded.tenant.name) (\(Catalog.relative(tenantPath))), "
+            throw World.Failure(description: "\(user) is not a user of tenant \(loaded.tenant.name) (\(Catalog.relative(tenantPath)))\(loaded.tenant.nearestUser(to: user)), "
                 + "yet its domain is one of the tenant's; check the spelling or add the user there")
         }
         // A folder of its own with a name no one can guess, where only root writes: a local
@@ -279,9 +287,20 @@ struct Run: ParsableCommand {
         do { device = try TrustedPath.uniqueFolder(in: Self.runtimeFolder, prefix: "mamlab-device-\(getpid())-") } catch {
             throw World.Failure(description: "cannot make the broker's folder: \(error)")
         }
+        // A stand-in is installed beside the project's apps, in the broker's own folder.
+        var apps: [String] = []
+        if let standIn, let root = Catalog.projectRoot() {
+            let installed = root.appendingPathComponent("Apps")
+            do {
+                apps = ["--apps", try StandInApps.folder(Catalog.loadApps(in: installed).apps + [standIn], installed: installed, in: device + "/apps")]
+            } catch {
+                try? Sandbox.removeFolder(device)
+                throw World.Failure(description: "cannot install the stand-in for \(standIn.name): \(error)")
+            }
+        }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = ["--tenant", tenantPath, "--device", device, "--log-level", "warning"]
+        p.arguments = ["--tenant", tenantPath, "--device", device, "--log-level", "warning"] + apps
             + (sandbox.allowWeakerSandbox ? ["--allow-weaker-sandbox"] : [])
         let out = Pipe()
         p.standardOutput = out
@@ -338,8 +357,15 @@ struct Run: ParsableCommand {
         return overflow ? nil : product
     }
 
-    /// The manifest, the executable and the manifest's file.
-    private func resolveApp(_ arguments: inout [String]) throws -> (AppManifest, String, String) {
+    /// A catalog app run as its stand-in, and its catalog entry.
+    struct StandIn {
+        var app: CatalogApp
+        var entry: CatalogEntry
+    }
+
+    /// The manifest, the executable, the manifest's file, and the stand-in when APP is a
+    /// catalog app no Apps/ folder provides.
+    private func resolveApp(_ arguments: inout [String]) throws -> (AppManifest, String, String, StandIn?) {
         if let manifest {
             let loaded: (manifest: AppManifest, warnings: [Diagnostic])
             do { loaded = try Catalog.loadManifest(manifest) } catch { throw World.Failure(description: error.description) }
@@ -360,17 +386,23 @@ struct Run: ParsableCommand {
             }
             // The app starts in its container: a relative path would no longer point at it.
             if !path.hasPrefix("/") { path = (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path) }
-            return (loaded.manifest, (path as NSString).standardizingPath, manifest)
+            return (loaded.manifest, (path as NSString).standardizingPath, manifest, nil)
         }
         guard let app else { throw ValidationError("name the app to run (an Apps/ folder name), or give --manifest") }
         guard let root = Catalog.projectRoot() else { throw World.Failure(description: "no MAMLab project found; use --manifest for your own app") }
         let (apps, problems) = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
-        guard let found = Catalog.find(app, in: apps) else {
+        var standIn: StandIn?
+        let entries = (try? Catalog.loadCatalog(Catalog.builtInCatalogPath(root: root))) ?? []
+        if Catalog.find(app, in: apps) == nil, let entry = Catalog.entry(named: app, in: entries),
+           let made = Catalog.standIns(for: [entry.bundleID], installed: apps, catalog: entries).apps.first {
+            standIn = StandIn(app: made, entry: entry)
+        }
+        guard let found = Catalog.find(app, in: apps) ?? standIn?.app else {
             // A folder left out for a shared bundle id is not "unknown": say why.
             if let why = problems.first(where: { $0.severity == .error && $0.file.split(separator: "/").dropLast().last.map(String.init)?.lowercased() == app.lowercased() }) {
                 throw World.Failure(description: why.description)
             }
-            throw ValidationError(Catalog.unknownApp(app, installed: apps))
+            throw ValidationError(Catalog.unknownApp(app, installed: apps, entries: entries))
         }
         guard let binary = found.builtExecutable() else {
             throw World.Failure(description: "\(found.name): CFBundleExecutable must be a plain file name (no slash, . or ..)")
@@ -378,6 +410,6 @@ struct Run: ParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw World.Failure(description: "\(found.name) has no built executable at \(binary); build it with `swift build --product \(found.executableName)`")
         }
-        return (found.manifest, binary, found.file)
+        return (found.manifest, binary, found.file, standIn)
     }
 }

@@ -49,7 +49,7 @@ struct TypoTests {
     @Test func anUnknownAccountInTheTenantsOwnDomainIsAnError() throws {
         let r = try CommandRunner.run(["explain", "--from", "Mail:adel@contoso.com", "--to", "Notes", "--channel", "send"])
         #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
-        #expect(r.stderr.contains("adel@contoso.com is not a user of tenant contoso.com (Policies/contoso/tenant.json)"), "\(r.stderr)")
+        #expect(r.stderr.contains("adel@contoso.com is not a user of tenant contoso.com (Policies/contoso/tenant.json) (did you mean \"adele@contoso.com\"?)"), "\(r.stderr)")
         #expect(!r.stdout.contains("ALLOWED"))
         #expect(!r.stderr.contains("USAGE"), "\(r.stderr)")
     }
@@ -57,6 +57,41 @@ struct TypoTests {
     @Test func runRefusesAnUnknownUserInTheTenantsOwnDomainBeforeStartingAnything() throws {
         let r = try CommandRunner.run(["run", "Mail", "--user", "adel@contoso.com"])
         #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
-        #expect(r.stderr.contains("adel@contoso.com is not a user of tenant contoso.com (Policies/contoso/tenant.json)"), "\(r.stderr)")
+        #expect(r.stderr.contains("adel@contoso.com is not a user of tenant contoso.com (Policies/contoso/tenant.json) (did you mean \"adele@contoso.com\"?)"), "\(r.stderr)")
+    }
+
+    /// A party of an experiment file signed in to a misspelled user: refused with the user meant.
+    @Test func anExperimentsMisspelledUserIsRefusedWithTheUserMeant() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-typo-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("e.json")
+        try #"{"name": "typo", "parties": [{"name": "Mail", "app": "Mail", "accounts": ["ben@contoso.cm"]}, {"name": "Docs", "app": "Docs", "accounts": ["adele@contoso.com"]}], "channels": ["paste"], "policies": ["managed-only"]}"#
+            .write(to: file, atomically: true, encoding: .utf8)
+        let r = try CommandRunner.run(["matrix", file.path, "--predict"])
+        #expect(r.status != 0)
+        #expect(r.stderr.contains("party \"Mail\": ben@contoso.cm is not a user of tenant contoso.com") && r.stderr.contains("(did you mean \"ben@contoso.com\"?)"), "\(r.stderr)")
+    }
+
+    /// A bundle id misspelled in a tenant is an error for check and a warning the matrix's report
+    /// carries, each with the catalog app it is a typo of.
+    @Test func aTenantsMisspelledBundleIDNamesTheAppMeant() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-typo-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let level2 = CommandRunner.root.appendingPathComponent("Policies/frameworks/level-2-enterprise-enhanced-data-protection-iOS.json").path
+        let tenant = dir.appendingPathComponent("tenant.json")
+        try """
+            {"tenant": "contoso.com", "users": [{"upn": "adele@contoso.com", "groups": ["sales"]}], "groups": ["sales"],
+             "policies": [{"$ref": "\(level2)", "apps": ["com.microsoft.office.outlook", "com.microsft.office.excel"],
+               "assignments": [{"target": {"@odata.type": "#microsoft.graph.groupAssignmentTarget", "groupId": "sales"}}]}]}
+            """.write(to: tenant, atomically: true, encoding: .utf8)
+        let check = try CommandRunner.run(["check", tenant.path])
+        #expect(check.status == 1 && check.stdout.contains("targets unknown app com.microsft.office.excel (did you mean com.microsoft.office.excel?)"), "\(check.stdout)")
+        let out = dir.appendingPathComponent("m.html").path
+        let r = try CommandRunner.run(["matrix", "--tenant", tenant.path, "--predict", "--out", out])
+        #expect(r.stderr.contains("com.microsft.office.excel is in no app catalog (did you mean com.microsoft.office.excel?)"), "\(r.stderr)")
+        let html = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(html.contains("com.microsft.office.excel is in no app catalog (did you mean com.microsoft.office.excel?)"), "the report carries it")
     }
 }

@@ -16,6 +16,14 @@ public enum NearestName {
         return best?.name
     }
 
+    /// `nearest`, only when it is a likely typo: at most `maximumDistance` edits away. For a name
+    /// that may be right as it is (a bundle id of an app no catalog lists), where any nearest
+    /// name would be noise.
+    public static func nearest(to name: String, in candidates: [String], maximumDistance: Int) -> String? {
+        guard let best = nearest(to: name, in: candidates) else { return nil }
+        return distance(Array(name.lowercased()), Array(best.lowercased())) <= maximumDistance ? best : nil
+    }
+
     /// Levenshtein distance, one row at a time.
     static func distance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }

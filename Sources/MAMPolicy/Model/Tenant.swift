@@ -102,6 +102,12 @@ public struct Tenant: Sendable {
         return ownDomains.contains(trimmed[trimmed.index(after: at)...].lowercased())
     }
 
+    /// " (did you mean \"UPN\"?)" with the tenant's user nearest to a name it does not know,
+    /// or "" when it has no user.
+    public func nearestUser(to name: String) -> String {
+        NearestName.nearest(to: name.trimmingCharacters(in: .whitespaces), in: users.map(\.upn)).map { " (did you mean \"\($0)\"?)" } ?? ""
+    }
+
     /// The tenant's account for a UPN or OID (case-insensitive), or nil when the tenant has no such user.
     public func knownAccount(named name: String) -> Account? {
         guard let i = accountIndex[name.lowercased()] else { return nil }
