@@ -218,13 +218,19 @@ public enum Catalog {
         entries.first { $0.bundleID.lowercased() == name.lowercased() } ?? entries.first { $0.isNamed(name) }
     }
 
+    /// Every name an app goes by: an installed app's folder and bundle id, a catalog app's short
+    /// name and bundle id (the names a misspelled one is matched against).
+    public static func appNames(installed: [CatalogApp], entries: [CatalogEntry]) -> [String] {
+        let stood = entries.filter { e in !installed.contains { $0.manifest.bundleID.lowercased() == e.bundleID.lowercased() } }
+        return installed.flatMap { [$0.name, $0.manifest.bundleID] + ($0.standIn.map { [$0.shortName] } ?? []) }
+            + stood.flatMap { [$0.shortName, $0.bundleID] }
+    }
+
     /// "unknown app …" with the nearest name an app goes by (a folder, a bundle id, a catalog
     /// name or short name) and the names to choose from.
     public static func unknownApp(_ name: String, installed: [CatalogApp], entries: [CatalogEntry] = []) -> String {
+        let nearest = NearestName.nearest(to: name, in: appNames(installed: installed, entries: entries)).map { " (did you mean \"\($0)\"?)" } ?? ""
         let stood = entries.filter { e in !installed.contains { $0.manifest.bundleID.lowercased() == e.bundleID.lowercased() } }
-        let candidates = installed.flatMap { [$0.name, $0.manifest.bundleID] + ($0.standIn.map { [$0.shortName] } ?? []) }
-            + stood.flatMap { [$0.shortName, $0.bundleID] }
-        let nearest = NearestName.nearest(to: name, in: candidates).map { " (did you mean \"\($0)\"?)" } ?? ""
         let known = installed.map { "\($0.name) (\($0.manifest.bundleID))" } + stood.map { "\($0.shortName) (\($0.bundleID), catalog)" }
         return "unknown app \"\(name)\"\(nearest); known apps: \(known.joined(separator: ", "))"
     }

@@ -39,6 +39,7 @@ package struct MatrixSetup {
         let known: (String) -> Bool = { Catalog.find($0, in: installed) != nil || Catalog.entry(named: $0, in: entries) != nil }
         do {
             _ = try ExperimentFile.load(try Catalog.read(path), file: Catalog.relative(path), knownApp: known,
+                                        appNames: Catalog.appNames(installed: installed, entries: entries),
                                         policy: { entry in root.map { Self.resolvePolicy(entry, from: folder, root: $0) } ?? .success(entry) })
             return []
         } catch {
@@ -109,6 +110,7 @@ package struct MatrixSetup {
             let folder = URL(fileURLWithPath: name, relativeTo: cwd).deletingLastPathComponent()
             do {
                 experiment = try ExperimentFile.load(try Catalog.read(name), file: Catalog.relative(name), knownApp: known,
+                                                     appNames: Catalog.appNames(installed: installed, entries: entries),
                                                      policy: { Self.resolvePolicy($0, from: folder, root: root) })
             } catch {
                 throw World.Failure(description: error.description)

@@ -15,12 +15,13 @@ public enum ExperimentFile {
 
     /// `policy` resolves a policy entry (a file path relative to the experiment, or a sample
     /// policy's label) to the path the run loads, or says why it names no policy.
-    public static func load(_ data: Data, file: String, knownApp: (String) -> Bool,
+    /// `appNames`: the names apps go by, for "did you mean" on an unknown one.
+    public static func load(_ data: Data, file: String, knownApp: (String) -> Bool, appNames: [String] = [],
                             policy: (String) -> Result<String, PolicyLookupFailure> = { .success($0) }) throws(LoadFailure) -> Experiment {
         let yaml = file.hasSuffix(".yaml") || file.hasSuffix(".yml")
         let root = yaml ? try YAMLSubset.document(data, file: file) : try JSONParser.document(data, file: file)
         var log = DiagnosticLog()
-        let experiment = read(root, knownApp: knownApp, policy: policy, &log)
+        let experiment = read(root, knownApp: knownApp, appNames: appNames, policy: policy, &log)
         if log.hasErrors { throw LoadFailure(log.items) }
         return experiment!
     }
@@ -31,7 +32,7 @@ public enum ExperimentFile {
         public init(_ reason: String) { self.reason = reason }
     }
 
-    static func read(_ root: Located, knownApp: (String) -> Bool,
+    static func read(_ root: Located, knownApp: (String) -> Bool, appNames: [String] = [],
                      policy resolve: (String) -> Result<String, PolicyLookupFailure> = { .success($0) },
                      _ log: inout DiagnosticLog) -> Experiment? {
         guard let members = root.object(&log) else { return nil }
@@ -50,7 +51,7 @@ public enum ExperimentFile {
             }
         } else if let list = root.member("parties") {
             for item in list.array(&log) ?? [] {
-                if let p = party(item, knownApp: knownApp, &log) {
+                if let p = party(item, knownApp: knownApp, appNames: appNames, &log) {
                     if parties.contains(where: { $0.name == p.name }) {
                         log.append(item.member("name")!.problem("a second party named \"\(p.name)\"; party names are unique"))
                     }
@@ -128,7 +129,7 @@ public enum ExperimentFile {
         return experiment
     }
 
-    static func party(_ item: Located, knownApp: (String) -> Bool, _ log: inout DiagnosticLog) -> PartySpec? {
+    static func party(_ item: Located, knownApp: (String) -> Bool, appNames: [String] = [], _ log: inout DiagnosticLog) -> PartySpec? {
         guard let members = item.object(&log) else { return nil }
         unknownKeys(members, allowed: partyKeys, &log)
         guard let nameNode = item.member("name"), let name = nameNode.string(&log) else {
@@ -140,7 +141,10 @@ public enum ExperimentFile {
             if item.member("app") == nil { log.append(item.problem("missing \"app\": an Apps/ folder name or a bundle id")) }
             return nil
         }
-        if !knownApp(app) { log.append(appNode.problem("unknown app \"\(app.prefix(80))\"; give an Apps/ folder name or a bundle id")) }
+        if !knownApp(app) {
+            let like = NearestName.nearest(to: app, in: appNames).map { " (did you mean \"\($0)\"?)" } ?? ""
+            log.append(appNode.problem("unknown app \"\(app.prefix(80))\"\(like); give an Apps/ folder name, a catalog app's name or a bundle id"))
+        }
         let accounts = item.member("accounts")?.strings(&log) ?? []
         if let node = item.member("accounts"), accounts.contains(where: { $0.isEmpty || $0.lowercased() == "none" }) {
             log.append(node.problem("an account is a UPN, an OID or personal"))

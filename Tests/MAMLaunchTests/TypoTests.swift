@@ -73,6 +73,20 @@ struct TypoTests {
         #expect(r.stderr.contains("party \"Mail\": ben@contoso.cm is not a user of tenant contoso.com") && r.stderr.contains("(did you mean \"ben@contoso.com\"?)"), "\(r.stderr)")
     }
 
+    /// An experiment file's misspelled app: check and the matrix name the app meant.
+    @Test func anExperimentsMisspelledAppNamesTheAppMeant() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-typo-\(UUID().uuidString.prefix(6))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("e.json")
+        try #"{"name": "typo", "parties": [{"name": "O", "app": "Outlok", "accounts": ["adele@contoso.com"]}, {"name": "D", "app": "Docs", "accounts": ["adele@contoso.com"]}], "channels": ["paste"], "policies": ["managed-only"]}"#
+            .write(to: file, atomically: true, encoding: .utf8)
+        let check = try CommandRunner.run(["check", file.path])
+        #expect(check.status == 1 && check.stdout.contains("$.parties[0].app: unknown app \"Outlok\" (did you mean \"Outlook\"?)"), "\(check.stdout)")
+        let r = try CommandRunner.run(["matrix", file.path, "--predict"])
+        #expect(r.status != 0 && r.stderr.contains("unknown app \"Outlok\" (did you mean \"Outlook\"?)"), "\(r.stderr)")
+    }
+
     /// A bundle id misspelled in a tenant is an error for check and a warning the matrix's report
     /// carries, each with the catalog app it is a typo of.
     @Test func aTenantsMisspelledBundleIDNamesTheAppMeant() throws {
