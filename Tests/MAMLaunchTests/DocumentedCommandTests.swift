@@ -29,6 +29,11 @@ struct DocumentedCommandTests {
         ("my-experiment.json", "a placeholder for your own file"),
         ("my-tenant.json", "a placeholder for your own file"),
         ("--pid PID", "a placeholder for a running app's pid"),
+        ("scripts/package", "a release build of the package: minutes on 2 cores (PackageTests packages the suite's own build)"),
+        ("apt-get install /tmp/mamlab", "installs the package system-wide: PackageTests installs, uses and removes it"),
+        ("apt-get purge mamlab", "removes the installed package: PackageTests does"),
+        ("mamlab-demo", "the installed demo: PackageTests runs it from an empty folder"),
+        ("man mamlaunch", "the installed man page: PackageTests reads it"),
     ]
 
     /// Text for inside single quotes.
