@@ -24,7 +24,7 @@ extension Chat {
         }
         do {
             let config = try await app.appConfig.appConfig(for: account)
-            let pairs = config.fullData.flatMap { $0.map { "  \($0.key) = \($0.value)" } }.sorted()
+            let pairs = config.fullData.flatMap { $0.filter { $0.key != AppConfig.defaultMarker }.map { "  \($0.key) = \($0.value)" } }.sorted()
             console.say(pairs.isEmpty ? "No app configuration for \(account)." : "App configuration for \(account):\n" + pairs.joined(separator: "\n"))
         } catch {
             console.say(Explain.failure(error, "read the app configuration"))

@@ -9,7 +9,8 @@ public struct AppConfig: Sendable, Hashable {
     public enum StringQuery: Sendable { case any, min, max }
     public enum BoolQuery: Sendable { case any, or, and }
 
-    static let defaultMarker = "__IsDefault"
+    /// The key the service marks the tenant default's dictionary with: not a setting.
+    public static let defaultMarker = "__IsDefault"
 
     /// Targeted values win over the tenant default; the default counts only when it is the
     /// key's sole value [doc].

@@ -146,10 +146,14 @@ struct MAMBrokerCommand: ParsableCommand {
         let logger = Logger(label: "mambroker")
         let broker: Broker
         let groups: AppGroups
+        // A device folder this start makes is removed if the start fails (an invalid tenant, say):
+        // a failed start leaves no folder with a lock in it behind. One that was there stays.
+        var madeDevice = false
         do {
             // One device, one broker: a second broker would unlink and rebind the first one's
             // sockets and write the same state and audit log. The lock is taken before anything
             // in the folder is touched and held (the descriptor left open) for this process's life.
+            madeDevice = !FileManager.default.fileExists(atPath: device)
             try DeviceLock.acquire(device: device)
             let appsDir = apps ?? Catalog.projectRoot()?.appendingPathComponent("Apps").path
             let installed = appsDir.map { Catalog.loadApps(in: URL(fileURLWithPath: $0)).apps } ?? []
@@ -182,6 +186,7 @@ struct MAMBrokerCommand: ParsableCommand {
             try broker.start()
         } catch {
             AuditLog.warn("mambroker: \(error)\n")
+            if madeDevice, !(error is DeviceLock.Refused) { try? FileManager.default.removeItem(atPath: device) }
             throw ExitCode(1)
         }
         // SIGHUP is two things: `kill -HUP` asks for a reload; the kernel sends it too when the

@@ -153,7 +153,7 @@ struct MatrixCommand: ParsableCommand {
         // run in one line instead of failing every cell with the same reason.
         if mode == .live && geteuid() != 0 {
             // Said once, before anything starts: every cell would otherwise fail on its own.
-            throw World.Failure(description: "the live matrix needs root: it starts mambroker and gives each app a uid, namespaces and cgroups of its own; run it as root (sudo), or answer from the engine alone with --predict, which does not")
+            throw World.Failure(description: "the live matrix needs root (sudo) to give each app a sandbox of its own; --predict answers from the engine alone, without it")
         }
         let containment = mode == .live ? try sandbox.decide("run the matrix live") : nil
         if mode == .live {

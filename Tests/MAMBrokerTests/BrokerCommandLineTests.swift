@@ -23,6 +23,25 @@ struct BrokerCommandLineTests {
         #expect(r.status != 0 && r.err.contains("loud") && r.err.contains("critical"), "\(r.err)")
     }
 
+    /// A start that fails after the device folder was made (an invalid tenant) removes the
+    /// folder it made, lock and all; a folder that was there before stays.
+    @Test func aFailedStartLeavesNoDeviceFolderItMade() throws {
+        let scratch = "/tmp/mamlab-broker-failed-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let tenant = scratch + "/tenant.json"
+        try Data(#"{"tenant": "contoso.com", "users": [{"upn": 7}]}"#.utf8).write(to: URL(fileURLWithPath: tenant))
+        let fresh = scratch + "/device"
+        let r = try Self.mambroker(["--tenant", tenant, "--device", fresh])
+        #expect(r.status == 1 && r.err.contains("tenant.json"), "\(r.err)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "the folder the failed start made is gone")
+        let kept = scratch + "/kept"
+        try FileManager.default.createDirectory(atPath: kept, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let again = try Self.mambroker(["--tenant", tenant, "--device", kept])
+        #expect(again.status == 1)
+        #expect(FileManager.default.fileExists(atPath: kept), "a folder that was there stays")
+    }
+
     /// `mambroker ... | head`: output whose reader has gone. SIGPIPE ended the broker at its
     /// `ready` line (status 141), its apps cut off mid-session; now a write to the closed pipe
     /// fails quietly and the broker serves on. Started with SIGPIPE at its default, as a shell

@@ -98,6 +98,10 @@ struct InteractiveTests {
         // The levels that decide sharing, as the admin set them (issue 22: none were shown).
         #expect(policy.contains("send org data to: none") && policy.contains("receive data from: none") && policy.contains("clipboard: blocked"),
                 "\(policy)")
+        // The configuration as the admin set it: the tenant default's values, not the service's
+        // marker of which dictionary is the default.
+        let config = try session.command("config", until: "com.example.chat.greeting")
+        #expect(config.contains("com.contoso.supportURL = https://help.contoso.com") && !config.contains("__IsDefault"), "\(config)")
         let save = try session.command("save dropbox", until: "Rule: ")
         #expect(save.contains("Sharing blocked") && save.contains("Blocked: save the conversation to dropbox."), "\(save)")
         try session.command("nonsense", until: "Unknown command \"nonsense\"")
