@@ -52,7 +52,7 @@ struct HTMLReport {
             table.cells{width:100%;table-layout:fixed}table.cells th:nth-child(1){width:5%}
             table.cells th:nth-child(2),table.cells th:nth-child(4){width:17%}table.cells th:nth-child(3){width:14%}
             @media print{table.diff .why{display:none}}
-            div.fail{outline:3px solid #000;outline-offset:-3px}
+            div.fail{outline:3px solid #000;outline-offset:-3px}div.notype,span.notype{color:#444}
             .legend{margin:8px 0 16px}.legend span.item{margin-right:14px;white-space:nowrap}
             .summary{font-weight:600}
             p.partial{margin:0 0 12px;padding:8px 12px;background:#fff3cd;border:2px solid #b58100;font-weight:700}
@@ -147,6 +147,8 @@ struct HTMLReport {
             let c = Self.colours[o]!
             h += "<span class=\"item\"><span class=\"key\" style=\"background:\(c.background)\">\(c.letter)</span> \(o.rawValue)</span>"
         }
+        let t = Self.typeNotOpened
+        h += "<span class=\"item\"><span class=\"key notype\" style=\"background:\(t.background)\">\(t.letter)</span> not offered: the app does not open the document's type (no policy's doing)</span>"
         return h + "</div>\n"
     }
 
@@ -296,16 +298,28 @@ struct HTMLReport {
         return h + "</table>\n"
     }
 
+    /// A share sheet that leaves out an app that does not open the document's type is no
+    /// policy's doing: its squares are told apart from Open-in filtering (a lighter grey, a dash).
+    static let typeNotOpened = (background: "#d4d4d4", letter: "–")
+
+    static func isTypeNotOpened(_ r: CellResult) -> Bool {
+        let v = r.shown
+        let name = v.ruleName.isEmpty && v.outcome == r.predicted.outcome ? r.predicted.ruleName : v.ruleName
+        return v.outcome == .filtered && name == Rule.openInTypeNotDeclared.rawValue
+    }
+
     func cell(_ r: CellResult) -> String {
         let v = r.shown
-        let c = Self.colours[v.outcome]!
+        let notType = Self.isTypeNotOpened(r)
+        let c = notType ? Self.typeNotOpened : Self.colours[v.outcome]!
         let (words, note) = Self.why(r)
         var tip = "#\(r.cell.id) \(r.cell.title)\n\(words)"
         if let a = r.live?.arrival { tip += a.readable ? "\nIt arrived readable." : "\nIt arrived unreadable (encrypted)." }
         if let l = r.cell.label { tip += "\n\(l)" }
         if !note.isEmpty { tip += "\n\(note)" }
         let fail = r.passed && !r.leaked ? "" : " fail"
-        return "<a class=\"sq\" href=\"#c\(r.cell.id)\"><div class=\"cell o-\(v.outcome.rawValue)\(fail)\" style=\"background:\(c.background)\" title=\"\(esc(tip))\">\(c.letter)</div></a>"
+        let kind = notType ? " notype" : ""
+        return "<a class=\"sq\" href=\"#c\(r.cell.id)\"><div class=\"cell o-\(v.outcome.rawValue)\(kind)\(fail)\" style=\"background:\(c.background)\" title=\"\(esc(tip))\">\(c.letter)</div></a>"
     }
 
     func diffView(_ diff: MatrixDiff) -> String {

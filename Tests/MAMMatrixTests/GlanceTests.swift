@@ -61,4 +61,17 @@ struct GlanceTests {
         #expect(html.contains("<td>saveAsBlocked</td><td>false<span class=\"default\">default: the file does not set it</span></td>"))
         #expect(html.contains("<td>allowedOutboundDataTransferDestinations</td><td>managedApps</td>"))
     }
+
+    /// A target left off the share sheet because it does not open the type is not Open-in
+    /// filtering: its square is a dash in lighter grey, and the legend says so.
+    @Test("a target that does not open the type is told apart from Open-in filtering")
+    func typeNotOpenedIsNotFiltering() throws {
+        let results = Self.report.results
+        let notType = try #require(results.first { $0.predicted.ruleName == Rule.openInTypeNotDeclared.rawValue }, "a cell whose target does not open the type")
+        let filtered = try #require(results.first { $0.predicted.ruleName == Rule.sendNoneOpenInFiltered.rawValue }, "a cell filtered by the policy")
+        let html = Self.report.render(.html)
+        #expect(html.contains("<a class=\"sq\" href=\"#c\(notType.cell.id)\"><div class=\"cell o-filtered notype\" style=\"background:#d4d4d4\""))
+        #expect(html.contains("<a class=\"sq\" href=\"#c\(filtered.cell.id)\"><div class=\"cell o-filtered\" style=\"background:#8d8d8d\""))
+        #expect(html.contains("not offered: the app does not open the document's type"))
+    }
 }
