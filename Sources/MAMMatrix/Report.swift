@@ -198,8 +198,10 @@ extension MatrixReport {
         return out
     }
 
-    /// The widest a column grows: a longer cell (a long URL) runs past its column on its own
-    /// line instead of padding every other line of the table out to its width.
+    /// The widest a column grows for a few long cells: a longer cell (a long URL) runs past its
+    /// column on its own line instead of padding every other line of the table out to its width.
+    /// A column whose cells are long by nature (the framework's policy labels, 44 characters in
+    /// every row) is as wide as they are: capped, every line of it would run past.
     static let columnCap = 32
 
     static func align(_ rows: [[String]]) -> String {
@@ -209,7 +211,15 @@ extension MatrixReport {
         let rows = rows.map { row in used.map { $0 < row.count ? row[$0] : "" } }
         let width = used.count
         var widths = Array(repeating: 0, count: width)
-        for row in rows { for (i, c) in row.enumerated() where c.count <= columnCap { widths[i] = max(widths[i], c.count) } }
+        var long = Array(repeating: 0, count: width), longest = Array(repeating: 0, count: width)
+        for row in rows {
+            for (i, c) in row.enumerated() {
+                if c.count <= columnCap { widths[i] = max(widths[i], c.count) } else { long[i] += 1 }
+                longest[i] = max(longest[i], c.count)
+            }
+        }
+        // Long in more than a tenth of its lines: long by nature.
+        for i in 0..<width where long[i] * 10 > rows.count { widths[i] = longest[i] }
         return rows.map { row in
             // A value longer than the cap overflows its column whole (padding(toLength:) would cut it).
             row.enumerated().map { i, c in i == width - 1 || c.count >= widths[i] ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }

@@ -47,6 +47,21 @@ struct ReportTests {
         #expect(records[1][MatrixReport.csvHeader.firstIndex(of: "predicted")!] == "encrypted")
     }
 
+    /// Policy labels long in every row (the framework's, 44 characters) keep the table's columns
+    /// aligned; one long value (a URL) runs past its column without widening the others.
+    @Test func longPolicyLabelsKeepTheTableAligned() {
+        var report = Self.exit
+        for i in report.results.indices { report.results[i].cell.policy = "level-1-enterprise-basic-data-protection-iOS" }
+        report.results[0].cell.source.name = String(repeating: "x", count: 60)
+        let lines = report.render(.table).split(separator: "\n").prefix(report.results.count + 1).map(String.init)
+        // The channel column starts at one offset on every line but the one with the long source.
+        let offsets = Set(lines.enumerated().filter { $0.offset != 1 }.compactMap { _, line in
+            ["send", "receive", "import", "login", "logout", "channel"].lazy.compactMap { line.range(of: "  \($0)") }.first
+                .map { line.distance(from: line.startIndex, to: $0.lowerBound) }
+        })
+        #expect(offsets.count == 1, "\(offsets) in \(lines.prefix(4).joined(separator: "\n"))")
+    }
+
     /// Names come from other people's catalogs, tenants and manifests: none reaches a CSV cell as
     /// a formula a spreadsheet would run.
     @Test func csvNeutralisesFormulaPrefixes() {
