@@ -218,8 +218,8 @@ extension MatrixReport {
                 longest[i] = max(longest[i], c.count)
             }
         }
-        // Long in more than a tenth of its lines: long by nature.
-        for i in 0..<width where long[i] * 10 > rows.count { widths[i] = longest[i] }
+        // Long in most of its lines: long by nature.
+        for i in 0..<width where long[i] * 2 > rows.count { widths[i] = longest[i] }
         return rows.map { row in
             // A value longer than the cap overflows its column whole (padding(toLength:) would cut it).
             row.enumerated().map { i, c in i == width - 1 || c.count >= widths[i] ? c : c.padding(toLength: widths[i], withPad: " ", startingAt: 0) }

@@ -2,11 +2,12 @@ import Foundation
 import Logging
 @testable import MAMBroker
 import MAMBrokerCore
+import MAMTestSupport
 import Testing
 
 /// The broker's start and stop (issue 20): `stop` used to wait forever for a loop that never
 /// ran, when `start` was never called or threw.
-@Suite("Broker: start and stop", .timeLimit(.minutes(1)))
+@Suite("Broker: start and stop", .hangGuard)
 struct BrokerLifeTests {
     static func broker(_ dir: String) throws -> Broker {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)

@@ -1,11 +1,12 @@
 import Foundation
 import Glibc
 import MAMWire
+import MAMTestSupport
 import Testing
 
 /// Retention by age through a real broker, on its virtual clock: `mamlaunch clock advance`
 /// moves the audit's time, so a day passes without a sleep.
-@Suite("The broker drops audit records past their age", .serialized, .timeLimit(.minutes(1)))
+@Suite("The broker drops audit records past their age", .serialized, .hangGuard)
 struct AuditAgeProcessTests {
     @Test func aDecisionOlderThanTheAuditsAgeIsGoneAndTheSecurityEventStays() throws {
         let b = try BrokerHarness(extraArguments: ["--clock", "virtual", "--audit-max-age", "1d", "--security-audit-max-age", "10d"])

@@ -9,7 +9,7 @@ import Testing
 /// The audit's promises through a real broker: an answered decision is on record even when the
 /// broker is killed the next instant, a flood of ordinary decisions cannot rotate a security
 /// event away, and only root reads any of it.
-@Suite("The audit survives the broker and the floods", .serialized, .timeLimit(.minutes(1)))
+@Suite("The audit survives the broker and the floods", .serialized, .hangGuard)
 struct AuditDurabilityTests {
     /// Says hello as an unknown app on the public socket.
     static func connect(_ b: BrokerHarness) throws -> WireSocket {

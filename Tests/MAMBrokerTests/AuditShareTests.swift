@@ -5,7 +5,7 @@ import Testing
 
 /// One app flooding the broker with decisions cannot push another app's records out of the
 /// kept decision logs: past its share (one log's worth) its records go to a log of its own.
-@Suite("The audit keeps each app's share", .serialized, .timeLimit(.minutes(1)))
+@Suite("The audit keeps each app's share", .serialized, .hangGuard)
 struct AuditShareTests {
     @Test func aFloodOfOneAppsPastesLeavesMailsDecisionsInTheKeptLogs() throws {
         // Logs of 4 KiB (about ten records), nine kept: a flood of a thousand fills them all.
@@ -36,7 +36,7 @@ struct AuditShareTests {
 /// Security events: each app's first 120 a minute are written one by one. Every process that
 /// connects to the public socket by itself is one app for this count, however many a local user
 /// starts.
-@Suite("Security records are bounded for all unknown processes together", .serialized, .timeLimit(.minutes(1)))
+@Suite("Security records are bounded for all unknown processes together", .serialized, .hangGuard)
 struct UnknownSecurityBudgetTests {
     @Test func fourProcessesAskingForBensIdentityShareOneBudget() throws {
         let b = try BrokerHarness(extraArguments: ["--requests-per-second", "1000000"])

@@ -6,7 +6,7 @@ import Testing
 /// The process driver every process test uses (MAMTestSupport's ChildProcess): a child that
 /// stops answering fails the test within its deadline, saying what it printed, and goes away
 /// with what it started; a child that fills its error pipe first cannot stall the test.
-@Suite("A stuck child fails its test in time", .timeLimit(.minutes(1)))
+@Suite("A stuck child fails its test in time", .hangGuard)
 struct ChildProcessTests {
     /// A child that starts a grandchild of its own (as a launcher with its app), says so, then
     /// hangs. The grandchild comes first, so that it exists once the first line has arrived.

@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 22's first hour, through the real processes: an admin's typo is refused, not "issued";
 /// one device has one broker; the wrong socket is named.
-@Suite("Typos, second brokers and wrong sockets", .serialized, .timeLimit(.minutes(1)))
+@Suite("Typos, second brokers and wrong sockets", .serialized, .hangGuard)
 struct FirstHourTests {
     static func mamlaunch(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", arguments, environment: BrokerHarness.environment, timeout: 30)

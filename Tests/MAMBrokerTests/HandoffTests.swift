@@ -5,7 +5,7 @@ import Testing
 
 /// mamlaunch hands the app's connection to the broker (`adopt`); when the broker does not take
 /// it, the app must not run on a connection nobody serves (issue 20: the send was `try?`).
-@Suite("The launcher's hand-off", .timeLimit(.minutes(1)))
+@Suite("The launcher's hand-off", .hangGuard)
 struct HandoffTests {
     /// A launcher socket whose broker hangs up on every launcher at once.
     static func brokerThatHangsUp(_ path: String) throws -> Int32 {

@@ -1,10 +1,11 @@
 import Foundation
+import MAMTestSupport
 import Testing
 
 /// A multi-identity app that switches identity re-emits what it holds under the identity it
 /// declares, as the real SDK tags it (docs/SANDBOX.md, "What it does not protect against"):
 /// the app is trusted with the org data it is given, and the audit shows every step.
-@Suite("An identity switch re-tags what the app sends next", .serialized, .timeLimit(.minutes(1)))
+@Suite("An identity switch re-tags what the app sends next", .serialized, .hangGuard)
 struct IdentitySwitchTests {
     static let adele = "adele@contoso.com"
 

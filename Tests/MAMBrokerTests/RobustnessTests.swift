@@ -199,7 +199,7 @@ struct RobustnessTests {
     }
 }
 
-@Suite("The audit log stays bounded", .serialized, .timeLimit(.minutes(1)))
+@Suite("The audit log stays bounded", .serialized, .hangGuard)
 struct AuditRotationTests {
     @Test func aFloodOfDecisionsRotatesTheLogAndKeepsWholeLines() throws {
         let b = try BrokerHarness(extraArguments: ["--audit-max-bytes", "4096"])
@@ -227,7 +227,7 @@ struct AuditRotationTests {
     }
 }
 
-@Suite("A broker on a virtual clock", .serialized, .timeLimit(.minutes(1)))
+@Suite("A broker on a virtual clock", .serialized, .hangGuard)
 struct VirtualClockTests {
     /// Runs mamlaunch to its end (bounded): its status and what it said on both streams.
     static func mamlaunch(_ arguments: [String]) throws -> (Int32, String) {
@@ -266,7 +266,7 @@ struct VirtualClockTests {
     }
 }
 
-@Suite("Enrollment through a real broker", .serialized, .timeLimit(.minutes(1)))
+@Suite("Enrollment through a real broker", .serialized, .hangGuard)
 struct EnrollmentProcessTests {
     @Test func aClockMoved24HoursGivesARunningAppThreeCheckIns() throws {
         let b = try BrokerHarness(extraArguments: ["--clock", "virtual"])
@@ -315,7 +315,7 @@ struct EnrollmentProcessTests {
     }
 }
 
-@Suite("Restarts through the launcher", .serialized, .timeLimit(.minutes(1)))
+@Suite("Restarts through the launcher", .serialized, .hangGuard)
 struct RestartProcessTests {
     // SDK-API §5: restartApplication answered false = the SDK restarts the app; here the broker
     // asks the launcher that started it, which starts it again with the same arguments.
@@ -344,7 +344,7 @@ struct RestartProcessTests {
     }
 }
 
-@Suite("App Protection conditional access through a real broker", .serialized, .timeLimit(.minutes(1)))
+@Suite("App Protection conditional access through a real broker", .serialized, .hangGuard)
 struct ConditionalAccessProcessTests {
     // Seed 003 §Exit criteria, "MAM-CA always applied": no token until the app is compliant.
     @Test func aTargetedUserGetsATokenOnlyAfterRemediation() throws {

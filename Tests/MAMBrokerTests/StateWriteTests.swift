@@ -3,12 +3,13 @@ import GRDB
 import Glibc
 import MAMWire
 import SystemPackage
+import MAMTestSupport
 import Testing
 
 /// The broker's state writes are the persistence queue's, not the loop's: while one waits for
 /// the disk the other apps are answered, and the app whose enrollment it records hears of it
 /// only once it is written, so a kill -9 right after the answer loses nothing the app was told.
-@Suite("State writes are off the loop and done before the answer", .serialized, .timeLimit(.minutes(1)))
+@Suite("State writes are off the loop and done before the answer", .serialized, .hangGuard)
 struct StateWriteTests {
     /// Opens the broker's state database beside it, as another writer would.
     static func database(_ b: BrokerHarness) throws -> DatabaseQueue {

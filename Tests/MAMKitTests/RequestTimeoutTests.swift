@@ -2,11 +2,12 @@ import Foundation
 import Glibc
 import MAMKit
 import MAMWire
+import MAMTestSupport
 import Testing
 
 /// A broker that goes silent, or answers with a frame that cannot be read, does not leave an
 /// app waiting forever (issue 20): the request fails with a reason.
-@Suite("MAMKit: requests end even when the broker does not answer", .timeLimit(.minutes(1)))
+@Suite("MAMKit: requests end even when the broker does not answer", .hangGuard)
 struct RequestTimeoutTests {
     /// The app's hello, read by the test playing a broker (bounded; polled without blocking, so
     /// the app's task gets the threads it needs to send it).

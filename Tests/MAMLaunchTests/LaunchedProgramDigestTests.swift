@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import MAMCatalog
 @testable import MAMLauncher
+import MAMTestSupport
 import Testing
 
 /// The launcher's program digests are kept by the file's stamp (LaunchedPrograms, DigestMemo):
@@ -13,7 +14,7 @@ import Testing
 /// writers off while it runs, but one that has already ended (an instant exit, a restart's gap)
 /// can be mapped before its stamp is taken: its digest was then kept, from run to run, for
 /// whatever its owner made it next.
-@Suite("Launcher: program digests by stamp", .serialized, .timeLimit(.minutes(1)))
+@Suite("Launcher: program digests by stamp", .serialized, .hangGuard)
 struct LaunchedProgramDigestTests {
     static func sha256(ofFileAt path: String) throws -> String {
         SHA256.hash(data: try Data(contentsOf: URL(fileURLWithPath: path))).map { String(format: "%02x", $0) }.joined()

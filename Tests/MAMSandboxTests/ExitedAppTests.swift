@@ -1,10 +1,11 @@
 import Foundation
 import MAMSandbox
+import MAMTestSupport
 import Testing
 
 /// The launcher acts on its app's pid after the app may have ended (a restart request from the
 /// broker kills it): until the launcher has stopped acting on it, the pid must stay the app's.
-@Suite("Sandbox: an exited app's pid", .serialized, .timeLimit(.minutes(1)))
+@Suite("Sandbox: an exited app's pid", .serialized, .hangGuard)
 struct ExitedAppTests {
     @Test func anExitedAppKeepsItsPidUntilItIsReaped() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-exited-\(UUID().uuidString.prefix(8))").path
