@@ -10,12 +10,6 @@ struct ReportLayoutTests {
     static let levels = ["level-1-enterprise-basic-data-protection-iOS", "level-2-enterprise-enhanced-data-protection-iOS",
                          "level-3-enterprise-high-data-protection-iOS"]
 
-    static func folder() throws -> URL {
-        let f = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-layout-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: f, withIntermediateDirectories: true)
-        return f
-    }
-
     /// The narrowest printable width of the two papers at the page's 10 mm margins, in CSS px:
     /// A4, 190 mm. The print style is the narrow-window style, so fitting this window is
     /// fitting the paper.
@@ -46,7 +40,7 @@ struct ReportLayoutTests {
 
     @Test("the framework run with its three-level diff")
     func theFrameworkRun() async throws {
-        let dir = try Self.folder()
+        let dir = try TwoUserTenantTests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("framework.html").path
         let files = Self.levels.flatMap { ["--policy", CommandRunner.root.appendingPathComponent("Policies/frameworks/\($0).json").path] }
@@ -63,7 +57,7 @@ struct ReportLayoutTests {
 
     @Test("a tenant with two groups under two levels")
     func aTwoGroupTenant() async throws {
-        let dir = try Self.folder()
+        let dir = try TwoUserTenantTests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let out = dir.appendingPathComponent("tenant.html").path
         let r = try await CommandRunner.runOffPool(["matrix", "--predict", "--tenant", try TwoUserTenantTests.tenant(in: dir), "--out", out])
@@ -77,7 +71,7 @@ struct ReportLayoutTests {
     /// so beside the results, and marks the setting it left at its default.
     @Test("a misspelled key's warning is in the report, and its setting is marked as the default")
     func aTypoIsInTheReport() async throws {
-        let dir = try Self.folder()
+        let dir = try TwoUserTenantTests.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
         let policy = dir.appendingPathComponent("typo.json").path
         try Data("""

@@ -60,14 +60,19 @@ struct TypoTests {
         #expect(r.stderr.contains("adel@contoso.com is not a user of tenant contoso.com (Policies/contoso/tenant.json) (did you mean \"adele@contoso.com\"?)"), "\(r.stderr)")
     }
 
-    /// A party of an experiment file signed in to a misspelled user: refused with the user meant.
-    @Test func anExperimentsMisspelledUserIsRefusedWithTheUserMeant() throws {
+    /// An experiment file with `text`, in a folder of its own (the caller removes the folder).
+    static func experiment(_ text: String) throws -> URL {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-typo-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("e.json")
-        try #"{"name": "typo", "parties": [{"name": "Mail", "app": "Mail", "accounts": ["ben@contoso.cm"]}, {"name": "Docs", "app": "Docs", "accounts": ["adele@contoso.com"]}], "channels": ["paste"], "policies": ["managed-only"]}"#
-            .write(to: file, atomically: true, encoding: .utf8)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
+    /// A party of an experiment file signed in to a misspelled user: refused with the user meant.
+    @Test func anExperimentsMisspelledUserIsRefusedWithTheUserMeant() throws {
+        let file = try Self.experiment(#"{"name": "typo", "parties": [{"name": "Mail", "app": "Mail", "accounts": ["ben@contoso.cm"]}, {"name": "Docs", "app": "Docs", "accounts": ["adele@contoso.com"]}], "channels": ["paste"], "policies": ["managed-only"]}"#)
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let r = try CommandRunner.run(["matrix", file.path, "--predict"])
         #expect(r.status != 0)
         #expect(r.stderr.contains("party \"Mail\": ben@contoso.cm is not a user of tenant contoso.com") && r.stderr.contains("(did you mean \"ben@contoso.com\"?)"), "\(r.stderr)")
@@ -75,12 +80,8 @@ struct TypoTests {
 
     /// An experiment file's misspelled app: check and the matrix name the app meant.
     @Test func anExperimentsMisspelledAppNamesTheAppMeant() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-typo-\(UUID().uuidString.prefix(6))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("e.json")
-        try #"{"name": "typo", "parties": [{"name": "O", "app": "Outlok", "accounts": ["adele@contoso.com"]}, {"name": "D", "app": "Docs", "accounts": ["adele@contoso.com"]}], "channels": ["paste"], "policies": ["managed-only"]}"#
-            .write(to: file, atomically: true, encoding: .utf8)
+        let file = try Self.experiment(#"{"name": "typo", "parties": [{"name": "O", "app": "Outlok", "accounts": ["adele@contoso.com"]}, {"name": "D", "app": "Docs", "accounts": ["adele@contoso.com"]}], "channels": ["paste"], "policies": ["managed-only"]}"#)
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let check = try CommandRunner.run(["check", file.path])
         #expect(check.status == 1 && check.stdout.contains("$.parties[0].app: unknown app \"Outlok\" (did you mean \"Outlook\"?)"), "\(check.stdout)")
         let r = try CommandRunner.run(["matrix", file.path, "--predict"])
