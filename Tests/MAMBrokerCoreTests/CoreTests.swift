@@ -73,7 +73,7 @@ struct CoreTests {
         #expect(lab.audits.map(\.outcome) == ["allowed", "blocked"])
     }
 
-    // Issue 9 item 4: a sender cannot choose the identity a URL arrives with.
+    // A sender cannot choose the identity a URL arrives with.
     @Test func identityClaimsInAURLAreRemovedAndTheRealSenderIsSet() {
         var lab = CoreLab()
         let m = lab.launch(mail)
@@ -89,6 +89,34 @@ struct CoreTests {
         #expect(delivered.count == 1)
         #expect(delivered.first?.0 == "contosomail://inbox" && delivered.first?.1 == nil)
         #expect(URLText.withoutIdentityClaims("x://a?b=1&com.microsoft.intune.mam.identity=e&c=2") == "x://a?b=1&c=2")
+    }
+
+    /// Claims hidden from a character-wise reading but plain to a receiver that reads bytes or
+    /// decodes keys: a prepended mark (U+0600) joins the `?` into one character; a key can be
+    /// percent-encoded; some parsers split on `;`.
+    @Test(arguments: [
+        "contosomail://inbox\u{600}?com.microsoft.intune.mam.identity=ben%40contoso.com",
+        "contosomail://inbox?a=1&\u{600}&com.microsoft.intune.mam.identity=ben%40contoso.com",
+        "contosomail://inbox?com%2Emicrosoft%2Eintune%2Emam%2Eidentity=ben%40contoso.com",
+        "contosomail://inbox?COM.Microsoft.Intune.MAM.Identity=ben%40contoso.com",
+        "contosomail://inbox?a=1;com.microsoft.intune.mam.identity=ben%40contoso.com",
+        "contosomail-intunemam://" + URLText.percentEncode("contosomail://inbox\u{600}?com.microsoft.intune.mam.identity=ben%40contoso.com"),
+    ])
+    func hiddenIdentityClaimsInAURLAreRemovedToo(forged: String) {
+        var lab = CoreLab()
+        let m = lab.launch(mail)
+        let n = lab.launch(notes)
+        #expect(lab.send(n, .openURL(url: forged)).outcome == "allowed")
+        let delivered = lab.received(m).compactMap { d -> String? in
+            if case let .urlDelivery(url, _) = d.frame.message { return url }
+            return nil
+        }
+        #expect(delivered.count == 1)
+        for url in delivered {
+            let decoded = URLText.percentDecode(Substring(url))?.lowercased() ?? url.lowercased()
+            #expect(!decoded.contains("com.microsoft.intune.mam."), "delivered \(url.debugDescription)")
+            #expect(url.hasPrefix("contosomail://inbox"))
+        }
     }
 
     @Test func broadcastFramesCarryBrokerIdsThatCannotCollideWithTheApps() {

@@ -38,14 +38,36 @@ extension URLText {
     /// twin is unwrapped to the URL inside it, and `com.microsoft.intune.mam.*` query items are
     /// dropped. The broker then wraps it again, if the policy says so, with the sender's real
     /// identity; an app can never choose the identity a URL arrives with.
+    ///
+    /// The query is split on Unicode scalars, not characters: a character that joins the next
+    /// one (a prepended mark before `?`, a combining mark after `&`) must not hide a separator
+    /// that a receiver's byte-wise parser sees. A key counts as a claim however it is spelled:
+    /// percent-encoded, in any ASCII case, or after a `;` that some parsers take as a separator.
     public static func withoutIdentityClaims(_ url: String) -> String {
         if let unwrapped = unwrap(url) { return withoutIdentityClaims(unwrapped.url) }
-        guard let q = url.firstIndex(of: "?") else { return url }
-        let kept = url[url.index(after: q)...].split(separator: "&", omittingEmptySubsequences: false).filter {
-            !$0.lowercased().hasPrefix(identityPrefix)
+        let scalars = url.unicodeScalars
+        guard let q = scalars.firstIndex(of: "?") else { return url }
+        let kept = scalars[scalars.index(after: q)...].split(separator: "&", omittingEmptySubsequences: false).filter { item in
+            !item.split(separator: ";").contains { isIdentityClaim(key: $0.prefix { $0 != "=" }) }
         }
-        let base = String(url[..<q])
-        return kept.isEmpty ? base : base + "?" + kept.joined(separator: "&")
+        let base = String(scalars[..<q])
+        return kept.isEmpty ? base : base + "?" + kept.map { String($0) }.joined(separator: "&")
+    }
+
+    /// Whether a query key, as a receiver decodes it, names one of the SDK's identity items.
+    static func isIdentityClaim(key: Substring.UnicodeScalarView) -> Bool {
+        var decoded: [UInt8] = []
+        var bytes = Array(Substring(key).utf8)[...]
+        while let b = bytes.popFirst() {
+            if b == UInt8(ascii: "%"), bytes.count >= 2, let hi = hexDigit(bytes[bytes.startIndex]), let lo = hexDigit(bytes[bytes.startIndex + 1]) {
+                decoded.append(hi << 4 | lo)
+                bytes.removeFirst(2)
+            } else {
+                decoded.append(b)
+            }
+        }
+        let lowered = decoded.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+        return lowered.starts(with: identityPrefix.utf8)
     }
 
     static let identityPrefix = "com.microsoft.intune.mam."

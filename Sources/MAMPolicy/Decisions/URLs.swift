@@ -1,5 +1,7 @@
 /// URL pieces the engine needs, without Foundation's `URL` (which is slow and rejects some
-/// schemes apps use).
+/// schemes apps use). Every piece is cut on Unicode scalars, never on characters: a mark that
+/// joins a separator into one character would otherwise hide it from this code and not from a
+/// receiver that reads bytes.
 public enum URLText {
     /// The scheme of `url`: the text before the first `:`, if it is a valid scheme (RFC 3986).
     @inlinable
@@ -32,9 +34,10 @@ public enum URLText {
         return (scheme, hasCapitals ? scheme.lowercased() : String(scheme))
     }
 
-    /// The part after the scheme and its `:`.
+    /// The part after the scheme and its `:`. Counted in Unicode scalars, never in characters:
+    /// a combining mark after the `:` joins it into one character, and would be lost with it.
     public static func rest(of url: String, scheme: Substring) -> Substring {
-        url[url.index(after: scheme.endIndex)...]
+        Substring(url.unicodeScalars[url.unicodeScalars.index(after: scheme.endIndex)...])
     }
 
     public static let twinSuffix = "-intunemam"
@@ -59,18 +62,17 @@ public enum URLText {
     /// Undoes `wrap`: the original URL and the sender's UPN and OID; nil if `url` is not wrapped.
     public static func unwrap(_ url: String) -> (url: String, upn: String?, oid: String?)? {
         guard let scheme = scheme(of: url), scheme.lowercased().hasSuffix(twinSuffix) else { return nil }
-        var body = rest(of: url, scheme: scheme)
-        guard body.hasPrefix("//") else { return nil }
-        body = body.dropFirst(2)
-        let parts = body.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let original = percentDecode(parts[0]) else { return nil }
+        let body = rest(of: url, scheme: scheme).unicodeScalars
+        guard body.starts(with: "//".unicodeScalars) else { return nil }
+        let parts = body.dropFirst(2).split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let original = percentDecode(Substring(parts[0])) else { return nil }
         var upn: String?, oid: String?
         if parts.count > 1 {
             for pair in parts[1].split(separator: "&") {
                 let kv = pair.split(separator: "=", maxSplits: 1)
-                guard kv.count == 2, let value = percentDecode(kv[1]) else { continue }
-                if kv[0] == identityKey { upn = value }
-                if kv[0] == oidKey { oid = value }
+                guard kv.count == 2, let value = percentDecode(Substring(kv[1])) else { continue }
+                if Substring(kv[0]) == identityKey { upn = value }
+                if Substring(kv[0]) == oidKey { oid = value }
             }
         }
         return (original, upn, oid)
@@ -99,7 +101,7 @@ public enum URLText {
         var it = s.utf8.makeIterator()
         while let b = it.next() {
             if b == UInt8(ascii: "%") {
-                guard let h = it.next(), let l = it.next(), let hi = hexValue(h), let lo = hexValue(l) else { return nil }
+                guard let h = it.next(), let l = it.next(), let hi = hexDigit(h), let lo = hexDigit(l) else { return nil }
                 bytes.append(hi << 4 | lo)
             } else {
                 bytes.append(b)
@@ -108,7 +110,7 @@ public enum URLText {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    private static func hexValue(_ b: UInt8) -> UInt8? {
+    static func hexDigit(_ b: UInt8) -> UInt8? {
         switch b {
         case 0x30...0x39: return b - 0x30
         case 0x41...0x46: return b - 0x41 + 10
