@@ -11,10 +11,12 @@ extension BrokerCore {
     mutating func policySnapshot(_ id: SessionID, _ frameID: UInt32, _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         guard sessions[id]!.manifest.integratesSDK else { return .failure(WireError(.notAllowed, "an app without the SDK has no policy of its own")) }
         let p = party(id)
+        sessions[id]!.snapshotsSent += 1
         let s = sessions[id]!
-        let snapshot = PolicySnapshot(app: s.manifest, enrolled: p.enrolled, policy: p.policy, identity: s.identity,
+        var snapshot = PolicySnapshot(app: s.manifest, enrolled: p.enrolled, policy: p.policy, identity: s.identity,
                                       signedIn: s.signedIn, isMDMManaged: p.isMDMManaged,
                                       personalAccountSignedIn: p.personalAccountSignedIn, revision: revision)
+        snapshot.sequence = s.snapshotsSent
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         guard let data = try? encoder.encode(snapshot), data.count <= Wire.maximumPasteText else {

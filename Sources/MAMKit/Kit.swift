@@ -9,6 +9,8 @@ final class Kit: Sendable {
         var bundleID = ""
         var integratesSDK = false
         var snapshot: PolicySnapshot?
+        /// The number of the latest snapshot taken (`PolicySnapshot.sequence`).
+        var snapshotSequence = 0
         /// The UI identity (nil: not set, falls back to the process identity).
         var ui: Identity?
         var process: Identity?
@@ -240,8 +242,14 @@ final class Kit: Sendable {
             return nil
         }
         guard case let .policySnapshot(json)? = replies.first?.frame.message else { throw MAMKitError(.unexpectedReply, "policyRequest") }
-        let snap = try JSONDecoder().decode(PolicySnapshot.self, from: Data(json.utf8))
+        var snap = try JSONDecoder().decode(PolicySnapshot.self, from: Data(json.utf8))
+        let sequence = snap.sequence ?? 0
+        snap.sequence = nil
         let changed = state.withLock { s -> Bool in
+            // Two refreshes in flight (a notice's and an unenrollment's) resume in either
+            // order: a snapshot older than the one taken is not what the broker holds now.
+            guard sequence == 0 || sequence > s.snapshotSequence else { return false }
+            s.snapshotSequence = max(s.snapshotSequence, sequence)
             let changed = s.snapshot != snap
             let enrolledBefore = s.snapshot?.enrolled
             if changed { s.setSnapshot(snap) }
@@ -259,6 +267,6 @@ final class Kit: Sendable {
                                                       "policy": "\(snap.policy?.displayName ?? "none")"])
             eventSink.yield(.policyChanged)
         }
-        return snap
+        return snapshot
     }
 }

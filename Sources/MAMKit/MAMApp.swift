@@ -77,8 +77,11 @@ public final class MAMApp: Sendable {
         }
         let handler = snapshot.map { ScrubbingLogHandler.forManifest($0.app) }
             ?? ScrubbingLogHandler(label: "mamkit", verbose: false, scrub: [])
+        let sequence = snapshot?.sequence ?? 0
+        snapshot?.sequence = nil
         let kit = Kit(connection: connection, logger: Logger(label: "mamkit", factory: { _ in handler }))
         kit.state.withLock { s in
+            s.snapshotSequence = sequence
             s.policyDelegate = policyDelegate
             s.bundleID = bundleID
             s.integratesSDK = snapshot != nil

@@ -22,7 +22,7 @@ struct PolicySnapshotCoreTests {
         }
         #expect(!json.contains("\"_0\""), "\(json)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
-        #expect(Set(object.keys) == ["app", "enrolled", "identity", "isMDMManaged", "personalAccountSignedIn", "policy", "revision", "signedIn"])
+        #expect(Set(object.keys) == ["app", "enrolled", "identity", "isMDMManaged", "personalAccountSignedIn", "policy", "revision", "sequence", "signedIn"])
         let identity = try #require(object["identity"] as? [String: Any])
         #expect(identity["kind"] as? String == "account" && (identity["account"] as? [String: Any])?["upn"] as? String == "adele@contoso.com")
         // Both identities, exactly, and back.
@@ -34,6 +34,18 @@ struct PolicySnapshotCoreTests {
         #expect(text.hasPrefix(#"{"account":{"#) && text.hasSuffix(#""kind":"account"}"#), "\(text)")
         #expect(try JSONDecoder().decode(Identity.self, from: Data(text.utf8)) == .account(adele))
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(Identity.self, from: Data(#"{"kind":"robot"}"#.utf8)) }
+    }
+
+    /// Each connection's snapshots are numbered from 1, so an app can tell the later of two
+    /// replies it handles out of order.
+    @Test func eachConnectionsSnapshotsAreNumberedInTheOrderTheyWereMade() throws {
+        var lab = CoreLab()
+        let mail = lab.launch("com.contoso.mail", account: "adele@contoso.com")
+        let docs = lab.launch("com.contoso.docs", account: "adele@contoso.com")
+        #expect(try snapshot(lab.send(mail, .policyRequest, frameID: 5))?.sequence == 1)
+        #expect(try snapshot(lab.send(mail, .policyRequest, frameID: 6))?.sequence == 2)
+        #expect(try snapshot(lab.send(docs, .policyRequest, frameID: 5))?.sequence == 1)
+        #expect(try snapshot(lab.send(mail, .policyRequest, frameID: 7))?.sequence == 3)
     }
 
     @Test func aSnapshotAnswersPolicyQueriesAsTheBrokersEngineDoes() throws {

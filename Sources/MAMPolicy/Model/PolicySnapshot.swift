@@ -25,6 +25,10 @@ public struct PolicySnapshot: Sendable, Hashable, Codable {
     public var personalAccountSignedIn: Bool
     /// The broker's tenant revision the snapshot was made for.
     public var revision: Int
+    /// Which of the snapshots sent to this app it is (1, 2, …): replies to two requests can
+    /// resume the app's tasks in either order, and only a later snapshot may replace an earlier
+    /// one. Not part of what the snapshot says: the kit takes it off before comparing.
+    public var sequence: Int?
 
     public init(app: AppManifest, enrolled: Account?, policy: Policy?, identity: Identity, signedIn: [Account],
                 isMDMManaged: Bool, personalAccountSignedIn: Bool = false, revision: Int) {
