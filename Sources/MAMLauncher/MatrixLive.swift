@@ -567,7 +567,9 @@ final class PolicyRun: @unchecked Sendable {
             }
             let before = auditSize()
             do {
-                r.live = try perform(r.cell, auditFrom: before)
+                let (live, told) = try perform(r.cell, auditFrom: before)
+                r.live = live
+                judgeByRecord(&r, told: told, auditFrom: before)
             } catch let error as ScriptedApp.StartFailure {
                 startFailure.update { $0 = $0 ?? error.description }
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(error)")
@@ -576,7 +578,7 @@ final class PolicyRun: @unchecked Sendable {
             }
             // A cell cut short by an interruption was not answered.
             if Interruption.received != nil { return }
-            if !r.passed || r.leaked { r.audit = auditLines(from: before, naming: r.cell) }
+            if (!r.passed || r.leaked) && r.audit.isEmpty { r.audit = auditRecords(from: before, naming: r.cell).map(\.line) }
             done(i, r)
         }
     }
@@ -610,8 +612,10 @@ final class PolicyRun: @unchecked Sendable {
         return setup.apps.allSatisfy { $0.manifest.bundleID.lowercased() == t.bundleID.lowercased() || !$0.manifest.handles(scheme: scheme) }
     }
 
-    func perform(_ cell: Cell, auditFrom before: UInt64) throws -> Verdict {
-        if cell.channel.channel.isAccountChannel { return try account(cell) }
+    /// The cell's verdict, and the `decision` object the app was told (nil for the account
+    /// channels, judged by the managed state they leave).
+    func perform(_ cell: Cell, auditFrom before: UInt64) throws -> (Verdict, told: JSONValue?) {
+        if cell.channel.channel.isAccountChannel { return (try account(cell), nil) }
         let k = try keys(cell)
         defer { if k.target?.hasSuffix(Self.secondInstance) == true { endSecondInstances() } }
         var wanted: [String: [String]] = [k.source: cell.source.accounts]
@@ -718,17 +722,13 @@ final class PolicyRun: @unchecked Sendable {
             v.note = (v.note.map { $0 + "; " } ?? "") + "late arrival: \(stray.json.prefix(200))"
             if stray["readable"]?.bool == true { v.arrival = v.arrival ?? Arrival(readable: true) }
         }
-        return v
+        return (v, o.decision)
     }
 
     /// The app the broker's last open-url record since `offset` names as the receiver. (A link
     /// that may reach another app runs alone, so the records since are its cell's.)
     func urlReceiver(since offset: UInt64) -> String? {
-        for line in auditLines(from: offset).reversed() {
-            guard let record = try? JSONValue.parse(Array(line.utf8)), record["channel"]?.string == "open-url" else { continue }
-            return record["target"]?["app"]?.string?.lowercased()
-        }
-        return nil
+        auditRecords(from: offset).last { $0.record.channel == "open-url" }?.record.target?.app.lowercased()
     }
 
     /// The target's arrival: waited for when the broker said the data goes through, else looked
@@ -786,13 +786,40 @@ final class PolicyRun: @unchecked Sendable {
         return UInt64(AuditFile.end(atPath: auditPath))
     }
 
-    func auditLines(from offset: UInt64) -> [String] { AuditFile.records(atPath: auditPath, from: Int(offset)) }
+    /// The records committed since `offset`, decoded, each with its line. A line that does not
+    /// decode is kept as a record of its own problem (channel `malformed`): the broker wrote
+    /// it, and a check that skipped it would pass on a log it cannot read.
+    func auditRecords(from offset: UInt64) -> [(record: BrokerRecord, line: String)] {
+        AuditFile.records(atPath: auditPath, from: Int(offset)).map { line in
+            do { return (try BrokerRecord(line: Array(line.utf8)), line) } catch {
+                let broker = BrokerRecord.Party(app: "mambroker", identity: "", managed: false)
+                return (BrokerRecord(channel: "malformed", source: broker, target: nil, outcome: "-", rule: "-", detail: "\(error)"), line)
+            }
+        }
+    }
 
-    /// The records since `offset` that name the cell's apps: the cells running beside it claim
-    /// other apps (CellLanes), so their records are left out.
-    func auditLines(from offset: UInt64, naming cell: Cell) -> [String] {
-        let names = ([cell.source] + (cell.target.map { [$0] } ?? [])).compactMap { try? bundle($0) }.map { "\"app\":\"\($0)\"" }
-        return auditLines(from: offset).filter { line in names.contains { line.lowercased().contains($0) } }
+    /// The records since `offset` that name the cell's apps as a side: the cells running
+    /// beside it claim other apps (CellLanes), so theirs are left out.
+    func auditRecords(from offset: UInt64, naming cell: Cell) -> [(record: BrokerRecord, line: String)] {
+        let apps = Set(([cell.source] + (cell.target.map { [$0] } ?? [])).compactMap { try? bundle($0) })
+        return auditRecords(from: offset).filter { r in
+            r.record.channel == "malformed" || apps.contains(r.record.source.app.lowercased()) || r.record.target.map { apps.contains($0.app.lowercased()) } ?? false
+        }
+    }
+
+    /// Holds the broker's record of the cell's decision against the app's answer and the
+    /// prediction (RecordCheck): a disagreement fails the cell, and its records are kept.
+    func judgeByRecord(_ r: inout CellResult, told: JSONValue?, auditFrom before: UInt64) {
+        guard told != nil, let source = try? bundle(r.cell.source) else { return }
+        let records = auditRecords(from: before, naming: r.cell)
+        let target = r.cell.target.flatMap { try? bundle($0) }
+        var problems = RecordCheck.disagreements(r, told: told, source: source, target: target, records: records.map(\.record))
+        problems += records.filter { $0.record.channel == "malformed" }.map { "the broker's log holds a line that is not a record: \($0.record.detail ?? "")" }
+        guard !problems.isEmpty, var live = r.live else { return }
+        live.recordDisagreements = problems
+        live.note = (live.note.map { $0 + "; " } ?? "") + problems.joined(separator: "; ")
+        r.live = live
+        r.audit = records.map(\.line)
     }
 
     static func sha256(_ text: String) -> String {

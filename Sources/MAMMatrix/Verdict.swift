@@ -24,6 +24,10 @@ public struct Verdict: Sendable, Hashable, Codable {
     /// Why a live answer is what it is when the broker and the arrival disagree, or the
     /// run could not perform a step.
     public var note: String?
+    /// Live only: where the broker's own record of the decision disagrees with what the app
+    /// was told or with the prediction's parties (RecordCheck); such a cell fails. Nil when
+    /// nothing disagrees (and in reports written before the check).
+    public var recordDisagreements: [String]?
 
     public init(outcome: Outcome, rule: String, ruleName: String = "", tag: String = "", ruleSource: String = "",
                 message: String = "", identity: String? = nil, url: String? = nil, managed: Bool? = nil,
@@ -113,8 +117,9 @@ public struct CellResult: Sendable, Hashable, Codable {
     /// The answer the report shows: live when there is one.
     public var shown: Verdict { live ?? predicted }
 
-    /// Live agrees with predicted (true when there is no live answer).
-    public var agree: Bool { live.map { $0.agrees(with: predicted) } ?? true }
+    /// Live agrees with predicted, and the broker's record with both (true when there is no
+    /// live answer).
+    public var agree: Bool { live.map { $0.agrees(with: predicted) && ($0.recordDisagreements ?? []).isEmpty } ?? true }
 
     /// The shown answer meets the cell's expectation (true when it has none).
     public var meetsExpectation: Bool {

@@ -92,14 +92,15 @@ struct MAMBrokerCommand: ParsableCommand {
     @Option(help: "How much the broker says on standard error.")
     var logLevel: Logger.Level = .info
 
-    /// Test-only, hidden: invert every decision on one channel (only `paste`), so that a test
-    /// can show `mamlaunch matrix` catches a broker that disagrees with the engine. Only the
-    /// one who starts the broker can set it; no message from an app reaches it.
+    /// Test-only, hidden: invert every decision on one channel (`paste`: the reply and the
+    /// audit record; `paste-record`: the audit record alone), so that a test can show
+    /// `mamlaunch matrix` catches a broker that disagrees with the engine, or with its own
+    /// log. Only the one who starts the broker can set it; no message from an app reaches it.
     @Option(help: .hidden)
     var testFlip: String?
 
     func validate() throws {
-        if let testFlip, testFlip != "paste" { throw ValidationError("--test-flip: only paste") }
+        if let testFlip, testFlip != "paste", testFlip != "paste-record" { throw ValidationError("--test-flip: paste or paste-record") }
         guard maxFileSize > 0, quotaPerApp > 0, auditMaxBytes >= 4096, auditMaxBytes <= AuditFile.largest, requestsPerSecond > 0 else {
             throw ValidationError("--max-file-size, --quota-per-app and --requests-per-second must be positive, --audit-max-bytes from 4096 to \(AuditFile.largest)")
         }

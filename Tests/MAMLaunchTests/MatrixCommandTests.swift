@@ -122,6 +122,13 @@ struct MatrixCommandTests {
         #expect(r.stdout.contains(#"audit      {"channel":"paste""#))
         // Only the paste cells fail: open-in still agrees.
         #expect(!r.stdout.contains("open-in → Docs  FAIL") && r.stderr.contains("2 failed"))
+        // A broker whose log says the opposite of what it told the app: what arrived agrees
+        // with the engine, and the cell fails all the same, on the record's field.
+        let lying = try await CommandRunner.runOffPool(["matrix", file, "--test-flip", "paste-record"])
+        #expect(lying.status == 1, "\(lying.stdout.suffix(2000))")
+        #expect(lying.stdout.contains("FAIL #1 [tenant] Mail paste → Docs"))
+        #expect(lying.stdout.contains("outcome: the broker's record says blocked, the app was told allowed"), "\(lying.stdout.suffix(3000))")
+        #expect(!lying.stdout.contains("open-in → Docs  FAIL") && lying.stderr.contains("2 failed"))
     }
 
     @Test("the default experiment passes live: every channel, every sample policy, managed, personal and unmanaged parties")

@@ -162,7 +162,7 @@ public final class Broker: @unchecked Sendable {
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
                           conditionalAccess: conditionalAccess)
         core.appNames = configuration.appNames
-        pasteFlip = configuration.testFlip == "paste" ? PasteFlip(text: pasteboard?.text) : nil
+        pasteFlip = configuration.testFlip.flatMap { $0.hasPrefix("paste") ? PasteFlip(text: pasteboard?.text, replies: $0 == "paste") : nil }
         loop = try EventLoop()
         store.reserveAhead = persistence
     }
@@ -622,7 +622,7 @@ public final class Broker: @unchecked Sendable {
 
         func send(_ frame: Frame, to id: SessionID, attachment: Int?) -> SendResult {
             // Not `flipped(frame) ?? frame`: that copies the frame per reply.
-            if let flip = broker.pasteFlip { return sendAsIs(flip.flipped(frame), to: id, attachment: attachment) }
+            if let flip = broker.pasteFlip, flip.replies { return sendAsIs(flip.flipped(frame), to: id, attachment: attachment) }
             return sendAsIs(frame, to: id, attachment: attachment)
         }
 

@@ -5,12 +5,14 @@ import MAMWire
 /// Test-only (mambroker's hidden --test-flip paste): the broker does the opposite of what the
 /// engine decided for every paste from a non-empty pasteboard, in the reply and in the audit
 /// alike, so a test can show `mamlaunch matrix` catches a broker that disagrees with the
-/// engine. It lives here, in the shell, rewriting what the core sends: the core has no switch
+/// engine. With `paste-record`, in the audit alone: a broker whose log is not what it did. It lives here, in the shell, rewriting what the core sends: the core has no switch
 /// for it. Set only by whoever starts the broker; nothing an app sends reaches it.
 struct PasteFlip {
     /// The pasteboard's text as last copied (nil: nothing was ever copied, and a paste from an
     /// empty pasteboard is not flipped).
     var text: String?
+    /// The replies are flipped too, not only the audit records.
+    var replies = true
 
     /// Follows the pasteboard through the core's writes of it.
     mutating func copied(_ change: StateChange) {
