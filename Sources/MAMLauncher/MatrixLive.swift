@@ -256,9 +256,7 @@ final class PolicyRun: @unchecked Sendable {
         device = base
         auditPath = base + "/audit/" + AuditFile.decisions
         try RotatingLog.privateFolder(base + "/logs")
-        let tenant = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[policy], to: base + "/tenant.json",
-                                          policyTargetsApps: setup.policyFilesWithApps.contains(policy),
-                                          typed: setup.predictors[policy]?.engine.tenant)
+        let tenant = try Self.writeTenant(setup, policy: policy, to: base + "/tenant.json")
         tenantPath = tenant
         // Named Apps/ in a root of its own: the broker starts an app that is not running with
         // `mamlaunch run BUNDLE` under MAMLAB_ROOT = the folder above it, stand-ins included.
@@ -293,51 +291,18 @@ final class PolicyRun: @unchecked Sendable {
         serving = true
     }
 
-    /// The tenant the broker loads: the experiment's, with every policy's settings taken from
-    /// `policy` (a file) when one is given, like `explain --policy`; every `$ref` made absolute.
-    /// `typed` is the tenant the predictor decides by: a policy whose targets it resolved (an
-    /// app group, through the catalog) names them in the file, so the broker targets the same apps.
-    static func writeTenant(_ path: String, policy: String?, to out: String, policyTargetsApps: Bool = false,
-                            typed: Tenant? = nil) throws -> String {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        guard let data = FileManager.default.contents(atPath: path),
-              var tenant = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw LiveMatrix.Failure(description: "\(path): not a tenant file")
+    /// The tenant the broker loads: the very tenant `policy`'s prediction decides by, written
+    /// by the one tenant writer (TenantFile.write) with the tenant file's conditional access.
+    /// Every app group is already resolved into its apps (through the run's catalog, which the
+    /// broker does not read), so the policies name their apps and no group.
+    static func writeTenant(_ setup: MatrixSetup, policy: String, to out: String) throws -> String {
+        guard var tenant = setup.predictors[policy]?.engine.tenant else {
+            throw LiveMatrix.Failure(description: "no tenant for policy \(policy)")
         }
-        // App configurations reach managed apps only (the tenant loader refuses one naming an
-        // app no policy targets): with the file's own apps, those of the tenant's other apps go.
-        if policyTargetsApps, let configurations = tenant["appConfigurations"] as? [[String: Any]], let policy,
-           let targeted = typed.map({ $0.policies.flatMap(\.targetedApps) }) ?? (try? Catalog.loadPolicyFile(policy).first?.policy.targetedApps) {
-            tenant["appConfigurations"] = configurations.compactMap { c -> [String: Any]? in
-                var c = c
-                let apps = (c["apps"] as? [[String: Any]] ?? []).filter { a in
-                    let id = (a["mobileAppIdentifier"] as? [String: Any])?["bundleId"] as? String
-                    return id.map { targeted.contains($0.lowercased()) } ?? false
-                }
-                guard !apps.isEmpty else { return nil }
-                c["apps"] = apps
-                return c
-            }
-        }
-        if var policies = tenant["policies"] as? [[String: Any]] {
-            for i in policies.indices {
-                if let policy {
-                    var entry: [String: Any] = ["$ref": policy]
-                    // A file that names its apps (a Graph export with `apps`) targets those.
-                    for key in policyTargetsApps ? ["assignments"] : ["apps", "assignments"] { entry[key] = policies[i][key] }
-                    policies[i] = entry
-                } else if let ref = policies[i]["$ref"] as? String, !ref.hasPrefix("/") {
-                    policies[i]["$ref"] = folder.appendingPathComponent(ref).standardizedFileURL.path
-                }
-                if let typed, typed.policies.count == policies.count, policyTargetsApps || typed.policies[i].appGroup != nil {
-                    policies[i]["apps"] = typed.policies[i].targetedApps.map { id in
-                        ["mobileAppIdentifier": ["@odata.type": "#microsoft.graph.iosMobileAppIdentifier", "bundleId": id]]
-                    }
-                }
-            }
-            tenant["policies"] = policies
-        }
-        let bytes = try JSONSerialization.data(withJSONObject: tenant, options: [.sortedKeys])
+        for i in tenant.policies.indices { tenant.policies[i].appGroup = nil }
+        let node = TenantFile.write(tenant, conditionalAccess: setup.conditionalAccess)
+        guard let object = node.propertyListObject else { throw LiveMatrix.Failure(description: "the tenant of policy \(policy) has no JSON form") }
+        let bytes = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         try bytes.write(to: URL(fileURLWithPath: out))
         return out
     }

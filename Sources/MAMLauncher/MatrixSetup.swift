@@ -14,9 +14,6 @@ package struct MatrixSetup {
     /// The tenant each policy's broker loads (absolute paths), by policy label.
     package var tenantFile: String
     package var policyFiles: [String: String]
-    /// The policy files (by label) that name the apps they target (`apps`): they target those
-    /// apps instead of the tenant policy's.
-    package var policyFilesWithApps: Set<String> = []
     /// The installed apps and the stand-ins the run needs.
     package var apps: [CatalogApp]
     package var root: URL
@@ -30,6 +27,9 @@ package struct MatrixSetup {
     /// each also said on standard error: the report's header carries them.
     package var catalog: String = ""
     package var warnings: [String] = []
+    /// The tenant file's conditional access, read once against its users: every policy's
+    /// broker is given it with the tenant (PolicyRun.writeTenant).
+    package var conditionalAccess: ConditionalAccessSettings?
 
     /// An experiment file's problems as `mamlaunch matrix` would find them loading it (`check`):
     /// apps by any name they go by (installed or in the catalog), policies as files beside it or
@@ -150,14 +150,18 @@ package struct MatrixSetup {
         var groupNotes = Catalog.resolveAppGroups(&baseTenant, entries: entries, installed: installed)
         var tenants: [String: Tenant] = [:]
         var files: [String: String] = [:]
-        var filesWithApps = Set<String>()
         for ref in experiment.policies {
             var t = baseTenant
             if case let .file(path) = ref {
                 warnings += try World.apply(path, to: &t).map(\.description)
                 files[ref.label] = path
                 let applied = try Self.applyTargets(path, to: &t, entries: entries, installed: installed)
-                if applied.targets { filesWithApps.insert(ref.label) }
+                if applied.targets {
+                    // App configurations reach managed apps only (the tenant loader refuses one
+                    // naming an app no policy targets): with the file's own apps, those of the
+                    // tenant's other apps go, for the prediction and the broker alike.
+                    t.keepConfigurationsOfManagedApps()
+                }
                 groupNotes += applied.notes
             }
             tenants[ref.label] = t
@@ -174,17 +178,24 @@ package struct MatrixSetup {
         for (label, t) in tenants {
             predictors[label] = Predictor(engine: PolicyEngine(tenant: t, apps: apps.map(\.manifest)), apps: pairs)
         }
+        let access: ConditionalAccessSettings
+        do {
+            access = try ConditionalAccessFile.load(try Catalog.read(tenantPath), file: Catalog.relative(tenantPath), tenant: baseTenant).settings
+        } catch {
+            throw World.Failure(description: error.description)
+        }
         return MatrixSetup(experiment: experiment, predictors: predictors, tenantFile: URL(fileURLWithPath: tenantPath, relativeTo: cwd).standardizedFileURL.path,
-                           policyFiles: files, policyFilesWithApps: filesWithApps, apps: apps, root: root, diff: diffLabels,
+                           policyFiles: files, apps: apps, root: root, diff: diffLabels,
                            targeting: tenants.mapValues(Self.targeting),
-                           catalog: Catalog.relative(catalog ?? Catalog.builtInCatalogPath(root: root)), warnings: warnings)
+                           catalog: Catalog.relative(catalog ?? Catalog.builtInCatalogPath(root: root)), warnings: warnings,
+                           conditionalAccess: access)
     }
 
     /// Whom a tenant's policies target — the apps, the groups in and out, everyone — in the
     /// tenant's order: what decides which apps enroll which accounts when they start. Two
     /// policies alike in it differ in their settings only, which a broker takes on a reload and
-    /// every app on its next check-in; their app configurations are alike too (the broker's
-    /// tenant keeps those of the targeted apps, PolicyRun.writeTenant).
+    /// every app on its next check-in; their app configurations are alike too (a tenant keeps
+    /// those of the apps its policies target, Tenant.keepConfigurationsOfManagedApps).
     static func targeting(_ tenant: Tenant) -> [String] {
         tenant.policies.map { p in
             [p.targetedApps.sorted().joined(separator: ","), p.includedGroups.map { $0.lowercased() }.sorted().joined(separator: ","),

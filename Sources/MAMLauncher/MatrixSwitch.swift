@@ -12,8 +12,7 @@ extension PolicyRun {
     /// policy again, as at a check-in, so that what it decides in its own process (the identity
     /// it shows a document under, an identity switch) is the new policy's too.
     func switchPolicy(to next: String) throws {
-        _ = try Self.writeTenant(setup.tenantFile, policy: setup.policyFiles[next], to: tenantPath,
-                                 policyTargetsApps: setup.policyFilesWithApps.contains(next), typed: setup.predictors[next]?.engine.tenant)
+        _ = try Self.writeTenant(setup, policy: next, to: tenantPath)
         let (ok, detail) = try control(.reloadTenant)
         guard ok else { throw LiveMatrix.Failure(description: "the broker did not take policy \(next): \(detail)") }
         policy = next

@@ -401,6 +401,7 @@ extension MatrixReport {
         if let u = v.url { o["url"] = .string(u) }
         if let m = v.managed { o["managed"] = .bool(m) }
         if let n = v.note { o["note"] = .string(n) }
+        if let d = v.recordDisagreements, !d.isEmpty { o["recordDisagreements"] = .array(d.map { .string($0) }) }
         if let a = v.arrival {
             var x: [String: JSONValue] = ["readable": .bool(a.readable), "encrypted": .bool(a.encrypted)]
             x["sha256"] = JSONValue(a.sha256)

@@ -301,12 +301,23 @@ public enum GraphPolicy {
         for (key, path) in boolFields() { pairs.append((key, Node(.bool(s[keyPath: path])))) }
         for (key, path, _) in intFields() { pairs.append((key, Node(.integer(s[keyPath: path])))) }
         if let group = policy.appGroup { pairs.append(("appGroupType", Node(.string(group.rawValue)))) }
-        pairs.append(("apps", Node(.array(policy.targetedApps.map { id in
+        pairs.append(("apps", appList(policy.targetedApps)))
+        pairs.append(("assignments", assignments(of: policy)))
+        return Node(.object(pairs))
+    }
+
+    /// Graph's `apps` list for bundle ids.
+    static func appList(_ bundleIDs: [String]) -> Node {
+        Node(.array(bundleIDs.map { id in
             Node(.object([("mobileAppIdentifier", Node(.object([
                 ("@odata.type", Node(.string("#microsoft.graph.iosMobileAppIdentifier"))),
                 ("bundleId", Node(.string(id))),
             ])))]))
-        }))))
+        }))
+    }
+
+    /// Graph's `assignments` list for whom a policy (or an app configuration) reaches.
+    static func assignments(of policy: Policy) -> Node {
         var assignments: [Node] = []
         func target(_ type: String, _ group: String?) -> Node {
             var t: [(key: String, value: Node)] = [("@odata.type", Node(.string(type)))]
@@ -316,7 +327,6 @@ public enum GraphPolicy {
         if policy.allUsers { assignments.append(target("#microsoft.graph.allLicensedUsersAssignmentTarget", nil)) }
         assignments += policy.includedGroups.map { target("#microsoft.graph.groupAssignmentTarget", $0) }
         assignments += policy.excludedGroups.map { target("#microsoft.graph.exclusionGroupAssignmentTarget", $0) }
-        pairs.append(("assignments", Node(.array(assignments))))
-        return Node(.object(pairs))
+        return Node(.array(assignments))
     }
 }

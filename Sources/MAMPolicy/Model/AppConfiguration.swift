@@ -90,4 +90,21 @@ extension Tenant {
 
     /// Every bundle id some app-protection policy targets (lower-cased, sorted).
     public var managedApps: [String] { Set(policies.flatMap(\.targetedApps)).sorted() }
+
+    /// Leaves each app configuration only the apps a policy targets, and drops one that named
+    /// apps and has none left: configuration reaches managed apps only (the tenant file may not
+    /// name another), so after the policies' targets change, the rest no longer apply.
+    public mutating func keepConfigurationsOfManagedApps() {
+        let managed = Set(managedApps)
+        appConfigurations = appConfigurations.compactMap { c in
+            var c = c
+            let named = !c.targetedApps.isEmpty
+            c.targetedApps = c.targetedApps.filter(managed.contains)
+            return named && c.targetedApps.isEmpty && !c.allApps ? nil : c
+        }
+        if var d = appConfigurationDefault, !d.targetedApps.isEmpty {
+            d.targetedApps = d.targetedApps.filter(managed.contains)
+            appConfigurationDefault = d.targetedApps.isEmpty ? nil : d
+        }
+    }
 }
