@@ -273,7 +273,28 @@ extension Catalog {
     /// line per policy saying how its group was resolved (`check` and the matrix print them).
     public static func resolveAppGroups(_ tenant: inout Tenant, entries: [CatalogEntry], installed: [CatalogApp]) -> [String] {
         let notes = tenant.policies.indices.compactMap { resolveAppGroup(&tenant.policies[$0], entries: entries, installed: installed) }
-        if !notes.isEmpty { tenant.reindex() }
+        guard !notes.isEmpty else { return notes }
+        return notes + appGroupConflicts(&tenant)
+    }
+
+    /// A group's members may be apps another policy already targets for the same users: a
+    /// conflict the file did not show. The first policy decides (Tenant.policy(app:account:)).
+    /// A note per pair of policies; the tenant is reindexed.
+    public static func appGroupConflicts(_ tenant: inout Tenant) -> [String] {
+        var notes: [String] = []
+        var pairs: [String: (first: Int, second: Int, apps: Set<String>, users: Set<Int>)] = [:]
+        var order: [String] = []
+        for c in tenant.reindex() {
+            let key = "\(c.first) \(c.second)"
+            if pairs[key] == nil { order.append(key) }
+            pairs[key, default: (c.first, c.second, [], [])].apps.insert(c.app)
+            pairs[key]?.users.insert(c.user)
+        }
+        for key in order {
+            let c = pairs[key]!
+            let first = tenant.policies[c.first].displayName, second = tenant.policies[c.second].displayName
+            notes.append("policies \"\(LogText.escaped(first))\" and \"\(LogText.escaped(second))\" both target \(c.users.count) user\(c.users.count == 1 ? "" : "s") for \(c.apps.sorted().joined(separator: ", ")) once app groups are resolved; \"\(LogText.escaped(first))\" decides (the first in the file)")
+        }
         return notes
     }
 

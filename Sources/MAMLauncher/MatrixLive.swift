@@ -296,8 +296,12 @@ final class PolicyRun: @unchecked Sendable {
     /// Every app group is already resolved into its apps (through the run's catalog, which the
     /// broker does not read), so the policies name their apps and no group.
     static func writeTenant(_ setup: MatrixSetup, policy: String, to out: String) throws -> String {
-        guard var tenant = setup.predictors[policy]?.engine.tenant else {
+        guard let typed = setup.predictors[policy]?.engine.tenant else {
             throw LiveMatrix.Failure(description: "no tenant for policy \(policy)")
+        }
+        var (tenant, conflicts) = typed.withEffectiveTargets()
+        if let c = conflicts.first {
+            throw LiveMatrix.Failure(description: "policy \(policy): \"\(LogText.escaped(tenant.policies[c.first].displayName))\" and \"\(LogText.escaped(tenant.policies[c.second].displayName))\" both target user \(tenant.users[c.user].upn) for app \(c.app), and the first decides for some of the second's users only; a tenant file cannot say so (give the policies apps or groups that do not overlap)")
         }
         for i in tenant.policies.indices { tenant.policies[i].appGroup = nil }
         let node = TenantFile.write(tenant, conditionalAccess: setup.conditionalAccess)

@@ -163,6 +163,10 @@ struct Check: ParsableCommand {
                 notes.append(note)
             }
         }
+        for var tenant in tenants where tenant.policies.contains(where: { $0.appGroup != nil }) {
+            for i in tenant.policies.indices { _ = Catalog.resolveAppGroup(&tenant.policies[i], entries: allEntries, installed: installed) }
+            notes += Catalog.appGroupConflicts(&tenant)
+        }
         var seen = Set<Diagnostic>()
         diagnostics = diagnostics.filter { seen.insert($0).inserted }
         for d in diagnostics { print(d) }

@@ -102,6 +102,8 @@ struct TenantWriterTests {
         p.excludedGroups = ["execs"]
         p.settings.send = .none
         p.settings.applyCouplings()  // as every loaded policy has them
+        // The debug form's Local Storage bit, which Graph has no value for.
+        p.settings.allowedIngestionLocations = OpenLocations([.oneDriveForBusiness, .localStorage])
         tenant.policies = [p]
         tenant.appConfigurations = [AppConfiguration(id: "c1", displayName: "Outlook", settings: [AppConfigSetting(name: "Signature", value: "Sent from ☁")],
                                                      targetedApps: ["com.microsoft.office.outlook"], includedGroups: ["sales"])]
@@ -116,5 +118,46 @@ struct TenantWriterTests {
         let (back, backAccess) = try Self.written(tenant, access)
         Self.expectSame(tenant, back)
         Self.expectSame(access, backAccess)
+    }
+
+    /// An app group resolved through the catalog can make two policies target one user and
+    /// app in a tenant that loaded clean (the vendor's Graph export: a pilot policy for all core
+    /// Microsoft apps beside a sales policy naming four of them). The first decides; the file
+    /// written for the broker says so by leaving the second policy those apps, for the users
+    /// the first decides for, out.
+    @Test func aConflictAnAppGroupMadeIsWrittenAsTheFirstPolicyDecidingIt() throws {
+        let file = Self.root.appendingPathComponent("Policies/graph-export/fabrikam-export.json").path
+        var tenant = try Catalog.loadTenant(file).tenant
+        let entries = try Catalog.loadCatalog(Self.root.appendingPathComponent("Policies/catalog/apps.json").path)
+        let notes = Catalog.resolveAppGroups(&tenant, entries: entries, installed: [])
+        let conflicts = tenant.reindex()
+        #expect(!conflicts.isEmpty, "the sample export's groups overlap once resolved")
+        #expect(notes.contains { $0.contains("once app groups are resolved; \"Fabrikam sales: enhanced data protection\" decides") }, "\(notes)")
+        let (cut, left) = tenant.withEffectiveTargets()
+        #expect(left.isEmpty)
+        let (back, _) = try Self.written(cut)
+        for app in tenant.managedApps {
+            for (i, u) in tenant.users.enumerated() {
+                let account = Account(userIndex: i, upn: u.upn, oid: u.oid)
+                #expect(tenant.policy(app: app, account: account)?.id == back.policy(app: app, account: account)?.id, "\(app) \(u.upn)")
+            }
+        }
+    }
+
+    /// A policy that decides an app for one of its users and loses it to another policy for
+    /// another user has no file form: the conflict is returned, not written away.
+    @Test func aConflictNoFileCanSayIsReturned() {
+        var tenant = Tenant(name: "t", users: [TenantUser(upn: "a@t.com", groups: ["x"]), TenantUser(upn: "b@t.com", groups: ["x", "y"])],
+                            groups: ["x", "y"])
+        var first = Policy(id: "1", displayName: "y only")
+        first.targetedApps = ["com.example.mail"]
+        first.includedGroups = ["y"]
+        var second = Policy(id: "2", displayName: "x")
+        second.targetedApps = ["com.example.mail"]
+        second.includedGroups = ["x"]
+        tenant.policies = [first, second]
+        tenant.reindex()
+        let (_, left) = tenant.withEffectiveTargets()
+        #expect(left.count == 1 && left.first?.app == "com.example.mail" && left.first?.user == 1)
     }
 }

@@ -35,8 +35,13 @@ public enum GraphPolicy {
         "allowedOutboundClipboardSharingLevel", "dialerRestrictionLevel", "notificationRestriction", "managedBrowser",
         "appDataEncryptionType", "pinCharacterSet", "customBrowserProtocol", "customDialerAppProtocol", "exemptedAppProtocols",
         "allowedDataStorageLocations", "allowedDataIngestionLocations", "apps", "appGroupType", "assignments",
-        "periodOnlineBeforeAccessCheck", "periodOfflineBeforeAccessCheck",
+        "periodOnlineBeforeAccessCheck", "periodOfflineBeforeAccessCheck", localStorageKey,
     ] + boolFields().map(\.0) + intFields().map(\.0)
+
+    /// MAMLab's one key of its own in the Graph form (docs/POLICIES.md): the debug form's Local
+    /// Storage bit of `OpenDataFromManagedLocations`, which `allowedDataIngestionLocations` has
+    /// no value for. Written only when set, so that a policy written back loses nothing.
+    public static let localStorageKey = "mamlabAllowedDataIngestionFromLocalStorage"
 
     /// Graph's other `iosManagedAppProtection` properties (with those of `managedAppProtection`,
     /// `targetedManagedAppProtection` and `managedAppPolicy` it inherits): real, so not a typo,
@@ -67,6 +72,7 @@ public enum GraphPolicy {
         let errorsBefore = log.items.filter { $0.severity == .error }.count
         var s = PolicySettings()
         var policy = Policy(id: "", displayName: "", origin: Origin(object))
+        var localStorage = false
 
         for (key, value) in members {
             switch key {
@@ -122,6 +128,8 @@ public enum GraphPolicy {
                 if let m = minutes(value, &log) { s.accessRecheckOnlineMinutes = m }
             case "periodOfflineBeforeAccessCheck":
                 if let m = minutes(value, &log) { s.accessRecheckOfflineMinutes = m }
+            case localStorageKey:
+                if let b = value.bool(&log) { localStorage = b }
             default:
                 if let (_, path) = boolFields().first(where: { $0.0 == key }) {
                     if let b = value.bool(&log) { s[keyPath: path] = b }
@@ -136,6 +144,8 @@ public enum GraphPolicy {
                 // Graph's other properties are kept by the document and have no bearing here.
             }
         }
+        // After the list it completes, whichever order the keys came in.
+        if localStorage { s.allowedIngestionLocations = OpenLocations(rawValue: s.allowedIngestionLocations.rawValue | OpenLocation.localStorage.rawValue) }
         for violation in s.couplingViolations {
             let at = object.member(violation.property) ?? object
             log.append(at.problem(violation.reason))
@@ -298,6 +308,7 @@ public enum GraphPolicy {
             ("periodOnlineBeforeAccessCheck", Node(.string("PT\(s.accessRecheckOnlineMinutes)M"))),
             ("periodOfflineBeforeAccessCheck", Node(.string("PT\(s.accessRecheckOfflineMinutes)M"))),
         ]
+        if s.allowedIngestionLocations.contains(.localStorage) { pairs.append((localStorageKey, Node(.bool(true)))) }
         for (key, path) in boolFields() { pairs.append((key, Node(.bool(s[keyPath: path])))) }
         for (key, path, _) in intFields() { pairs.append((key, Node(.integer(s[keyPath: path])))) }
         if let group = policy.appGroup { pairs.append(("appGroupType", Node(.string(group.rawValue)))) }
