@@ -224,6 +224,7 @@ final class PolicyRun: @unchecked Sendable {
     let documentSHA256: String
     let textSHA256: String
     let auditPath: String
+    let auditTail: AuditTail
     /// The tenant file the broker reads (written again for each policy: switchPolicy).
     let tenantPath: String
     /// The broker's stopper for an interruption (Interruption).
@@ -255,6 +256,7 @@ final class PolicyRun: @unchecked Sendable {
         defer { if !serving { try? Sandbox.removeFolder(base) } }
         device = base
         auditPath = base + "/audit/" + AuditFile.decisions
+        auditTail = AuditTail(path: auditPath)
         try RotatingLog.privateFolder(base + "/logs")
         let tenant = try Self.writeTenant(setup, policy: policy, to: base + "/tenant.json")
         tenantPath = tenant
@@ -547,7 +549,7 @@ final class PolicyRun: @unchecked Sendable {
             }
             // A cell cut short by an interruption was not answered.
             if Interruption.received != nil { return }
-            if (!r.passed || r.leaked) && r.audit.isEmpty { r.audit = auditRecords(from: before, naming: r.cell).map(\.line) }
+            if (!r.passed || r.leaked) && r.audit.isEmpty { r.audit = auditLines(from: before, naming: r.cell) }
             done(i, r)
         }
     }
@@ -697,7 +699,7 @@ final class PolicyRun: @unchecked Sendable {
     /// The app the broker's last open-url record since `offset` names as the receiver. (A link
     /// that may reach another app runs alone, so the records since are its cell's.)
     func urlReceiver(since offset: UInt64) -> String? {
-        auditRecords(from: offset).last { $0.record.channel == "open-url" }?.record.target?.app.lowercased()
+        decisionRecords(from: offset).last { $0.channel == "open-url" }?.target?.app.lowercased()
     }
 
     /// The target's arrival: waited for when the broker said the data goes through, else looked
@@ -755,40 +757,46 @@ final class PolicyRun: @unchecked Sendable {
         return UInt64(AuditFile.end(atPath: auditPath))
     }
 
-    /// The records committed since `offset`, decoded, each with its line. A line that does not
-    /// decode is kept as a record of its own problem (channel `malformed`): the broker wrote
-    /// it, and a check that skipped it would pass on a log it cannot read.
-    func auditRecords(from offset: UInt64) -> [(record: BrokerRecord, line: String)] {
-        AuditFile.records(atPath: auditPath, from: Int(offset)).map { line in
-            do { return (try BrokerRecord(line: Array(line.utf8)), line) } catch {
-                let broker = BrokerRecord.Party(app: "mambroker", identity: "", managed: false)
-                return (BrokerRecord(channel: "malformed", source: broker, target: nil, outcome: "-", rule: "-", detail: "\(error)"), line)
-            }
+    /// Every record committed since `offset` that names one of the cell's apps as a side, as
+    /// its line: what a failed cell shows (the cells running beside it claim other apps).
+    func auditLines(from offset: UInt64, naming cell: Cell) -> [String] {
+        let apps = cellApps(cell)
+        return AuditFile.records(atPath: auditPath, from: Int(offset)).filter { line in
+            guard let r = try? BrokerRecord(line: Array(line.utf8)) else { return true }
+            return Self.names(r, apps)
         }
     }
 
-    /// The records since `offset` that name the cell's apps as a side: the cells running
-    /// beside it claim other apps (CellLanes), so theirs are left out.
-    func auditRecords(from offset: UInt64, naming cell: Cell) -> [(record: BrokerRecord, line: String)] {
-        let apps = Set(([cell.source] + (cell.target.map { [$0] } ?? [])).compactMap { try? bundle($0) })
-        return auditRecords(from: offset).filter { r in
-            r.record.channel == "malformed" || apps.contains(r.record.source.app.lowercased()) || r.record.target.map { apps.contains($0.app.lowercased()) } ?? false
-        }
+    /// The decision records since `offset` (AuditTail), read from the file when the tail no
+    /// longer holds them.
+    func decisionRecords(from offset: UInt64) -> [BrokerRecord] {
+        if let kept = auditTail.records(from: Int(offset)) { return kept.map(\.record) }
+        return AuditFile.lines(atPath: auditPath, from: Int(offset)).lines.compactMap { try? BrokerRecord(line: $0) }
+            .filter { AuditTail.decisionChannels.contains($0.channel) }
+    }
+
+    func cellApps(_ cell: Cell) -> Set<String> {
+        Set(([cell.source] + (cell.target.map { [$0] } ?? [])).compactMap { try? bundle($0) })
+    }
+
+    static func names(_ r: BrokerRecord, _ apps: Set<String>) -> Bool {
+        apps.contains(r.source.app.lowercased()) || r.target.map { apps.contains($0.app.lowercased()) } ?? false
     }
 
     /// Holds the broker's record of the cell's decision against the app's answer and the
     /// prediction (RecordCheck): a disagreement fails the cell, and its records are kept.
     func judgeByRecord(_ r: inout CellResult, told: JSONValue?, auditFrom before: UInt64) {
         guard told != nil, let source = try? bundle(r.cell.source) else { return }
-        let records = auditRecords(from: before, naming: r.cell)
+        let apps = cellApps(r.cell)
+        let records = decisionRecords(from: before).filter { $0.channel == "malformed" || Self.names($0, apps) }
         let target = r.cell.target.flatMap { try? bundle($0) }
-        var problems = RecordCheck.disagreements(r, told: told, source: source, target: target, records: records.map(\.record))
-        problems += records.filter { $0.record.channel == "malformed" }.map { "the broker's log holds a line that is not a record: \($0.record.detail ?? "")" }
+        var problems = RecordCheck.disagreements(r, told: told, source: source, target: target, records: records)
+        problems += records.filter { $0.channel == "malformed" }.map { "the broker's log holds a line that is not a record: \($0.detail ?? "")" }
         guard !problems.isEmpty, var live = r.live else { return }
         live.recordDisagreements = problems
         live.note = (live.note.map { $0 + "; " } ?? "") + problems.joined(separator: "; ")
         r.live = live
-        r.audit = records.map(\.line)
+        r.audit = auditLines(from: before, naming: r.cell)
     }
 
     static func sha256(_ text: String) -> String {

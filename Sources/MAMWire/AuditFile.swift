@@ -87,22 +87,31 @@ public enum AuditFile {
     /// (Bare system calls for a committed file: the matrix reads its records after every cell,
     /// and FileHandle's were a measurable share of a run.)
     public static func records(atPath path: String, from offset: Int = 0) -> [String] {
+        lines(atPath: path, from: offset).lines.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The committed lines from `offset` on, as bytes (what `records` decodes as text): each a
+    /// slice whose index plus `start` is its offset in the file; `end` is where the committed
+    /// records end (where a reader following the log reads on from).
+    public static func lines(atPath path: String, from offset: Int = 0) -> (lines: [ArraySlice<UInt8>], start: Int, end: Int) {
+        let none = (lines: [ArraySlice<UInt8>](), start: offset, end: offset)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return [] }
+        guard fd >= 0 else { return none }
         var head = [UInt8](repeating: 0, count: headerSize)
         let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         if n == headerSize, let end = committed(head) {
             defer { close(fd) }
             let start = max(offset, headerSize)
-            guard start < end else { return [] }
+            guard start < end else { return (none.lines, start, max(start, end)) }
             var rest = [UInt8](repeating: 0, count: end - start)
             let got = rest.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(start)) }
-            guard got > 0 else { return [] }
-            return rest[..<got].split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+            guard got > 0 else { return (none.lines, start, start) }
+            return (rest[..<got].split(separator: UInt8(ascii: "\n")), start, start + got)
         }
         close(fd)
-        guard let all = FileManager.default.contents(atPath: path), max(offset, 0) < all.count else { return [] }
-        return all.subdata(in: max(offset, 0)..<all.count).split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+        let start = max(offset, 0)
+        guard let all = FileManager.default.contents(atPath: path), start < all.count else { return none }
+        return (Array(all[start...]).split(separator: UInt8(ascii: "\n")), start, all.count)
     }
 
     /// Where the committed records of a file end (what `records(atPath:from:)` reads on from
