@@ -309,7 +309,18 @@ final class PolicyRun: @unchecked Sendable {
         let node = TenantFile.write(tenant, conditionalAccess: setup.conditionalAccess)
         guard let object = node.propertyListObject else { throw LiveMatrix.Failure(description: "the tenant of policy \(policy) has no JSON form") }
         let bytes = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        try bytes.write(to: URL(fileURLWithPath: out))
+        // 0600, never through a link: the folder is readable by everyone (/dev/shm), and the
+        // tenant holds its users' credentials.
+        let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw LiveMatrix.Failure(description: "\(out): cannot write the broker's tenant: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard fchmod(fd, 0o600) == 0 else { throw LiveMatrix.Failure(description: "\(out): cannot make the tenant private: \(String(cString: strerror(errno)))") }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            guard n > 0 else { throw LiveMatrix.Failure(description: "\(out): cannot write the broker's tenant: \(String(cString: strerror(errno)))") }
+            written += n
+        }
         return out
     }
 

@@ -1,0 +1,55 @@
+import Foundation
+import Glibc
+import MAMCatalog
+@testable import MAMLauncher
+import MAMPolicy
+import MAMTestSupport
+import Testing
+
+/// The tenant each policy's broker is given in a live matrix: the prediction's own, private to
+/// root, never written through a link someone left in its place.
+@Suite("The broker's tenant in a live matrix")
+struct BrokerTenantTests {
+    static func folder() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-broker-tenant-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
+        return dir
+    }
+
+    @Test(arguments: [nil, "Policies/graph-export/fabrikam-export.json"])
+    func theBrokerLoadsTheTenantThePredictionDecidesBy(tenant: String?) throws {
+        let path = tenant.map { CommandRunner.root.appendingPathComponent($0).path }
+        let setup = try MatrixSetup.load(experiment: "default", policies: [], diff: [], random: nil, seed: 1, tenant: path)
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (label, predictor) in setup.predictors {
+            let out = try PolicyRun.writeTenant(setup, policy: label, to: dir + "/tenant.json")
+            var st = stat()
+            #expect(lstat(out, &st) == 0 && st.st_mode & 0o777 == 0o600, "the tenant holds credentials: 0600")
+            let loaded = try Catalog.loadTenant(out)
+            #expect(loaded.warnings.isEmpty, "\(loaded.warnings)")
+            let typed = predictor.engine.tenant
+            #expect(!typed.managedApps.isEmpty)
+            for app in typed.managedApps {
+                for (i, u) in typed.users.enumerated() {
+                    let account = Account(userIndex: i, upn: u.upn, oid: u.oid)
+                    #expect(loaded.tenant.policy(app: app, account: account)?.settings == typed.policy(app: app, account: account)?.settings,
+                            "\(label): \(app) for \(u.upn)")
+                }
+            }
+        }
+    }
+
+    /// A link in the file's place (the folder is everyone's to read) is not followed.
+    @Test func aLinkInTheTenantsPlaceIsNotWrittenThrough() throws {
+        let setup = try MatrixSetup.load(experiment: "default", policies: [], diff: [], random: nil, seed: 1, tenant: nil)
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let victim = dir + "/victim"
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: victim))
+        #expect(symlink(victim, dir + "/tenant.json") == 0)
+        let label = try #require(setup.predictors.keys.sorted().first)
+        #expect(throws: (any Error).self) { try PolicyRun.writeTenant(setup, policy: label, to: dir + "/tenant.json") }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep")
+    }
+}
