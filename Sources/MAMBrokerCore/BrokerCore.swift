@@ -767,7 +767,7 @@ struct SessionState: Sendable {
     /// The identities the app's key view shows together (`setViewIdentities`), when more than
     /// one; nil when it shows one, `identity`.
     var view: [Identity]?
-    /// Policy snapshots sent to this session so far (each carries its number).
+    /// How many policy snapshots this session has been sent; each carries its number.
     var snapshotsSent = 0
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {

@@ -91,31 +91,6 @@ extension Tenant {
     /// Every bundle id some app-protection policy targets (lower-cased, sorted).
     public var managedApps: [String] { Set(policies.flatMap(\.targetedApps)).sorted() }
 
-    /// The tenant with each policy's apps cut to those it decides for some user it is assigned
-    /// to. Where two policies target one user and app, the first decides (`policy(app:account:)`);
-    /// an app group resolved through the catalog can make that happen in a tenant that loaded
-    /// clean. Written as a file, the cut tenant loads without the conflict, into the same
-    /// decisions; what remains a conflict (a policy that decides an app for one of its users and
-    /// not for another) is returned, and has no file form.
-    public func withEffectiveTargets() -> (tenant: Tenant, conflicts: [(app: String, user: Int, first: Int, second: Int)]) {
-        var winner: [String: [Int: Int]] = [:]
-        var assigned: [[Int]] = []
-        for (p, policy) in policies.enumerated() {
-            let users = users.indices.filter { policy.isAssigned(toGroups: self.users[$0].groups) }
-            assigned.append(users)
-            for app in policy.targetedApps { for u in users where winner[app]?[u] == nil { winner[app, default: [:]][u] = p } }
-        }
-        var cut = self
-        for p in cut.policies.indices where !assigned[p].isEmpty {
-            let policy = cut.policies[p]
-            let keep = policy.targetedApps.indices.filter { i in assigned[p].contains { winner[policy.targetedApps[i]]?[$0] == p } }
-            cut.policies[p].targetedApps = keep.map { policy.targetedApps[$0] }
-            if policy.appOrigins.count == policy.targetedApps.count { cut.policies[p].appOrigins = keep.map { policy.appOrigins[$0] } }
-        }
-        let conflicts = cut.reindex()
-        return (cut, conflicts)
-    }
-
     /// Leaves each app configuration only the apps a policy targets, and drops one that named
     /// apps and has none left: configuration reaches managed apps only (the tenant file may not
     /// name another), so after the policies' targets change, the rest no longer apply.
