@@ -1,38 +1,19 @@
 import Foundation
+import MAMMatrix
 
-/// Hands a policy run's cells to several lanes at once, so that a cell waiting on one pair of
-/// apps (a round trip through the broker, an arrival) does not hold up a cell between two others.
-///
-/// Each cell claims what it touches: its source and target app (an app runs one cell at a time:
-/// its identity, its events and its command stream are the cell's), and the device's pasteboard
-/// for a paste. A cell whose outcome can depend on apps it does not name claims everything and
-/// runs alone: an open-url (the broker routes a link among all running apps, by their current
-/// identities, and may start one), and any cell that must start or restart an app. Such a cell is
-/// a barrier: the cells after it wait until it is done, so the run keeps the plan's order around
-/// it. Cells are otherwise taken in order, the first whose claims are free.
+/// The live shell of the matrix's scheduler (CellSchedule): a policy run's cells on several
+/// threads at once, so that a cell waiting on one pair of apps (a round trip through the broker,
+/// an arrival) does not hold up a cell between two others. The schedule decides which cell goes
+/// next; the lanes wait on a condition until it names one.
 final class CellLanes: @unchecked Sendable {
-    /// What a cell claims: named resources, or everything; or nothing yet.
-    enum Claim: Equatable {
-        case resources(Set<String>)
-        case everything
-        /// Not yet (an app it needs is still starting): the cells after it may go first.
-        case waiting
-        /// Everything, but not yet (apps are still starting): a barrier that cannot run yet.
-        case blocked
-    }
+    typealias Claim = CellSchedule.Claim
 
     private let condition = NSCondition()
-    private var pending: [Int]
-    private var busy: Set<String> = []
-    private var running = 0
-    private var alone = false
+    private var schedule: CellSchedule
     private let claim: (Int) -> Claim
-    /// How far past the first waiting cell a lane looks for one it can run: bounded, so that a
-    /// campaign's thousands of cells are not rescanned for every pick.
-    static let lookahead = 64
 
     init(_ cells: [Int], claim: @escaping (Int) -> Claim) {
-        pending = cells
+        schedule = CellSchedule(cells)
         self.claim = claim
     }
 
@@ -63,37 +44,16 @@ final class CellLanes: @unchecked Sendable {
     private func next() -> (Int, Claim)? {
         condition.lock()
         defer { condition.unlock() }
-        while true {
-            if pending.isEmpty { return nil }
-            if !alone {
-                for (offset, cell) in pending.prefix(Self.lookahead).enumerated() {
-                    let c = claim(cell)
-                    switch c {
-                    case .everything:
-                        // A barrier: runs when nothing else does, and nothing passes it.
-                        if running == 0 {
-                            pending.remove(at: offset)
-                            alone = true
-                            running += 1
-                            return (cell, c)
-                        }
-                    case let .resources(wanted):
-                        guard busy.isDisjoint(with: wanted) else { continue }
-                        pending.remove(at: offset)
-                        busy.formUnion(wanted)
-                        running += 1
-                        // Another waiting lane may find a cell too: it is woken now, one at a
-                        // time (a lane that finds nothing wakes no other).
-                        condition.signal()
-                        return (cell, c)
-                    case .waiting, .blocked:
-                        break
-                    }
-                    if c == .everything || c == .blocked { break }
-                }
+        while !schedule.isDrained {
+            if let picked = schedule.next(claim: claim) {
+                // Another waiting lane may find a cell too: it is woken now, one at a time (a
+                // lane that finds nothing wakes no other).
+                if case .resources = picked.claim { condition.signal() }
+                return picked
             }
             condition.wait()
         }
+        return nil
     }
 
     /// What the claims depend on changed (an app is up): a waiting lane looks again (and wakes
@@ -111,12 +71,7 @@ final class CellLanes: @unchecked Sendable {
 
     private func release(_ claimed: Claim) {
         condition.lock()
-        running -= 1
-        switch claimed {
-        case .everything: alone = false
-        case let .resources(r): busy.subtract(r)
-        case .waiting, .blocked: break
-        }
+        schedule.finished(claimed)
         condition.signal()
         condition.unlock()
     }

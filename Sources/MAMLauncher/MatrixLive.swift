@@ -59,63 +59,14 @@ package struct LiveMatrix {
         return tmp.hasSuffix("/") ? tmp : tmp + "/"
     }()
 
-    /// One broker's share of the run: policies in turn, each with its cells (indices).
-    typealias Stint = [(policy: String, cells: [Int])]
-
-    /// Which broker runs which cells. Login and logout change what the device remembers
-    /// (enrollments): each gets a broker and device of its own. The other cells share one broker
-    /// per targeting (MatrixSetup.targeting), policy after policy in the experiment's order.
-    func stints(_ predicted: [CellResult]) -> [Stint] {
-        var byPolicy: [String: [Int]] = [:]
-        var order: [String] = []
-        for (i, r) in predicted.enumerated() {
-            if byPolicy[r.cell.policy] == nil { order.append(r.cell.policy) }
-            byPolicy[r.cell.policy, default: []].append(i)
-        }
-        var stints: [Stint] = []
-        var sharing: [[String]: Int] = [:]
-        for policy in order {
-            let all = byPolicy[policy]!
-            let shared = all.filter { !predicted[$0].cell.channel.channel.isAccountChannel }
-            if !shared.isEmpty {
-                let key = brokerPerPolicy ? [policy] : setup.targeting[policy] ?? [policy]
-                if let i = sharing[key] {
-                    stints[i].append((policy, shared))
-                } else {
-                    sharing[key] = stints.count
-                    stints.append([(policy, shared)])
-                }
-            }
-            stints += all.filter { predicted[$0].cell.channel.channel.isAccountChannel }.map { [(policy, [$0])] }
-        }
-        return stints.flatMap { devices($0, predicted) }
-    }
-
-    /// A stint split into devices: an app holds one set of accounts on a device (one managed
-    /// account: a second user is refused, SingleManagedAccountMode), so cells that need one app
-    /// signed in to other accounts (adele's Outlook, ben's Outlook: two users of a tenant) run
-    /// on a device of their own, each with its broker. Cells go to the first device whose apps
-    /// they agree with; a run with one user is one device.
-    func devices(_ stint: Stint, _ predicted: [CellResult]) -> [Stint] {
+    /// Which broker runs which cells (DevicePlan): a device per targeting, split where an app
+    /// would need two sets of accounts; a login or logout on a device of its own.
+    func stints(_ predicted: [CellResult]) -> [DevicePlan.Stint] {
         var bundleOf: [String: String] = [:]
         for p in setup.experiment.parties { bundleOf[p.name] = Catalog.find(p.app, in: setup.apps)?.manifest.bundleID.lowercased() ?? p.app.lowercased() }
-        var devices: [(apps: [String: [String]], stint: Stint)] = []
-        for (policy, cells) in stint {
-            for i in cells {
-                let cell = predicted[i].cell
-                let wants = ([cell.source] + (cell.target.map { [$0] } ?? [])).map { p in
-                    (bundleOf[p.name] ?? p.app.lowercased(), p.accounts.map { $0.lowercased() })
-                }
-                let fits = devices.firstIndex { d in wants.allSatisfy { w in d.apps[w.0].map { $0 == w.1 } ?? true } }
-                let d = fits ?? devices.count
-                if fits == nil { devices.append(([:], [])) }
-                for (bundle, accounts) in wants { devices[d].apps[bundle] = accounts }
-                if devices[d].stint.last?.policy == policy { devices[d].stint[devices[d].stint.count - 1].cells.append(i) } else {
-                    devices[d].stint.append((policy, [i]))
-                }
-            }
+        return DevicePlan.stints(predicted.map(\.cell), targeting: setup.targeting, perPolicy: brokerPerPolicy) { p in
+            bundleOf[p.name] ?? p.app.lowercased()
         }
-        return devices.map(\.stint)
     }
 
     /// Answers each predicted cell live; returns them with both sides.
@@ -507,7 +458,7 @@ final class PolicyRun: @unchecked Sendable {
         let alone = cells.map { $0.cell.channel.channel.isAccountChannel || ($0.cell.channel.channel == .openURL && !routesOnlyToTarget($0.cell)) }
         // And each cell's apps (bundle id, accounts): a lane looks at up to CellLanes.lookahead
         // cells' claims at every pick.
-        let parts = cells.map { r -> [(bundle: String, accounts: [String])?] in
+        let parts = cells.map { r -> [(key: String, accounts: [String])?] in
             guard let k = try? keys(r.cell) else { return [nil] }
             return [(k.source, r.cell.source.accounts)] + (r.cell.target.map { [(k.target!, $0.accounts)] } ?? [])
         }
@@ -565,24 +516,13 @@ final class PolicyRun: @unchecked Sendable {
         }
     }
 
-    /// What a cell touches (CellLanes): its apps, the pasteboard for a paste; everything when
-    /// `alone` (a link another app may take: routesOnlyToTarget) and for a cell that must start
-    /// or restart an app, which waits (`blocked`) while apps are being started; nothing yet
-    /// (`waiting`) while one of its apps is being started.
-    func claim(_ r: CellResult, alone: Bool, apps parts: [(bundle: String, accounts: [String])?], running now: Running) -> CellLanes.Claim {
+    /// What a cell claims (CellSchedule.claim), from the apps running now; nothing for a cell
+    /// already answered.
+    func claim(_ r: CellResult, alone: Bool, apps parts: [(key: String, accounts: [String])?], running now: Running) -> CellLanes.Claim {
         if r.live != nil || startFailure.value != nil { return .resources([]) }
-        let cell = r.cell
-        let everything: CellLanes.Claim = now.starting.isEmpty ? .everything : .blocked
-        if alone { return everything }
-        var apps = Set<String>()
-        for part in parts {
-            guard let (b, wanted) = part else { return everything }
-            if now.starting.contains(b) { return .waiting }
-            if now.apps[b] == nil || now.accounts[b] != wanted { return everything }
-            apps.insert(b)
+        return CellSchedule.claim(parts: parts, alone: alone, paste: r.cell.channel.channel == .paste, starting: now.starting) { key in
+            now.apps[key] == nil ? nil : now.accounts[key]
         }
-        if cell.channel.channel == .paste { apps.insert(" pasteboard") }
-        return .resources(apps)
     }
 
     /// Whether a cell's link can reach no app but its target: a scheme only the target handles
