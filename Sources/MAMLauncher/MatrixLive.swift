@@ -170,10 +170,8 @@ final class PolicyRun: @unchecked Sendable {
         get { running.value.accounts }
         set { running.update { $0.accounts = newValue; $0.changes += 1 } }
     }
-    let payload: Payload
-    /// The payload's digests, as an arrival reports them: worked out once, not per cell.
-    let documentSHA256: String
-    let textSHA256: String
+    /// How a cell is performed on this device (the same on the embedded shell).
+    let performer: CellPerformer
     let auditPath: String
     let auditTail: AuditTail
     /// The tenant file the broker reads (written again for each policy: switchPolicy).
@@ -193,9 +191,9 @@ final class PolicyRun: @unchecked Sendable {
         self.setup = setup
         self.policy = policy
         self.policies = [policy]
-        self.payload = setup.experiment.payload
-        documentSHA256 = Self.sha256(payload.documentContent)
-        textSHA256 = Self.sha256(payload.text)
+        let payload = setup.experiment.payload
+        performer = CellPerformer(apps: setup.apps.map { ([$0.name, $0.manifest.bundleID], $0.manifest) }, payload: payload,
+                                  documentSHA256: Self.sha256(payload.documentContent), textSHA256: Self.sha256(payload.text))
         // Made by root under a name no one can guess (TrustedPath): in /dev/shm or /tmp,
         // everyone's, a folder a local user made first would hold the run's keys.
         let base: String
@@ -296,7 +294,7 @@ final class PolicyRun: @unchecked Sendable {
     // MARK: apps
 
     func entry(_ app: String) throws -> (manifest: AppManifest, executable: String) {
-        let name = app.hasSuffix(Self.secondInstance) ? String(app.dropLast(Self.secondInstance.count)) : app
+        let name = app.hasSuffix(CellPerformer.secondInstance) ? String(app.dropLast(CellPerformer.secondInstance.count)) : app
         guard let e = manifests[name.lowercased()] else { throw LiveMatrix.Failure(description: "unknown app \(app)") }
         return e
     }
@@ -387,48 +385,7 @@ final class PolicyRun: @unchecked Sendable {
         return app
     }
 
-    func bundle(_ party: PartySpec) throws -> String { try entry(party.app).manifest.bundleID.lowercased() }
-
-    /// The running apps a cell's parties are, keyed as `apps` is. Two accounts of one app are
-    /// one process for a paste (the pasteboard is the device's: the app copies under one
-    /// account, switches and pastes under the other). A document between them needs a second
-    /// process of the app, as iOS runs an app's share extension beside the app: the broker
-    /// routes a share to the running instance that is not the sender. That instance runs only
-    /// for its cell (`endSecondInstance`), so between cells every app is one process and a
-    /// document from another app has one place to go. (Two parties of one app signed in to
-    /// other accounts are two devices, never one cell: MatrixSetup.checkDevices.)
-    func keys(_ cell: Cell) throws -> (source: String, target: String?) {
-        let source = try bundle(cell.source)
-        guard let t = cell.target else { return (source, nil) }
-        let target = try bundle(t)
-        return (source, target == source && cell.channel.channel.carriesDocument ? target + Self.secondInstance : target)
-    }
-
-    /// The key of an app's second process (`keys`).
-    static let secondInstance = "#2"
-
-    /// Stops the second processes a cell started (`keys`).
-    func endSecondInstances() {
-        for (key, app) in apps where key.hasSuffix(Self.secondInstance) {
-            app.stop()
-            running.update {
-                $0.apps[key] = nil
-                $0.accounts[key] = nil
-                $0.changes += 1
-            }
-        }
-    }
-
-    /// Makes the app act under the party's identity (an SDK app; `none` cannot be gone back to).
-    func act(as party: PartySpec, key: String) throws {
-        let e = try entry(party.app)
-        guard e.manifest.integratesSDK, let app = apps[key] else { return }
-        guard let wanted = party.identity ?? party.accounts.first, wanted.lowercased() != "none" else { return }
-        if app.identity?.lowercased() == wanted.lowercased() { return }
-        let r = try app.call(ScriptCommand("identity", [wanted.lowercased() == "personal" ? "" : wanted]))
-        if let error = r["error"]?.string { throw LiveMatrix.Failure(description: "\(party.name): identity \(wanted): \(error)") }
-        app.identity = wanted
-    }
+    func bundle(_ party: PartySpec) throws -> String { try performer.bundle(party) }
 
     // MARK: cells
 
@@ -439,8 +396,8 @@ final class PolicyRun: @unchecked Sendable {
         // start a second copy. An app whose parties differ in accounts starts when its cell comes.
         var upfront: [String: [String]] = [:], mixed = Set<String>()
         for r in cells where r.live == nil && !r.cell.channel.channel.isAccountChannel {
-            guard let k = try? keys(r.cell) else { continue }
-            for (b, p) in [(k.source, r.cell.source)] + (r.cell.target.map { [(k.target!, $0)] } ?? []) where !b.hasSuffix(Self.secondInstance) {
+            guard let k = try? performer.keys(r.cell) else { continue }
+            for (b, p) in [(k.source, r.cell.source)] + (r.cell.target.map { [(k.target!, $0)] } ?? []) where !b.hasSuffix(CellPerformer.secondInstance) {
                 if let seen = upfront[b], seen != p.accounts { mixed.insert(b) } else { upfront[b] = p.accounts }
             }
         }
@@ -455,13 +412,10 @@ final class PolicyRun: @unchecked Sendable {
             $0.changes += 1
         }
         // Decided once per cell, not at each look while lanes wait.
-        let alone = cells.map { $0.cell.channel.channel.isAccountChannel || ($0.cell.channel.channel == .openURL && !routesOnlyToTarget($0.cell)) }
+        let alone = cells.map { performer.runsAlone($0.cell) }
         // And each cell's apps (bundle id, accounts): a lane looks at up to CellLanes.lookahead
         // cells' claims at every pick.
-        let parts = cells.map { r -> [(key: String, accounts: [String])?] in
-            guard let k = try? keys(r.cell) else { return [nil] }
-            return [(k.source, r.cell.source.accounts)] + (r.cell.target.map { [(k.target!, $0.accounts)] } ?? [])
-        }
+        let parts = cells.map { performer.parts($0.cell) }
         // Kept while the running apps are the same (called under the lanes' lock, one at a time).
         var claims = [(changes: Int, claim: CellLanes.Claim)?](repeating: nil, count: cells.count)
         let lanes = CellLanes(Array(cells.indices)) { [self] i in
@@ -500,7 +454,7 @@ final class PolicyRun: @unchecked Sendable {
             }
             let before = auditSize()
             do {
-                let (live, told) = try perform(r.cell, auditFrom: before)
+                let (live, told) = try performer.perform(r.cell, on: self, mark: before)
                 r.live = live
                 judgeByRecord(&r, told: told, auditFrom: before)
             } catch let error as ScriptedApp.StartFailure {
@@ -525,173 +479,10 @@ final class PolicyRun: @unchecked Sendable {
         }
     }
 
-    /// Whether a cell's link can reach no app but its target: a scheme only the target handles
-    /// (a web link may go to a browser; a scheme two apps take goes to the first one running).
-    func routesOnlyToTarget(_ cell: Cell) -> Bool {
-        guard let target = cell.target, let t = try? entry(target.app).manifest else { return false }
-        let url = cell.channel.url ?? Predictor.url(for: t, payload: payload)
-        guard let scheme = URLText.scheme(of: url).map({ String($0).lowercased() }), scheme != "http", scheme != "https" else { return false }
-        return setup.apps.allSatisfy { $0.manifest.bundleID.lowercased() == t.bundleID.lowercased() || !$0.manifest.handles(scheme: scheme) }
-    }
-
-    /// The cell's verdict, and the `decision` object the app was told (nil for the account
-    /// channels, judged by the managed state they leave).
-    func perform(_ cell: Cell, auditFrom before: UInt64) throws -> (Verdict, told: JSONValue?) {
-        if cell.channel.channel.isAccountChannel { return (try account(cell), nil) }
-        let k = try keys(cell)
-        defer { if k.target?.hasSuffix(Self.secondInstance) == true { endSecondInstances() } }
-        var wanted: [String: [String]] = [k.source: cell.source.accounts]
-        if let t = cell.target { wanted[k.target!] = t.accounts }
-        // Keep the other apps running: only the cell's apps must match.
-        if wanted.contains(where: { apps[$0.key] == nil || accounts[$0.key] != $0.value }) {
-            var all = accounts
-            for (k, v) in wanted { all[k] = v }
-            try ensure(all)
-        }
-        // One process for both parties (a paste within an app) acts as the target only once
-        // the source has copied.
-        let oneProcess = k.target == k.source
-        try act(as: cell.source, key: k.source)
-        if let t = cell.target, !oneProcess { try act(as: t, key: k.target!) }
-        let source = apps[k.source]!
-        let target = k.target.map { apps[$0]! }
-        _ = target?.drainEvents()
-        let name = "c\(cell.id)-\(payload.documentName)"
-        let docSHA = documentSHA256
-        var o = Observation(targetIdentity: target.flatMap { t in cell.target.map { t.identity ?? ($0.identity ?? $0.accounts.first ?? "personal") } },
-                            payloadSHA256: docSHA)
-        var routedTo: String?
-        func step(_ app: ScriptedApp, _ command: ScriptCommand) throws -> JSONValue {
-            let r = try app.call(command)
-            if let e = r["error"]?.string { o.error = "\(app.bundleID) \(command.name): \(e)" }
-            return r
-        }
-        switch cell.channel.channel {
-        case .send, .receive, .openIn:
-            let tb = try entry(cell.target!.app).manifest.bundleID
-            let r = try step(source, ScriptCommand("share", [tb, payload.documentType, name, payload.documentContent]))
-            o.decision = r["decision"]
-            o.arrival = try arrival(target!, "document", delivered: o.decision)
-        case .import:
-            let sb = try entry(cell.source.app).manifest.bundleID
-            _ = try step(source, ScriptCommand("serve", [payload.documentType, name, payload.documentContent]))
-            let r = try step(target!, ScriptCommand("import", [sb, payload.documentType]))
-            o.decision = r["decision"]
-            o.arrival = try arrival(target!, "document", delivered: o.decision)
-        case .paste:
-            _ = try step(source, ScriptCommand("copy", [payload.text]))
-            if oneProcess {
-                try act(as: cell.target!, key: k.target!)
-                o.targetIdentity = target!.identity
-            }
-            let r = try step(target!, ScriptCommand("paste"))
-            o.decision = r["decision"]
-            o.arrival = r
-            o.payloadSHA256 = textSHA256
-        case .openURL:
-            let url = try cell.channel.url ?? Predictor.url(for: entry(cell.target!.app).manifest, payload: payload)
-            o.sentURL = url
-            let r = try step(source, ScriptCommand("open-url", [url]))
-            o.decision = r["decision"]
-            // A URL the broker delivers in a scheme the target does not handle (a web link
-            // rewritten for the managed browser) goes to another app: nothing to wait for here.
-            var towardsTarget = o.decision
-            if let delivered = o.decision?["detail"]?.string, let scheme = URLText.scheme(of: delivered).map(String.init),
-               !(try entry(cell.target!.app).manifest).handles(scheme: scheme) {
-                towardsTarget = nil
-            }
-            // Nor for a link the broker routed to another app that takes its scheme (its audit
-            // record, committed before the answer, names the receiver): the cell then fails at
-            // once ("nothing arrived") instead of after the arrival's timeout.
-            if towardsTarget != nil, !routesOnlyToTarget(cell), let receiver = urlReceiver(since: before),
-               receiver != (try bundle(cell.target!)) {
-                towardsTarget = nil
-                routedTo = receiver
-            }
-            o.arrival = try arrival(target!, "url", delivered: towardsTarget)
-        case .saveTo:
-            let (location, account) = cell.channel.locationParts!
-            let r = try step(source, ScriptCommand("save", [location, account ?? "-", name, payload.documentContent]))
-            o.decision = r["decision"]
-        case .openFrom:
-            let (location, account) = cell.channel.locationParts!
-            guard let open = OpenLocation(name: location), let save = Predictor.saveLocation(for: open) else {
-                throw LiveMatrix.Failure(description: "no save location feeds \(location)")
-            }
-            let saved = try step(source, ScriptCommand("save", [save.name, account ?? "-", name, payload.documentContent]))
-            o.decision = saved["decision"]
-            if o.error == nil, let d = saved["decision"], d["allowed"]?.bool == true {
-                if oneProcess {
-                    try act(as: cell.target!, key: k.target!)
-                    o.targetIdentity = target!.identity
-                }
-                let r = try step(target!, ScriptCommand("open", [open.name, account ?? "-", name]))
-                o.decision = r["decision"]
-                o.arrival = r
-            }
-        case .login, .logout:
-            break
-        }
-        var v = o.verdict(cell.channel.channel)
-        if let routedTo { v.note = (v.note.map { $0 + "; " } ?? "") + "the broker routed the link to \(routedTo)" }
-        // An arrival may switch the target's identity (the kit shows a document under its
-        // owner's identity, a URL under its sender's): the next cell sets it again from what the app says.
-        if let t = target, o.arrival != nil {
-            t.identity = o.arrival?["identity"]?.string.map { $0.isEmpty ? "personal" : $0 }
-        }
-        // What arrived after its cell was judged is a leak too: shown on the cell.
-        if let stray = target?.drainEvents().first(where: { $0["event"]?.string == "document" || $0["event"]?.string == "url" }) {
-            v.note = (v.note.map { $0 + "; " } ?? "") + "late arrival: \(stray.json.prefix(200))"
-            if stray["readable"]?.bool == true { v.arrival = v.arrival ?? Arrival(readable: true) }
-        }
-        return (v, o.decision)
-    }
-
     /// The app the broker's last open-url record since `offset` names as the receiver. (A link
     /// that may reach another app runs alone, so the records since are its cell's.)
     func urlReceiver(since offset: UInt64) -> String? {
         decisionRecords(from: offset).last { $0.channel == "open-url" }?.target?.app.lowercased()
-    }
-
-    /// The target's arrival: waited for when the broker said the data goes through, else looked
-    /// for after a round trip to the target (so that a delivery the broker sent anyway is seen).
-    func arrival(_ target: ScriptedApp, _ kind: String, delivered decision: JSONValue?) throws -> JSONValue? {
-        if decision?["allowed"]?.bool == true { return target.event(kind, timeout: 5) }
-        _ = try target.call(ScriptCommand("hello"))
-        return target.event(kind, timeout: 0)
-    }
-
-    /// Login/logout: a fresh app with the party's accounts, then the account signed in or out,
-    /// then the checked account's policy view.
-    func account(_ cell: Cell) throws -> Verdict {
-        let b = try bundle(cell.source)
-        if let running = apps[b] {
-            running.stop()
-            apps[b] = nil
-            accounts[b] = nil
-        }
-        try ensure([b: cell.source.accounts])
-        let app = apps[b]!
-        defer {
-            // The app's accounts changed: it is not reused for another cell.
-            app.stop()
-            apps[b] = nil
-            accounts[b] = nil
-        }
-        var o = Observation()
-        let account = cell.account ?? ""
-        // A login is the user's: the launcher signs the account in, then the app enrolls it.
-        if cell.channel.channel == .login, !account.isEmpty, account.lowercased() != "personal" { try app.signIn(account) }
-        let r = cell.channel.channel == .login
-            ? try app.call(ScriptCommand("enroll", [account]))
-            : try app.call(ScriptCommand("unenroll", [account, "wipe"]))
-        o.account = r
-        o.decision = r["decision"]
-        if let e = r["error"]?.string { o.account = ["error": .string(e)] }
-        o.policy = try app.call(ScriptCommand("policy", [cell.check ?? account]))
-        var v = o.verdict(cell.channel.channel)
-        v.rule = r["decision"]?["rule"]?.string ?? Rule.identitySet.id
-        return v
     }
 
     // MARK: audit
@@ -753,4 +544,35 @@ final class PolicyRun: @unchecked Sendable {
     static func sha256(_ text: String) -> String {
         Hex.lowercase(SHA256.hash(data: Data(text.utf8)))
     }
+}
+
+/// The live shell's device: the broker's apps as sandboxed processes (ScriptedApp).
+extension PolicyRun: MatrixDevice {
+    func accounts(of key: String) -> [String]? {
+        let now = running.value
+        return now.apps[key] == nil ? nil : now.accounts[key]
+    }
+
+    func stop(_ key: String) {
+        guard let app = apps[key] else { return }
+        app.stop()
+        running.update {
+            $0.apps[key] = nil
+            $0.accounts[key] = nil
+            $0.changes += 1
+        }
+    }
+
+    func app(_ key: String) throws -> ScriptedApp {
+        guard let app = apps[key] else { throw LiveMatrix.Failure(description: "\(key) is not running") }
+        return app
+    }
+
+    func call(_ key: String, _ command: ScriptCommand) throws -> JSONValue { try app(key).call(command) }
+    func signIn(_ key: String, _ account: String) throws { try app(key).signIn(account) }
+    func event(_ key: String, _ kind: String, wait: Bool) -> JSONValue? { apps[key]?.event(kind, timeout: wait ? 5 : 0) }
+    func drainEvents(_ key: String) -> [JSONValue] { apps[key]?.drainEvents() ?? [] }
+    func identity(of key: String) -> String? { apps[key]?.identity }
+    func setIdentity(_ identity: String?, of key: String) { apps[key]?.identity = identity }
+    func recordMark() -> UInt64 { auditSize() }
 }
