@@ -69,7 +69,12 @@ let package = Package(
         // prediction, live observations turned into outcomes, diff and the reports. Pure; the
         // live runner is in MAMLauncher.
         .target(name: "MAMMatrix", dependencies: ["MAMPolicy", "MAMScript"]),
-        .testTarget(name: "MAMMatrixTests", dependencies: ["MAMMatrix", "MAMPolicy", "MAMCatalog", "MAMScript", "MAMTestSupport"]),
+        // The matrix's embedded shell: its cells performed on the broker's core in memory
+        // (MAMBrokerEmbedded), the apps modelled on the kit, as the live shell performs them on
+        // processes; what the matrix's property tests run on.
+        .target(name: "MAMMatrixEmbedded", dependencies: ["MAMMatrix", "MAMBrokerEmbedded", "MAMBrokerCore", "MAMPolicy", "MAMScript", "MAMWire",
+                                                          .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "MAMMatrixTests", dependencies: ["MAMMatrix", "MAMMatrixEmbedded", "MAMPolicy", "MAMCatalog", "MAMScript", "MAMTestSupport"]),
         .testTarget(name: "MAMScriptTests", dependencies: ["MAMScript"]),
         // Encrypted documents, protected data, file owners, encrypted files, wipe of an
         // account's files (docs/PROTECTION.md). Keys come in as parameters: no lookup, no network.
@@ -97,7 +102,7 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "SystemPackage", package: "swift-system"),
         ]),
-        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBrokerCore", "MAMBrokerEmbedded", "MAMBroker", "MAMPolicy", "MAMCatalog", "MAMMatrix", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport",
+        .testTarget(name: "MAMBrokerCoreTests", dependencies: ["MAMBrokerCore", "MAMBrokerEmbedded", "MAMBroker", "MAMPolicy", "MAMCatalog", "MAMMatrix", "MAMMatrixEmbedded", "MAMWire", "CMAMWire", "MAMProtect", "MAMService", "MAMTestSupport",
                                                          .product(name: "Logging", package: "swift-log"), .product(name: "GRDB", package: "GRDB.swift"), .product(name: "SystemPackage", package: "swift-system")]),
         .executableTarget(name: "mambroker", dependencies: [
             "MAMBroker", "MAMBrokerCore", "MAMCatalog", "MAMPolicy", "MAMWire", .product(name: "ArgumentParser", package: "swift-argument-parser"),

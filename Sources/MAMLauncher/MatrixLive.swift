@@ -250,11 +250,8 @@ final class PolicyRun: @unchecked Sendable {
         guard let typed = setup.predictors[policy]?.engine.tenant else {
             throw LiveMatrix.Failure(description: "no tenant for policy \(policy)")
         }
-        var (tenant, conflicts) = typed.withEffectiveTargets()
-        if let c = conflicts.first {
-            throw LiveMatrix.Failure(description: "policy \(policy): \"\(LogText.escaped(tenant.policies[c.first].displayName))\" and \"\(LogText.escaped(tenant.policies[c.second].displayName))\" both target user \(tenant.users[c.user].upn) for app \(c.app), and the first decides for some of the second's users only; a tenant file cannot say so (give the policies apps or groups that do not overlap)")
-        }
-        for i in tenant.policies.indices { tenant.policies[i].appGroup = nil }
+        let tenant: Tenant
+        do { tenant = try DevicePlan.brokerTenant(typed) } catch { throw LiveMatrix.Failure(description: "policy \(policy): \(error)") }
         let node = TenantFile.write(tenant, conditionalAccess: setup.conditionalAccess)
         guard let object = node.propertyListObject else { throw LiveMatrix.Failure(description: "the tenant of policy \(policy) has no JSON form") }
         let bytes = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
@@ -391,17 +388,8 @@ final class PolicyRun: @unchecked Sendable {
 
     /// Runs the cells in order, grouping consecutive ones that need the same apps.
     func perform(_ cells: [CellResult], done: @escaping @Sendable (Int, CellResult) -> Void) throws {
-        // Every app the cells need, started at once (in parallel) before the first cell: a URL
-        // whose handler is a party then reaches the running party instead of making the broker
-        // start a second copy. An app whose parties differ in accounts starts when its cell comes.
-        var upfront: [String: [String]] = [:], mixed = Set<String>()
-        for r in cells where r.live == nil && !r.cell.channel.channel.isAccountChannel {
-            guard let k = try? performer.keys(r.cell) else { continue }
-            for (b, p) in [(k.source, r.cell.source)] + (r.cell.target.map { [(k.target!, $0)] } ?? []) where !b.hasSuffix(CellPerformer.secondInstance) {
-                if let seen = upfront[b], seen != p.accounts { mixed.insert(b) } else { upfront[b] = p.accounts }
-            }
-        }
-        for b in mixed { upfront[b] = nil }
+        // Every app the cells need, started at once (in parallel) before the first cell.
+        let upfront = performer.upfront(cells.filter { $0.live == nil }.map(\.cell))
         // Started in the background: the lanes run each cell as soon as its apps are up, and
         // hold back a cell that may reach any app or start one (CellLanes.Claim.blocked) until
         // every app has started.
@@ -505,7 +493,7 @@ final class PolicyRun: @unchecked Sendable {
         let apps = cellApps(cell)
         return AuditFile.records(atPath: auditPath, from: Int(offset)).filter { line in
             guard let r = try? BrokerRecord(line: Array(line.utf8)) else { return true }
-            return Self.names(r, apps)
+            return r.names(apps)
         }
     }
 
@@ -521,24 +509,14 @@ final class PolicyRun: @unchecked Sendable {
         Set(([cell.source] + (cell.target.map { [$0] } ?? [])).compactMap { try? bundle($0) })
     }
 
-    static func names(_ r: BrokerRecord, _ apps: Set<String>) -> Bool {
-        apps.contains(r.source.app.lowercased()) || r.target.map { apps.contains($0.app.lowercased()) } ?? false
-    }
-
     /// Holds the broker's record of the cell's decision against the app's answer and the
     /// prediction (RecordCheck): a disagreement fails the cell, and its records are kept.
     func judgeByRecord(_ r: inout CellResult, told: JSONValue?, auditFrom before: UInt64) {
         guard told != nil, let source = try? bundle(r.cell.source) else { return }
-        let apps = cellApps(r.cell)
-        let records = decisionRecords(from: before).filter { $0.channel == "malformed" || Self.names($0, apps) }
         let target = r.cell.target.flatMap { try? bundle($0) }
-        var problems = RecordCheck.disagreements(r, told: told, source: source, target: target, records: records)
-        problems += records.filter { $0.channel == "malformed" }.map { "the broker's log holds a line that is not a record: \($0.detail ?? "")" }
-        guard !problems.isEmpty, var live = r.live else { return }
-        live.recordDisagreements = problems
-        live.note = (live.note.map { $0 + "; " } ?? "") + problems.joined(separator: "; ")
-        r.live = live
-        r.audit = auditLines(from: before, naming: r.cell)
+        if RecordCheck.judge(&r, told: told, source: source, target: target, records: decisionRecords(from: before)) {
+            r.audit = auditLines(from: before, naming: r.cell)
+        }
     }
 
     static func sha256(_ text: String) -> String {

@@ -19,7 +19,7 @@ package struct MatrixSetup {
     package var root: URL
     /// The policies a diff compares, in order (two or more), by label.
     package var diff: [String]?
-    /// Whom each policy's tenant targets, by policy label (MatrixSetup.targeting): policies alike
+    /// Whom each policy's tenant targets, by policy label (DevicePlan.targeting): policies alike
     /// in it run live on one broker and one set of apps, the broker switched between them.
     package var targeting: [String: [String]] = [:]
     /// The app catalog the run read, and what its inputs drew on the way (warnings of the
@@ -186,21 +186,9 @@ package struct MatrixSetup {
         }
         return MatrixSetup(experiment: experiment, predictors: predictors, tenantFile: URL(fileURLWithPath: tenantPath, relativeTo: cwd).standardizedFileURL.path,
                            policyFiles: files, apps: apps, root: root, diff: diffLabels,
-                           targeting: tenants.mapValues(Self.targeting),
+                           targeting: tenants.mapValues(DevicePlan.targeting),
                            catalog: Catalog.relative(catalog ?? Catalog.builtInCatalogPath(root: root)), warnings: warnings,
                            conditionalAccess: access)
-    }
-
-    /// Whom a tenant's policies target — the apps, the groups in and out, everyone — in the
-    /// tenant's order: what decides which apps enroll which accounts when they start. Two
-    /// policies alike in it differ in their settings only, which a broker takes on a reload and
-    /// every app on its next check-in; their app configurations are alike too (a tenant keeps
-    /// those of the apps its policies target, Tenant.keepConfigurationsOfManagedApps).
-    static func targeting(_ tenant: Tenant) -> [String] {
-        tenant.policies.map { p in
-            [p.targetedApps.sorted().joined(separator: ","), p.includedGroups.map { $0.lowercased() }.sorted().joined(separator: ","),
-             p.excludedGroups.map { $0.lowercased() }.sorted().joined(separator: ","), p.allUsers ? "all" : "-"].joined(separator: " | ")
-        }
     }
 
     static func tenant(_ path: String?, root: URL, warnings: inout [String]) throws -> Tenant {

@@ -83,4 +83,9 @@ public struct BrokerRecord: Sendable, Hashable {
                   outcome: try text("outcome"), rule: try text("rule"), ruleName: try optionalText("ruleName"),
                   tag: try text("tag"), detail: try optionalText("detail"), revision: Int(try count("revision")))
     }
+
+    /// Whether one of `apps` (lowercased bundle ids) is a side of the record.
+    public func names(_ apps: Set<String>) -> Bool {
+        apps.contains(source.app.lowercased()) || target.map { apps.contains($0.app.lowercased()) } ?? false
+    }
 }

@@ -58,6 +58,22 @@ public struct CellPerformer: Sendable {
         return [(k.source, cell.source.accounts)] + (cell.target.map { [(k.target!, $0.accounts)] } ?? [])
     }
 
+    /// The apps to start before a device's first cell, with their accounts: every app the
+    /// cells name, so that a URL whose handler is a party reaches the running party instead of
+    /// making the broker start a second copy. An app whose parties differ in accounts starts
+    /// when its cell comes; an account cell starts its own.
+    public func upfront(_ cells: [Cell]) -> [String: [String]] {
+        var upfront: [String: [String]] = [:], mixed = Set<String>()
+        for cell in cells where !cell.channel.channel.isAccountChannel {
+            guard let k = try? keys(cell) else { continue }
+            for (b, p) in [(k.source, cell.source)] + (cell.target.map { [(k.target!, $0)] } ?? []) where !b.hasSuffix(Self.secondInstance) {
+                if let seen = upfront[b], seen != p.accounts { mixed.insert(b) } else { upfront[b] = p.accounts }
+            }
+        }
+        for b in mixed { upfront[b] = nil }
+        return upfront
+    }
+
     /// Whether a cell runs alone: an account cell, and a link that may reach an app other than
     /// its target (CellSchedule).
     public func runsAlone(_ cell: Cell) -> Bool {

@@ -1,3 +1,5 @@
+import MAMPolicy
+
 /// Which device (a broker and its apps) answers which cells, in which order: the matrix's plan
 /// before any app runs. Pure: both shells, live and embedded, run the same plan.
 public enum DevicePlan {
@@ -72,5 +74,35 @@ public enum DevicePlan {
             }
         }
         return devices.map(\.stint)
+    }
+
+    /// Whom a tenant's policies target (the apps, the groups in and out, everyone) in the
+    /// tenant's order: what decides which apps enroll which accounts when they start. Two
+    /// policies alike in it differ in their settings only, which a broker takes on a reload and
+    /// every app on its next check-in; their app configurations are alike too (a tenant keeps
+    /// those of the apps its policies target, Tenant.keepConfigurationsOfManagedApps).
+    public static func targeting(_ tenant: Tenant) -> [String] {
+        tenant.policies.map { p in
+            [p.targetedApps.sorted().joined(separator: ","), p.includedGroups.map { $0.lowercased() }.sorted().joined(separator: ","),
+             p.excludedGroups.map { $0.lowercased() }.sorted().joined(separator: ","), p.allUsers ? "all" : "-"].joined(separator: " | ")
+        }
+    }
+
+    public struct Refusal: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The tenant a device's broker decides by: the very tenant the prediction decides by, every
+    /// app group already resolved into its apps (the broker reads no catalog), and where an app
+    /// group made two policies overlap, the later one's apps the first decides for left out.
+    /// An overlap no list of apps can say is refused.
+    public static func brokerTenant(_ typed: Tenant) throws(Refusal) -> Tenant {
+        var (tenant, conflicts) = typed.withEffectiveTargets()
+        if let c = conflicts.first {
+            // Names quoted with their control characters escaped: they come from an author's file.
+            throw Refusal(description: "\(String(reflecting: tenant.policies[c.first].displayName)) and \(String(reflecting: tenant.policies[c.second].displayName)) both target user \(tenant.users[c.user].upn) for app \(c.app), and the first decides for some of the second's users only; a tenant file cannot say so (give the policies apps or groups that do not overlap)")
+        }
+        for i in tenant.policies.indices { tenant.policies[i].appGroup = nil }
+        return tenant
     }
 }

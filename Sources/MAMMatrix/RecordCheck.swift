@@ -70,5 +70,21 @@ public enum RecordCheck {
         return out
     }
 
+    /// Holds the records written while the cell ran (every app's: those naming neither of the
+    /// cell's apps are left out, those the reader could not read kept) against the cell's live
+    /// verdict: a disagreement fails the cell. Whether there was one.
+    public static func judge(_ r: inout CellResult, told: JSONValue?, source: String, target: String?, records: [BrokerRecord]) -> Bool {
+        guard told != nil, var live = r.live else { return false }
+        let apps = Set([source] + (target.map { [$0] } ?? []))
+        let mine = records.filter { $0.channel == "malformed" || $0.names(apps) }
+        var problems = disagreements(r, told: told, source: source, target: target, records: mine)
+        problems += mine.filter { $0.channel == "malformed" }.map { "the broker's log holds a line that is not a record: \($0.detail ?? "")" }
+        guard !problems.isEmpty else { return false }
+        live.recordDisagreements = problems
+        live.note = (live.note.map { $0 + "; " } ?? "") + problems.joined(separator: "; ")
+        r.live = live
+        return true
+    }
+
     static func same(_ a: String, _ b: String?) -> Bool { b.map { a.lowercased() == $0.lowercased() } ?? false }
 }

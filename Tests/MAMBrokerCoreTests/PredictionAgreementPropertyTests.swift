@@ -3,19 +3,21 @@ import MAMBrokerCore
 import MAMBrokerEmbedded
 import MAMCatalog
 import MAMMatrix
+import MAMMatrixEmbedded
 import MAMPolicy
 import MAMTestSupport
 import MAMWire
 import Testing
 
-/// The matrix's prediction and the broker's core answer every cell alike: random tenants
-/// (several groups, overlapping assignments, policies that list apps or name an app group, random
+/// The matrix's prediction and its embedded run answer every cell alike: random tenants (several
+/// groups, overlapping assignments, policies that list apps or name an app group, random
 /// settings), random parties (two accounts of one app included), every channel between running
-/// apps. The broker is driven as the live matrix drives it: the apps launched with their
-/// accounts, each acting under its party's identity, a paste between two accounts of one app
-/// copied under the source's and pasted under the target's, a document between them sent to a
-/// second process of the app. Outcome, rule and rule name must be equal, cell by cell: no rule
-/// exists only in the broker.
+/// apps. The embedded run is the matrix's own (EmbeddedMatrix: its plan, schedule, cell logic and
+/// judging, on the broker's core in memory): the apps launched with their accounts, each acting
+/// under its party's identity, a paste between two accounts of one app copied under the source's
+/// and pasted under the target's, a document between them sent to a second process of the app,
+/// two users' copies of an app on devices of their own. Outcome, rule and rule name must be
+/// equal and the broker's records agree, cell by cell: no rule exists only in the broker.
 @Suite("Prediction and broker agree on random tenants")
 struct PredictionAgreementPropertyTests {
     static let users = ["adele@contoso.com", "ben@contoso.com", "carol@contoso.com"]
@@ -28,7 +30,7 @@ struct PredictionAgreementPropertyTests {
     /// Cells per run: MAMLAB_AGREEMENT_CELLS for a longer one.
     static let cellCount = ProcessInfo.processInfo.environment["MAMLAB_AGREEMENT_CELLS"].flatMap(Int.init) ?? 12_000
 
-    @Test("prediction equals the broker's answer, cell by cell, over random tenants and parties")
+    @Test("prediction equals the embedded matrix's answer, cell by cell, over random tenants and parties")
     func predictionEqualsTheBroker() throws {
         var rng = SplitMix64(state: 0x34A6_2E11)
         var compared = 0, sameApp = 0
@@ -37,34 +39,37 @@ struct PredictionAgreementPropertyTests {
         while compared < Self.cellCount {
             let tenant = Self.randomTenant(&rng)
             let predictor = Predictor(engine: PolicyEngine(tenant: tenant, apps: Self.apps), apps: Self.apps.map { ($0.bundleID, $0) })
-            var lab = CoreLab(tenant: tenant, apps: Self.apps)
-            // The device remembers whom each app enrolled: a cell that needs an app signed in to
-            // other accounts is another device (a fresh broker), as in the live matrix.
-            var device: [String: [String]] = [:]
-            for _ in 0..<200 {
-                let (cell, note) = Self.randomCell(&rng, tenant: tenant)
-                guard let predicted = try? predictor.predict(cell, payload: Self.payload), predicted.note == nil else { continue }
-                let wants = ([cell.source] + (cell.target.map { [$0] } ?? [])).map { ($0.app, $0.accounts) }
-                if wants.contains(where: { w in device[w.0].map { $0 != w.1 } ?? false }) {
-                    lab = CoreLab(tenant: tenant, apps: Self.apps)
-                    device = [:]
-                }
-                for (app, accounts) in wants { device[app] = accounts }
-                guard let answer = Self.run(cell, in: &lab) else { continue }
+            var cells: [Cell] = []
+            var notes: [String] = []
+            for n in 0..<200 {
+                var (cell, note) = Self.randomCell(&rng, tenant: tenant)
+                cell.id = n
+                cells.append(cell)
+                notes.append(note)
+            }
+            // Cells the engine cannot even build parties for are not compared.
+            let predicted = MatrixPrediction.run(cells, predictors: ["random": predictor], payload: Self.payload)
+            let matrix = EmbeddedMatrix(tenants: ["random": tenant], apps: Self.apps.map { ([$0.bundleID], $0) }, payload: Self.payload)
+            for (i, r) in matrix.run(predicted).enumerated() where predicted[i].predicted.note == nil {
                 compared += 1
-                byChannel[cell.channel.channel, default: 0] += 1
-                if cell.target.map({ $0.app == cell.source.app }) == true { sameApp += 1 }
-                let same = answer.outcome == predicted.outcome.rawValue && answer.rule == predicted.rule && answer.ruleName == predicted.ruleName
+                byChannel[r.cell.channel.channel, default: 0] += 1
+                if r.cell.target.map({ $0.app == r.cell.source.app }) == true { sameApp += 1 }
+                guard let live = r.live else { continue }
+                let same = live.outcome == r.predicted.outcome && live.rule == r.predicted.rule && live.ruleName == r.predicted.ruleName
+                    && (live.recordDisagreements ?? []).isEmpty
                 if !same && mismatches.count < 10 {
-                    mismatches.append("\(note): predicted \(predicted.outcome.rawValue) \(predicted.rule) \(predicted.ruleName), broker \(answer.outcome) \(answer.rule) \(answer.ruleName)")
+                    mismatches.append("\(notes[i]): predicted \(r.predicted.outcome.rawValue) \(r.predicted.rule) \(r.predicted.ruleName), "
+                        + "embedded \(live.outcome.rawValue) \(live.rule) \(live.ruleName) \(live.note ?? "")")
                 }
             }
         }
         #expect(mismatches.isEmpty, "\(mismatches.joined(separator: "\n"))")
         // Every channel, and a share of cells between two accounts of one app, were tried.
-        for channel in [Channel.paste, .openIn, .import, .saveTo, .openFrom] { #expect((byChannel[channel] ?? 0) > compared / 20, "\(channel): \(byChannel)") }
+        for channel in [Channel.paste, .openIn, .import, .saveTo, .openFrom] { #expect((byChannel[channel] ?? 0) > compared / 20, "\(channels(byChannel))") }
         #expect(sameApp > compared / 20, "\(sameApp) of \(compared) between two accounts of one app")
     }
+
+    func channels(_ counts: [Channel: Int]) -> String { counts.map { "\($0.key): \($0.value)" }.sorted().joined(separator: ", ") }
 
     // MARK: the world
 
@@ -164,71 +169,5 @@ struct PredictionAgreementPropertyTests {
         }
         let cell = Cell(id: 0, policy: "random", channel: spec, source: source, target: target)
         return (cell, "\(source.name) \(spec) → \(target?.name ?? "-")")
-    }
-
-    // MARK: the broker, driven as the live matrix drives the apps
-
-    struct Answer { var outcome: String, rule: String, ruleName: String }
-
-    /// An app launched as the launcher does: its managed account, its personal one.
-    static func start(_ p: PartySpec, _ lab: inout CoreLab) -> SessionID {
-        let sdk = Self.apps.first { $0.bundleID == p.app }!.integratesSDK
-        return lab.launch(p.app, account: sdk ? p.accounts.first { $0 != "personal" } : nil, personal: p.accounts.contains("personal"), sdk: sdk)
-    }
-
-    static func act(_ id: SessionID, as p: PartySpec, _ lab: inout CoreLab) {
-        guard let identity = p.identity, Self.apps.first(where: { $0.bundleID == p.app })!.integratesSDK else { return }
-        lab.send(id, .setIdentity(account: identity == "personal" ? "" : identity))
-    }
-
-    static func answer(_ frames: [EmbeddedShell.Delivered]) -> Answer? {
-        frames.decision.map { Answer(outcome: WireOutcome.name(of: $0.outcome), rule: $0.rule, ruleName: $0.ruleName) }
-    }
-
-    /// The broker's answer for one cell; every session it opened is closed again.
-    static func run(_ cell: Cell, in lab: inout CoreLab) -> Answer? {
-        var opened: [SessionID] = []
-        defer { for id in opened { lab.run(lab.core.handle(.disconnected(id))) } }
-        let s = start(cell.source, &lab)
-        opened.append(s)
-        act(s, as: cell.source, &lab)
-        let oneApp = cell.target?.app == cell.source.app
-        var t = s
-        if let target = cell.target, !(oneApp && cell.channel.channel != .openIn && cell.channel.channel != .import) {
-            // Another app, or a second process of the same one for a document.
-            t = start(target, &lab)
-            opened.append(t)
-            act(t, as: target, &lab)
-        }
-        let type = payload.documentType
-        switch cell.channel.channel {
-        case .paste:
-            lab.send(s, .copy(text: payload.text, types: ["public.utf8-plain-text"]))
-            if oneApp { act(s, as: cell.target!, &lab) }
-            return answer(lab.send(t, .paste))
-        case .openIn, .send, .receive:
-            return answer(lab.send(s, .share(target: cell.target!.app, contentType: type, name: "q.pdf"), lab.document(payload.documentContent)))
-        case .import:
-            lab.send(t, .importRequest(source: cell.source.app, contentType: type), frameID: 3)
-            guard let request = lab.received(s).last?.frame, case .exportRequest = request.message else { return nil }
-            lab.send(s, .exportReply(contentType: type, name: "q.pdf"), lab.document(payload.documentContent), frameID: request.id)
-            return answer(lab.received(t).filter { $0.frame.id == 3 })
-        case .saveTo:
-            let (name, account) = cell.channel.locationParts!
-            let l = SaveLocation(name: name)!
-            return answer(lab.send(s, .saveTo(location: UInt8(l.rawValue), account: account, name: "s\(lab.nextSession)"), lab.document(payload.documentContent)))
-        case .openFrom:
-            let (name, account) = cell.channel.locationParts!
-            let open = OpenLocation(name: name)!
-            let save = Predictor.saveLocation(for: open)!
-            let file = "f\(lab.nextSession)-\(lab.shell.nextToken)"
-            let saved = lab.send(s, .saveTo(location: UInt8(save.rawValue), account: account, name: file), lab.document(payload.documentContent))
-            guard let decision = answer(saved), saved.decision?.allowed == true else { return answer(saved) }
-            _ = decision
-            if oneApp { act(s, as: cell.target!, &lab) }
-            return answer(lab.send(t, .openFrom(location: UInt8(open.rawValue), account: account, name: file)))
-        case .openURL, .login, .logout:
-            return nil
-        }
     }
 }
