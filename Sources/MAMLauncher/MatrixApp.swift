@@ -21,7 +21,9 @@ final class ScriptedApp: @unchecked Sendable {
     let app: SandboxedApp
     private let input: Int32
     private let output: Int32
-    private let control: Int32
+    /// Its own connection to the broker's launcher socket (sign-ins, violation reports).
+    private let link: BrokerLink
+    private var control: Int32 { link.socket.rawValue }
     private let state = NSCondition()
     private var results: [Int: JSONValue] = [:]
     private var events: [JSONValue] = []
@@ -53,74 +55,73 @@ final class ScriptedApp: @unchecked Sendable {
     /// `account` is the account the launcher tells the broker the app starts under.
     static func launch(manifest: AppManifest, executable: String, launcherSocket: String, containers: String,
                        account: String?, personal: Bool = false, hidden: [String], log: String, allowWeaker: Bool = false) throws -> ScriptedApp {
-        let control = mam_connect_seqpacket(launcherSocket)
-        guard control >= 0 else { throw Failure(description: "cannot reach the broker at \(launcherSocket): \(String(cString: strerror(errno)))") }
-        do { try TrustedPath.checkBrokerPeer(FileDescriptor(rawValue: control), path: launcherSocket) } catch {
-            close(control)
-            throw Failure(description: "refusing the broker at \(error)")
-        }
-        var pair: [Int32] = [-1, -1]
+        let link: BrokerLink
+        do { link = try BrokerLink(path: launcherSocket) } catch { throw Failure(description: error.description) }
         var stdin: [Int32] = [-1, -1]
         var stdout: [Int32] = [-1, -1]
         // Stream socket pairs stand in for pipes: made close-on-exec in one call, so an app
         // launched at the same time from another thread never inherits this one's ends.
         let stream = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-        guard mam_seqpacket_pair(&pair) == 0, socketpair(AF_UNIX, stream, 0, &stdin) == 0, socketpair(AF_UNIX, stream, 0, &stdout) == 0 else {
-            close(control)
+        guard socketpair(AF_UNIX, stream, 0, &stdin) == 0 else {
             throw Failure(description: "cannot make the app's channels: \(String(cString: strerror(errno)))")
         }
+        let appInput = Descriptor(adopting: stdin[0]), input = Descriptor(adopting: stdin[1])
+        guard socketpair(AF_UNIX, stream, 0, &stdout) == 0 else {
+            throw Failure(description: "cannot make the app's channels: \(String(cString: strerror(errno)))")
+        }
+        let appOutput = Descriptor(adopting: stdout[1]), output = Descriptor(adopting: stdout[0])
         // The kit's log, copied in batches (a line or two per cell would otherwise wake the
         // launcher's copier for each); read only when the run is kept (MAMLAB_MATRIX_KEEP).
         let errFD = (try? RotatingLog.pipe(into: log, coalesce: 0.05))?.release() ?? -1
+        // Closed on every way out: the app has its copy once launched.
+        defer { if errFD >= 0 { close(errFD) } }
         var config = LaunchConfiguration(bundleID: manifest.bundleID, executable: executable, arguments: ["--script"],
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
                                              .merging(account.map { ["MAMLAB_ACCOUNT": $0] } ?? [:]) { a, _ in a },
-                                         containersRoot: containers, brokerDescriptor: FileDescriptor(rawValue: pair[0]), hidden: hidden)
+                                         containersRoot: containers, brokerDescriptor: nil, hidden: hidden)
         config.allowWeaker = allowWeaker
         // The program hashed is the program run (Handoff.digest).
         let program = OpenProgram(executable)
         if let program, program.isNative { config.executableDescriptor = FileDescriptor(rawValue: program.descriptor.rawValue) }
-        config.standardInput = FileDescriptor(rawValue: stdin[0])
-        config.standardOutput = FileDescriptor(rawValue: stdout[1])
+        config.standardInput = FileDescriptor(rawValue: appInput.rawValue)
+        config.standardOutput = FileDescriptor(rawValue: appOutput.rawValue)
         config.standardError = errFD >= 0 ? FileDescriptor(rawValue: errFD) : nil
         let bundle = manifest.bundleID
         let app: SandboxedApp
         do {
-            let launching = config
-            app = try LaunchThreads.shared.run {
-                try Sandbox.launch(launching) { v in
-                    Violations.shared.record(v)
-                    Handoff.report(FileDescriptor(rawValue: control), v)
-                }
-            }
+            app = try link.launch(config, adoption: { app in
+                Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
+                         executableDigest: Handoff.digest(of: program, ran: config), developer: false, personal: personal)
+            }, sandbox: { launching in
+                do {
+                    return try LaunchThreads.shared.run {
+                        try Sandbox.launch(launching) { v in
+                            Violations.shared.record(v)
+                            link.report(v)
+                        }
+                    }
+                } catch { throw StartFailure(description: "\(bundle): \(error)") }
+            })
+        } catch let error as StartFailure {
+            throw error
         } catch {
-            for fd in [control, pair[0], pair[1], stdin[0], stdin[1], stdout[0], stdout[1], errFD] where fd >= 0 { close(fd) }
-            throw StartFailure(description: "\(bundle): \(error)")
+            throw Failure(description: "\(error)")
         }
-        for fd in [pair[0], stdin[0], stdout[1], errFD] where fd >= 0 { close(fd) }
-        do {
-            try Handoff.send(FileDescriptor(rawValue: control), .adopt(Adoption(bundleID: bundle, pid: app.pid, account: account, manifestDigest: nil,
-                                                      executableDigest: Handoff.digest(of: program, ran: config), developer: false, personal: personal)),
-                             fd: FileDescriptor(rawValue: pair[1]))
-        } catch {
-            kill(app.pid, SIGKILL)
-            _ = app.wait()
-            for fd in [control, pair[1], stdin[1], stdout[0]] where fd >= 0 { close(fd) }
-            throw Failure(description: "\(bundle) was stopped: the broker did not take its connection (\(error))")
-        }
-        close(pair[1])
-        let scripted = ScriptedApp(bundleID: bundle, app: app, input: stdin[1], output: stdout[0], control: control)
+        // The app has its ends; the launcher keeps its own.
+        appInput.close()
+        appOutput.close()
+        let scripted = ScriptedApp(bundleID: bundle, app: app, input: input.release(), output: output.release(), link: link)
         // An interruption kills the app; `stop` then reaps it, which removes its cgroups.
         scripted.owned = Interruption.own { app.terminate(SIGKILL) }
         return scripted
     }
 
-    private init(bundleID: String, app: SandboxedApp, input: Int32, output: Int32, control: Int32) {
+    private init(bundleID: String, app: SandboxedApp, input: Int32, output: Int32, link: BrokerLink) {
         self.bundleID = bundleID
         self.app = app
         self.input = input
         self.output = output
-        self.control = control
+        self.link = link
     }
 
     /// The user signs `account` in to this app (the launcher's `signIn`, as a user adds an
@@ -336,7 +337,6 @@ final class ScriptedApp: @unchecked Sendable {
         owned.map(Interruption.release)
         _ = app.wait()
         close(output)
-        close(control)
     }
 }
 

@@ -110,7 +110,7 @@ struct Run: ParsableCommand {
             }
         }
 
-        var control: Int32 = -1
+        var link: BrokerLink?
         var started: StartedBroker?
         defer { started?.stop() }
         var brokerFolder: String?
@@ -125,20 +125,12 @@ struct Run: ParsableCommand {
             }
             // The broker's device folder holds its state and audit: the app must not see it.
             brokerFolder = ((socket.hasPrefix("/") ? socket : FileManager.default.currentDirectoryPath + "/" + socket) as NSString).deletingLastPathComponent
-            control = mam_connect_seqpacket(socket)
-            guard control >= 0 else { throw World.Failure(description: "cannot reach the broker at \(socket): \(String(cString: strerror(errno)))") }
-            // Served by root, or nothing is sent: another user's socket in its place would get
-            // the apps' connections.
-            do { try TrustedPath.checkBrokerPeer(FileDescriptor(rawValue: control), path: socket) } catch {
-                close(control)
-                throw World.Failure(description: "refusing the broker at \(error)")
-            }
+            link = try BrokerLink(path: socket)
         }
-        let controlFD = control
         let bundle = manifest.bundleID
-        let report: @Sendable (Violation) -> Void = { v in
+        let report: @Sendable (Violation) -> Void = { [link] v in
             StandardStreams.writeError("mamlaunch: \(v)\n")
-            if controlFD >= 0 { Handoff.report(FileDescriptor(rawValue: controlFD), v) }
+            link?.report(v)
         }
         var config = LaunchConfiguration(bundleID: bundle, executable: executable, arguments: arguments,
                                          environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"]
@@ -166,9 +158,9 @@ struct Run: ParsableCommand {
         var restarts = 0
         var status: Int32
         while true {
-            let app = try launchOnce(config, control: controlFD, manifestDigest: manifestDigest, program: program, report: report,
+            let app = try launchOnce(config, link: link, manifestDigest: manifestDigest, program: program, report: report,
                                      startRelay: restarts == 0 ? terminal.map { t in { t.start(input: terminals[0] ? .standardInput : nil, output: terminals[1] ? .standardOutput : .standardError) } } : nil)
-            let watch = controlFD >= 0 ? RestartWatch(control: FileDescriptor(rawValue: controlFD), pid: app.pid) : nil
+            let watch = link.map { RestartWatch(control: $0.socket, pid: app.pid) }
             // An interruption kills the app's whole namespace; the app is then reaped below,
             // which removes its cgroups.
             let owned = Interruption.own { app.terminate(SIGKILL) }
@@ -191,52 +183,34 @@ struct Run: ParsableCommand {
         // relay see the end.
         terminal?.closeAppSide()
         terminal?.finish()
-        if controlFD >= 0 { close(controlFD) }
         throw ExitCode(status)
     }
 
     static let maximumRestarts = 3
 
-    /// Starts the app once: a new connection to the broker (its end handed over with `adopt`),
-    /// then the sandbox.
-    private func launchOnce(_ base: LaunchConfiguration, control: Int32, manifestDigest: String?, program: OpenProgram?,
+    /// Starts the app once: through the broker's link (a new connection handed over with
+    /// `adopt`), or alone when there is no broker.
+    private func launchOnce(_ config: LaunchConfiguration, link: BrokerLink?, manifestDigest: String?, program: OpenProgram?,
                             report: @escaping @Sendable (Violation) -> Void,
                             startRelay: (() -> Void)?) throws -> SandboxedApp {
-        var config = base
-        var brokerEnd: Int32 = -1
-        if control >= 0 {
-            var pair: [Int32] = [-1, -1]
-            guard mam_seqpacket_pair(&pair) == 0 else { throw World.Failure(description: "socketpair: \(String(cString: strerror(errno)))") }
-            config.brokerDescriptor = FileDescriptor(rawValue: pair[0])
-            brokerEnd = pair[1]
-        }
-        defer {
-            config.brokerDescriptor.map { _ = close($0.rawValue) }
-            if brokerEnd >= 0 { close(brokerEnd) }
-        }
-        let app: SandboxedApp
-        do {
-            app = try Sandbox.launch(config, report: report)
-        } catch {
-            throw World.Failure(description: "\(error)")
-        }
-        startRelay?()
-        if !app.weakened.isEmpty {
-            StandardStreams.writeError("mamlaunch: warning: \(config.bundleID) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n")
-        }
-        if control >= 0 {
-            do {
-                try Handoff.send(FileDescriptor(rawValue: control), .adopt(Adoption(bundleID: config.bundleID, pid: app.pid, account: user, manifestDigest: manifestDigest,
-                                                              executableDigest: Handoff.digest(of: program, ran: config), developer: developer)), fd: FileDescriptor(rawValue: brokerEnd))
-            } catch {
-                // Not adopted, the app would run on a connection nobody serves: it goes, and the
-                // launch fails saying why.
-                kill(app.pid, SIGKILL)
-                _ = app.wait()
-                throw World.Failure(description: "\(config.bundleID) was stopped: the broker did not take its connection (\(error))")
+        let sandbox = { (launching: LaunchConfiguration) throws -> SandboxedApp in
+            let app: SandboxedApp
+            do { app = try Sandbox.launch(launching, report: report) } catch { throw World.Failure(description: "\(error)") }
+            startRelay?()
+            if !app.weakened.isEmpty {
+                StandardStreams.writeError("mamlaunch: warning: \(launching.bundleID) runs with a weaker sandbox: \(app.weakened.joined(separator: "; "))\n")
             }
+            return app
         }
-        return app
+        guard let link else { return try sandbox(config) }
+        do {
+            return try link.launch(config, adoption: { app in
+                Adoption(bundleID: config.bundleID, pid: app.pid, account: user, manifestDigest: manifestDigest,
+                         executableDigest: Handoff.digest(of: program, ran: config), developer: developer)
+            }, sandbox: sandbox)
+        } catch let error as BrokerLink.NotAdopted {
+            throw World.Failure(description: error.description)
+        }
     }
 
     /// A broker this run started, on a device folder of its own: `stop` ends it and removes the
