@@ -34,17 +34,24 @@ let package = Package(
         .executableTarget(
             name: "mamlaunch",
             dependencies: [
-                "MAMLauncher", "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
+                "MAMLauncher", "MAMMatrixLive", "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "CMAMBench", "MAMMatrix", "MAMScript",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // What mamlaunch does, as a library its commands and the tests call: the tenant and apps
-        // a command works with (World), the launcher hand-off to the broker, interruption, and
-        // the live matrix runner (a broker per policy, the apps in their sandboxes, the cells).
+        // What mamlaunch does to launch, as a library its commands and the tests call: the tenant
+        // and apps a command works with (World), the one way an app is started against a broker
+        // (BrokerLink, the hand-off), interruption, stand-ins.
         .target(name: "MAMLauncher", dependencies: [
             "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "MAMMatrix", "MAMScript",
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system"),
+        ]),
+        // The matrix's live shell: its setup from the author's files, a broker per device, the
+        // apps in their sandboxes (started through MAMLauncher), the scheduler's lanes on threads,
+        // the broker's log read back. The plan, scheduler and cell logic are MAMMatrix's.
+        .target(name: "MAMMatrixLive", dependencies: [
+            "MAMLauncher", "MAMMatrix", "MAMPolicy", "MAMCatalog", "MAMSandbox", "CMAMSandbox", "MAMWire", "MAMScript",
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The broker protocol: frames, strict decoding, descriptors and sealed documents; the
@@ -161,7 +168,7 @@ let package = Package(
         .testTarget(name: "MAMConfiguratorTests", dependencies: ["MAMConfigurator", "MAMPolicy", "MAMCatalog", "MAMTestSupport"], exclude: ["Golden"]),
         .testTarget(name: "MAMSandboxTests", dependencies: ["CMAMSandbox", "MAMSandbox", "MAMWire", "MAMTestSupport", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "MAMPolicyTests", dependencies: ["MAMPolicy", "MAMCatalog", "MAMTestSupport"]),
-        .testTarget(name: "MAMLaunchTests", dependencies: ["MAMLauncher", "MAMCatalog", "MAMMatrix", "MAMTestSupport"]),
+        .testTarget(name: "MAMLaunchTests", dependencies: ["MAMLauncher", "MAMMatrixLive", "MAMCatalog", "MAMMatrix", "MAMTestSupport"]),
         // Fuzz/: a fuzz target per parser of bytes from an app or an author's file
         // (docs/FUZZING.md). Built here, each replays the files it is given through its function
         // (the corpus replay in FuzzCorpusTests); built by scripts/fuzz (-DMAMLAB_FUZZ, ASan and

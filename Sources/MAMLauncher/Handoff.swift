@@ -49,7 +49,7 @@ package enum Handoff {
 /// times are: a write changes both times, and no one can set the change time back. Taken from the
 /// descriptor run, before and after hashing, so a file changed meanwhile is not remembered.
 package final class LaunchedPrograms: Sendable {
-    static let shared = LaunchedPrograms()
+    package static let shared = LaunchedPrograms()
     private let digests = Mutex<[String: String]>([:])
 
     /// Held while a program is hashed, one per file: a matrix launches a dozen apps of the same
@@ -85,7 +85,7 @@ package final class LaunchedPrograms: Sendable {
     /// Hashes the programs at `paths` now, each on a thread of its own, without waiting: a
     /// matrix does this while its broker starts, so that its apps' launches find the digests
     /// taken (tens of milliseconds of 18 MB programs, at the launches otherwise).
-    func prepare(_ paths: Set<String>) {
+    package func prepare(_ paths: Set<String>) {
         for path in paths {
             let t = Thread { [self] in
                 guard let program = OpenProgram(path), program.isNative else { return }

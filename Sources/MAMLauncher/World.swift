@@ -52,12 +52,12 @@ package struct World {
             notes += found.diagnostics.filter { $0.severity == .error }.map(\.description)
         }
         // App groups resolve through the catalog, as in the matrix and the broker.
-        let entries = try root.map { try MatrixSetup.catalogEntries(root: $0, extra: catalog) } ?? []
+        let entries = try root.map { try World.catalogEntries(root: $0, extra: catalog) } ?? []
         notes += Catalog.resolveAppGroups(&tenant, entries: entries, installed: apps).map { "note: \($0)" }
         if let policyOverride {
             try apply(policyOverride, to: &tenant)
             // A file that names its apps targets those, as in the matrix.
-            notes += try MatrixSetup.applyTargets(policyOverride, to: &tenant, entries: entries, installed: apps).notes.map { "note: \($0)" }
+            notes += try World.applyTargets(policyOverride, to: &tenant, entries: entries, installed: apps).notes.map { "note: \($0)" }
         }
         for m in manifests {
             do {
@@ -83,7 +83,7 @@ package struct World {
     /// catalog apps among `names` (an entry's name or bundle id) that no installed app provides.
     static func standIns(for names: [String], tenant: Tenant, installed: [CatalogApp], root: URL, catalog: String?)
         throws -> (apps: [CatalogApp], notes: [String]) {
-        let entries = try MatrixSetup.catalogEntries(root: root, extra: catalog)
+        let entries = try World.catalogEntries(root: root, extra: catalog)
         // A name the catalog does not know stays unknown (a typo is not an app); a bundle id a
         // policy targets is stood in for, from the catalog or plain, as in the matrix.
         let asked = names.filter { Catalog.find($0, in: installed) == nil }.compactMap { name in
@@ -98,7 +98,7 @@ package struct World {
     /// A loaded file's warnings (an unknown key, with the nearest known one), on standard error:
     /// the answer on standard output stays the answer, and the typo is still heard, since the
     /// key it misspells has fallen to its default.
-    static func warn(_ diagnostics: [Diagnostic]) {
+    package static func warn(_ diagnostics: [Diagnostic]) {
         for d in diagnostics { StandardStreams.writeError("mamlaunch: \(d)\n") }
     }
 
@@ -106,7 +106,7 @@ package struct World {
     /// each targets (`--policy`).
     /// Returns the file's warnings, which it has printed.
     @discardableResult
-    static func apply(_ path: String, to tenant: inout Tenant) throws -> [Diagnostic] {
+    package static func apply(_ path: String, to tenant: inout Tenant) throws -> [Diagnostic] {
         do {
             let loaded = try Catalog.loadPolicyFile(path)
             warn(loaded.flatMap(\.warnings))

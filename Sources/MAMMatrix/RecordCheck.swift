@@ -23,7 +23,7 @@ public enum RecordCheck {
     /// The record of the cell's decision among those written while it ran: the last one of its
     /// channel from the cell's app (for an open from a location, to it; when the source's save
     /// was refused, nothing was opened, and the save's record is the cell's). The cells running
-    /// beside it use other apps (CellLanes), so theirs never match.
+    /// beside it use other apps (CellSchedule), so theirs never match.
     public static func record(for channel: Channel, source: String, target: String?, in records: [BrokerRecord]) -> BrokerRecord? {
         guard let name = auditChannel(channel) else { return nil }
         if channel == .openFrom {

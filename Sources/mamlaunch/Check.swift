@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MAMCatalog
 import MAMLauncher
+import MAMMatrixLive
 import MAMPolicy
 
 struct Check: ParsableCommand {

@@ -4,6 +4,7 @@ import Glibc
 import MAMCatalog
 import MAMLauncher
 import MAMMatrix
+import MAMMatrixLive
 import MAMPolicy
 import MAMWire
 

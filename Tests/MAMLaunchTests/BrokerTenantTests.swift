@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MAMCatalog
 @testable import MAMLauncher
+@testable import MAMMatrixLive
 import MAMPolicy
 import MAMTestSupport
 import Testing

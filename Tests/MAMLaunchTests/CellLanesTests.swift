@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import MAMLauncher
+@testable import MAMMatrixLive
 
 /// The lanes while a policy's apps are still starting (PolicyRun.perform): a cell whose app is
 /// not up yet waits without holding up the cells after it, and is run once the app is up and the

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MAMLauncher
+import MAMMatrixLive
 import MAMTestSupport
 import Testing
 

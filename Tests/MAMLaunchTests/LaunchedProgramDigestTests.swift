@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import MAMCatalog
 @testable import MAMLauncher
+@testable import MAMMatrixLive
 import MAMTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import MAMLauncher
 import MAMMatrix
+import MAMMatrixLive
 import Testing
 
 /// MAMLauncher called as a library, as `mamlaunch`'s commands call it: no process started.

@@ -1,4 +1,5 @@
 import Foundation
+import MAMLauncher
 import MAMMatrix
 
 /// The live shell of the matrix's scheduler (CellSchedule): a policy run's cells on several

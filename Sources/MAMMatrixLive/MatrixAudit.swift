@@ -1,3 +1,4 @@
+import MAMLauncher
 import MAMMatrix
 import MAMWire
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MAMLauncher
 import MAMScript
 import MAMWire
 

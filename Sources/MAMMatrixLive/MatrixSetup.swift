@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMLauncher
 import MAMMatrix
 import MAMPolicy
 import MAMWire
@@ -55,7 +56,7 @@ package struct MatrixSetup {
         let found = Catalog.loadApps(in: root.appendingPathComponent("Apps"))
         let installed = found.apps
         var warnings = found.diagnostics.filter { $0.severity == .warning }.map(\.description)
-        let entries = try Self.catalogEntries(root: root, extra: catalog)
+        let entries = try World.catalogEntries(root: root, extra: catalog)
         let known: (String) -> Bool = { name in
             Catalog.find(name, in: installed) != nil
                 || Catalog.entry(named: name, in: entries) != nil
@@ -155,7 +156,7 @@ package struct MatrixSetup {
             if case let .file(path) = ref {
                 warnings += try World.apply(path, to: &t).map(\.description)
                 files[ref.label] = path
-                let applied = try Self.applyTargets(path, to: &t, entries: entries, installed: installed)
+                let applied = try World.applyTargets(path, to: &t, entries: entries, installed: installed)
                 if applied.targets {
                     // App configurations reach managed apps only (the tenant loader refuses one
                     // naming an app no policy targets): with the file's own apps, those of the

@@ -2,6 +2,7 @@ import CMAMSandbox
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMLauncher
 import MAMPolicy
 import MAMSandbox
 import MAMScript

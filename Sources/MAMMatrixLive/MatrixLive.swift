@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 import MAMCatalog
+import MAMLauncher
 import MAMMatrix
 import MAMPolicy
 import MAMSandbox
@@ -131,14 +132,6 @@ package struct LiveMatrix {
             throw Failure(description: "mambroker is not built beside mamlaunch (swift build --product mambroker), or use --predict")
         }
     }
-}
-
-/// A value several threads update.
-final class Locked<Value>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: sending Value) { mutex = Mutex(value) }
-    var value: Value { mutex.withLock { $0 } }
-    func update(_ body: (inout sending Value) -> Void) { mutex.withLock { body(&$0) } }
 }
 
 /// One broker's live run: the broker, its apps, its policies in turn, each policy's cells in order.

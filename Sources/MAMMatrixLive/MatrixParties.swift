@@ -1,5 +1,6 @@
 import Foundation
 import MAMCatalog
+import MAMLauncher
 import MAMMatrix
 import MAMPolicy
 import MAMWire
@@ -16,22 +17,6 @@ package enum PartiesSource: String, CaseIterable {
 /// parties and apps: stand-ins for targeted apps no `Apps/` folder provides, policies named by
 /// sample label, accounts checked against the tenant.
 extension MatrixSetup {
-    /// The built-in catalog (Policies/catalog/apps.json), then `extra`'s entries, which replace
-    /// built-in ones with the same bundle id.
-    static func catalogEntries(root: URL, extra: String?) throws -> [CatalogEntry] {
-        var entries: [CatalogEntry] = []
-        let builtIn = Catalog.builtInCatalogPath(root: root)
-        do {
-            if FileManager.default.fileExists(atPath: builtIn) { entries = try Catalog.loadCatalog(builtIn) }
-            if let extra {
-                let more = try Catalog.loadCatalog(extra)
-                entries.removeAll { e in more.contains { $0.bundleID.lowercased() == e.bundleID.lowercased() } }
-                entries += more
-            }
-        } catch { throw World.Failure(description: error.description) }
-        return entries
-    }
-
     /// A policy entry to the file the run loads: a path relative to `folder`, else a sample
     /// policy's label (`managed-only`).
     static func resolvePolicy(_ entry: String, from folder: URL, root: URL) -> Result<String, ExperimentFile.PolicyLookupFailure> {
@@ -50,24 +35,6 @@ extension MatrixSetup {
     static func isSampleTenant(_ path: String, root: URL) -> Bool {
         let sample = root.appendingPathComponent("Policies/contoso/tenant.json").standardizedFileURL.path
         return URL(fileURLWithPath: path).standardizedFileURL.path == sample
-    }
-
-    /// A policy file that names its apps (a Graph export with `apps`, or an `appGroupType`
-    /// resolved through the catalog) targets those apps in every tenant policy it replaces;
-    /// returns whether it did, and how an app group was resolved.
-    static func applyTargets(_ path: String, to tenant: inout Tenant, entries: [CatalogEntry],
-                             installed: [CatalogApp]) throws -> (targets: Bool, notes: [String]) {
-        let loaded: [PolicyFile.Loaded]
-        do { loaded = try Catalog.loadPolicyFile(path) } catch { throw World.Failure(description: error.description) }
-        guard var first = loaded.first?.policy else { return (false, []) }
-        let notes = Catalog.resolveAppGroup(&first, entries: entries, installed: installed).map { [$0] } ?? []
-        guard !first.targetedApps.isEmpty else { return (false, notes) }
-        for i in tenant.policies.indices {
-            tenant.policies[i].targetedApps = first.targetedApps
-            tenant.policies[i].appOrigins = first.appOrigins
-        }
-        _ = tenant.reindex()
-        return (true, notes)
     }
 
     /// The installed apps plus a stand-in for every app a party or a policy names that no
