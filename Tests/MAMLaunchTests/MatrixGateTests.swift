@@ -105,6 +105,43 @@ struct MatrixGateTests {
         #expect(junit.stdout.contains("failures=\"0\""))
     }
 
+    @Test("a change that only narrows passes --fail-on widened and fails --fail-on changed, naming the changed cells")
+    func narrowingIsAChangeNotAWidening() async throws {
+        let dir = try Self.pullRequest { $0.replacingOccurrences(of: Self.key + ": \"managedApps\"", with: Self.key + ": \"none\"") }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let args = ["matrix", "--predict", "--parties", "policy-apps", "--policy", "before.json", "--policy", "after.json",
+                    "--diff", "before", "after", "--format", "sarif"]
+        let widened = try await CommandRunner.runOffPool(args + ["--fail-on", "widened"], in: dir)
+        #expect(widened.status == 0, "\(widened.stderr.suffix(800))")
+        #expect(widened.stderr.contains("gate (--fail-on widened): passed"))
+        let changed = try await CommandRunner.runOffPool(args + ["--fail-on", "changed"], in: dir)
+        #expect(changed.status == 3, "\(changed.stderr.suffix(800))")
+        #expect(changed.stderr.contains("gate (--fail-on changed): FAILED"), "\(changed.stderr.suffix(800))")
+        #expect(try Self.validateSARIF(changed.stdout, in: dir).status == 0)
+        // Each finding sits on the setting that changed in after.json.
+        #expect(changed.stdout.contains("after.json") && changed.stdout.contains("\"ruleId\":\"changed\""), "\(changed.stdout.prefix(800))")
+    }
+
+    @Test("--fail-on leak: a broker that lets org data through where the policy forbids it fails the gate; an honest one passes")
+    func leakFailsTheGate() async throws {
+        let dir = try Self.pullRequest { $0 }
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try Data("""
+            {"name": "leak", "parties": [{"name": "Mail", "app": "Mail", "accounts": ["adele@contoso.com"]}, {"name": "Notes", "app": "Notes"}],
+             "channels": ["paste"], "policies": ["tenant"]}
+            """.utf8).write(to: dir.appendingPathComponent("leak.json"))
+        let honest = try await CommandRunner.runOffPool(["matrix", "leak.json", "--fail-on", "leak"], in: dir)
+        #expect(honest.status == 0, "\(honest.stderr.suffix(800))")
+        #expect(honest.stderr.contains("gate (--fail-on leak): passed"))
+        // The test-only hook inverts the broker's paste answers: Mail's org text reaches Notes.
+        let flipped = try await CommandRunner.runOffPool(["matrix", "leak.json", "--fail-on", "leak", "--test-flip", "paste", "--format", "sarif"], in: dir)
+        // A failed cell is status 1 before the gate's 3; the verdict is on standard error either way.
+        #expect(flipped.status == 1, "\(flipped.stderr.suffix(800))")
+        #expect(flipped.stderr.contains("gate (--fail-on leak): FAILED"), "\(flipped.stderr.suffix(800))")
+        #expect(flipped.stdout.contains("\"ruleId\":\"leak\""), "\(flipped.stdout.prefix(800))")
+        #expect(try Self.validateSARIF(flipped.stdout, in: dir).status == 0)
+    }
+
     /// The schemas refuse what a CI system would not read, so a pass means something.
     @Test func theSchemasRefuseABrokenReport() throws {
         let dir = try Self.pullRequest { $0 }
