@@ -43,28 +43,33 @@ struct MatrixShardTests {
         return (merge, merged, shards)
     }
 
+    /// Cells of the sharded campaign: MAMLAB_SHARD_CELLS (a multiple of 4) for a longer run,
+    /// such as the 100,000 of a campaign past one machine.
+    static let shardCells = ProcessInfo.processInfo.environment["MAMLAB_SHARD_CELLS"].flatMap(Int.init).map { max(4, $0 / 4 * 4) } ?? 4000
+
     @Test("four shards of a random campaign, run one after another and merged, are the single run")
     func fourShardsAreTheSingleRun() async throws {
         let dir = try Self.folder()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let campaign = ["matrix", "--predict", "--random", "4000", "--seed", "11"]
+        let n = Self.shardCells, quarter = Self.shardCells / 4
+        let campaign = ["matrix", "--predict", "--random", "\(n)", "--seed", "11"]
         let single = dir.appendingPathComponent("single.json")
         let whole = try await CommandRunner.runOffPool(campaign + ["--format", "json", "--out", single.path])
         #expect(whole.status == 0, "\(whole.stderr.suffix(800))")
         let (merge, merged, shards) = try await Self.shardsAndMerge(campaign, count: 4, in: dir)
         #expect(merge.status == whole.status, "\(merge.stderr)")
         let a = try Self.cells(single), b = try Self.cells(merged)
-        #expect(a.count == 4000 && Self.same(a, b), "\(a.count) cells in one run, \(b.count) merged")
+        #expect(a.count == n && Self.same(a, b), "\(a.count) cells in one run, \(b.count) merged")
         // Each shard answered its contiguous quarter.
         for (k, shard) in shards.enumerated() {
             let ids = try Self.cells(shard).keys.sorted()
-            #expect(ids.first == 1000 * k + 1 && ids.last == 1000 * (k + 1), "shard \(k + 1): \(ids.first ?? -1)...\(ids.last ?? -1)")
+            #expect(ids.first == quarter * k + 1 && ids.last == quarter * (k + 1), "shard \(k + 1): \(ids.first ?? -1)...\(ids.last ?? -1)")
         }
         // The summary counts as the single run's does.
-        #expect(merge.stderr.contains("4000 cells (predicted, nothing ran), 9 policies: every expectation met"), "\(merge.stderr) vs \(whole.stderr.suffix(300))")
+        #expect(merge.stderr.contains("\(n) cells (predicted, nothing ran), 9 policies: every expectation met"), "\(merge.stderr) vs \(whole.stderr.suffix(300))")
         // A shard left out: partial, and a failure.
         let short = try await CommandRunner.runOffPool(["matrix", "merge", "--format", "table"] + [shards[0], shards[1], shards[3]].map(\.path))
-        #expect(short.status == 1 && short.stdout.hasPrefix("PARTIAL RUN: shards missing: 3 after 3000 of 4000 cells"), "\(short.stdout.prefix(300))")
+        #expect(short.status == 1 && short.stdout.hasPrefix("PARTIAL RUN: shards missing: 3 after \(3 * quarter) of \(n) cells"), "\(short.stdout.prefix(300))")
         // The same shard twice, or a file that is no shard, is refused with where.
         let twice = try await CommandRunner.runOffPool(["matrix", "merge", shards[0].path, shards[0].path])
         #expect(twice.status == 1 && twice.stderr.contains("shard-1.json:2: cell #1 is in another shard too"), "\(twice.stderr)")
