@@ -209,25 +209,52 @@ import Testing
     /// and is answered in version 1's layout on every channel it speaks; each decision is the
     /// broker's, as the audit shows.
     @Test func aVersionOneClientIsAnsweredInVersionOnesLayoutOnEveryChannel() throws {
-        let b = try BrokerHarness()
+        // The client's manifest installed beside the sample apps, and the client run under it as
+        // a developer's program (a script claims no installed app by itself): the broker then
+        // routes a document and a URL to it.
+        let fm = FileManager.default
+        let apps = NSTemporaryDirectory() + "mamlab-v1-apps-\(UUID().uuidString.prefix(8))"
+        defer { try? fm.removeItem(atPath: apps) }
+        for app in try fm.contentsOfDirectory(atPath: BrokerHarness.root + "/Apps")
+        where fm.fileExists(atPath: "\(BrokerHarness.root)/Apps/\(app)/Info.plist") {
+            try fm.createDirectory(atPath: "\(apps)/\(app)", withIntermediateDirectories: true)
+            try fm.copyItem(atPath: "\(BrokerHarness.root)/Apps/\(app)/Info.plist", toPath: "\(apps)/\(app)/Info.plist")
+        }
+        try fm.createDirectory(atPath: apps + "/PyHello", withIntermediateDirectories: true)
+        try fm.copyItem(atPath: BrokerHarness.root + "/clients/python/Info.plist", toPath: apps + "/PyHello/Info.plist")
+        let b = try BrokerHarness(apps: apps)
         defer { b.stop() }
-        // Docs takes the URL, then stays while the share is decided.
+        // Docs takes the URL, then stays while the share is decided. Notes (unmanaged) answers the
+        // client's import, imports from it, shares a document with it and opens a URL in it: the
+        // frames the broker starts reach the version-1 client too.
         let docs = try b.launch("Docs", ["hello", "wait-url", "sleep", "2000"])
+        let notes = try b.launch("Notes", ["hello", "serve-export", "v1-import.txt", "served to a version-1 client",
+                                           "import", "com.example.pyhello", "public.plain-text",
+                                           "share", "com.example.pyhello", "public.plain-text", "v1-in.txt", "shared with a version-1 client",
+                                           "open-url", "pyhello://from-notes", "sleep", "2000"])
         docs.waitForLines(1)
-        let r = try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", ["run", "--manifest", "clients/python/Info.plist", "--broker", b.launcherSocket,
+        notes.waitForLines(1)
+        let r = try ChildProcess.run(BrokerHarness.bin + "/mamlaunch", ["run", "--manifest", "clients/python/Info.plist", "--developer", "--broker", b.launcherSocket,
                                                                        "--containers", b.device + "-containers", "--", Self.python,
-                                                                       "Tests/MAMBrokerTests/Fixtures/python-v1/every_channel.py", "com.contoso.docs"],
+                                                                       "Tests/MAMBrokerTests/Fixtures/python-v1/every_channel.py", "com.contoso.docs", "com.example.notes"],
                                      directory: BrokerHarness.root, input: "")
         _ = docs.finish()
+        let notesSaid = notes.finish()
         #expect(r.status == 0, "\(r.out)\n\(r.err)")
+        // Notes got what the version-1 client exported.
+        #expect(notesSaid.step("import")["content"] as? String == "exported by a version-1 client", "\(notesSaid)")
         var said: [String: [String: Any]] = [:]
         for line in r.out.split(separator: "\n") {
             if let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let c = o["channel"] as? String { said[c] = o }
         }
         #expect(said["error"] == nil, "\(said["error"] ?? [:])")
         #expect(said["hello"]?["version"] as? Int == 1 && said["hello"]?["app"] as? String == "com.example.pyhello", "\(r.out)")
-        let channels = ["identity", "open-url", "paste", "share", "save", "open"]
+        let channels = ["identity", "open-url", "paste", "share", "save", "open", "import"]
         for c in channels { #expect(said[c]?["outcome"] is String, "\(c): \(r.out)\n\(r.err)") }
+        #expect(said["import"]?["content"] as? String == "served to a version-1 client", "\(r.out)")
+        #expect(said["export"]?["type"] as? String == "public.plain-text", "\(r.out)")
+        #expect(said["document"]?["name"] as? String == "v1-in.txt" && said["document"]?["content"] as? String == "shared with a version-1 client", "\(r.out)")
+        #expect(said["url"]?["url"] as? String == "pyhello://from-notes", "\(r.out)")
         #expect(said["can-open"]?["result"] is Bool && (said["targets"]?["targets"] as? [Any])?.isEmpty == false, "\(r.out)")
         #expect(said["paste"]?["text"] as? String == "from a version-1 client" && said["open"]?["content"] as? String == "saved by a version-1 client",
                 "\(r.out)")
@@ -235,7 +262,8 @@ import Testing
         // The same decisions the broker audited, in order.
         let audited = b.auditRecords.filter { ($0["source"] as? [String: Any])?["app"] as? String == "com.example.pyhello"
             || ($0["target"] as? [String: Any])?["app"] as? String == "com.example.pyhello" }
-        for (c, channel) in [("open-url", "open-url"), ("paste", "paste"), ("share", "open-in"), ("save", "save-to"), ("open", "open-from")] {
+        for (c, channel) in [("open-url", "open-url"), ("paste", "paste"), ("share", "open-in"), ("save", "save-to"), ("open", "open-from"),
+                             ("import", "import")] {
             let record = audited.first { $0["channel"] as? String == channel }
             #expect(record?["outcome"] as? String == said[c]?["outcome"] as? String, "\(c): \(record ?? [:]) vs \(said[c] ?? [:])")
         }
