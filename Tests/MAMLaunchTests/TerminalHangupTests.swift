@@ -113,10 +113,17 @@ struct TerminalHangupTests {
     func matrix() async throws {
         // Closed once a broker runs and cells are being answered. The exit-criteria experiment:
         // the default one's set-up, under a loaded suite, kept both cores for minutes.
-        let run = try await Self.closeTerminal([CommandRunner.executable.path, "matrix", "exit-criteria", "--jobs", "1", "--cells-in-flight", "1"],
+        let out = NSTemporaryDirectory() + "mamlab-hangup-\(UUID().uuidString.prefix(8)).json"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let run = try await Self.closeTerminal([CommandRunner.executable.path, "matrix", "exit-criteria", "--jobs", "1", "--cells-in-flight", "1",
+                                                "--format", "json", "--out", out],
                                                running: "mamlab-matrix-{pid}-", marker: "cells")
         #expect(run.status == 128 + SIGHUP, "status \(run.status): \(run.said.suffix(800))")
         #expect(Self.nothingLeft(run.pid).isEmpty, "\(Self.leftBehind(run.pid))")
+        // The report of the cells answered is written, and says on its first line that it is partial.
+        let report = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        let first = report.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(first.hasPrefix("{\"partial\"") && first.contains("SIGHUP"), "\(report.prefix(600))")
     }
 
     @Test("run: the terminal closed under an app the user is typing to")

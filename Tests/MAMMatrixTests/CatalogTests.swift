@@ -71,6 +71,20 @@ struct CatalogTests {
         #expect(made.notes.contains { $0.contains("com.example.uncatalogued") })
     }
 
+    @Test("the Office stand-ins open the legacy Office types too (.doc, .xls, .ppt), so a share of one is not filtered as an undeclared type")
+    func officeStandInsOpenLegacyTypes() throws {
+        let office = ["com.microsoft.office.word": "com.microsoft.word.doc", "com.microsoft.office.excel": "com.microsoft.excel.xls",
+                      "com.microsoft.office.powerpoint": "com.microsoft.powerpoint.ppt"]
+        let made = Catalog.standIns(for: office.keys.sorted(), installed: Fixture.apps, catalog: Self.builtIn)
+        #expect(made.apps.count == 3)
+        for app in made.apps {
+            let types = Set(app.manifest.documentTypes.flatMap(\.contentTypes).map { $0.lowercased() })
+            let legacy = office[app.manifest.bundleID]
+            #expect(legacy.map(types.contains) == true, "\(app.manifest.bundleID): \(types.sorted())")
+            #expect(types.contains("org.openxmlformats.wordprocessingml.document"))
+        }
+    }
+
     @Test("an installed app is never stood in for, whatever a catalog says")
     func installedAppsAreNotStoodIn() throws {
         let mail = Fixture.apps.first { $0.name == "Mail" }!.manifest.bundleID
