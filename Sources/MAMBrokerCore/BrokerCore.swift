@@ -767,7 +767,8 @@ struct SessionState: Sendable {
     /// The identities the app's key view shows together (`setViewIdentities`), when more than
     /// one; nil when it shows one, `identity`.
     var view: [Identity]?
-    /// How many policy snapshots this session has been sent; each carries its number.
+    /// The number of the last policy snapshot sent on this session (0: none yet); the next
+    /// carries this plus one, so the app keeps only a later one.
     var snapshotsSent = 0
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {

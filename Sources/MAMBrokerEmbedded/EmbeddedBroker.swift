@@ -49,11 +49,17 @@ public struct EmbeddedBroker {
         shell.document(text, sealed: sealed, size: size, allocated: allocated)
     }
 
+    /// An id for an app's next request, not used before.
+    public mutating func nextFrameID() -> UInt32 {
+        defer { shell.nextToken += 1 }
+        return UInt32(shell.nextToken * 7 + 1)
+    }
+
     /// Sends a frame from an app; returns the frames the app got back with this request's id.
     @discardableResult
     public mutating func send(_ id: SessionID, _ m: Message, _ attachment: Attachment? = nil, frameID: UInt32? = nil) -> [EmbeddedShell.Delivered] {
-        let fid = frameID ?? UInt32(shell.nextToken * 7 + 1)
-        shell.nextToken += 1
+        let generated = nextFrameID()
+        let fid = frameID ?? generated
         let before = shell.inbox[id]?.count ?? 0
         run(core.handle(.frame(id, Frame(id: fid, m), attachment)))
         return (shell.inbox[id] ?? []).dropFirst(before).filter { $0.frame.id == fid }

@@ -20,6 +20,11 @@ public struct CellPerformer: Sendable {
     /// The key of an app's second process (`keys`).
     public static let secondInstance = "#2"
 
+    /// The app a key names: its bundle id, or the name given, without a second process's mark.
+    public static func app(ofKey key: String) -> String {
+        key.hasSuffix(secondInstance) ? String(key.dropLast(secondInstance.count)) : key
+    }
+
     /// `apps`: each app's names (its folder name, its bundle id) and manifest.
     public init(apps: [(names: [String], manifest: AppManifest)], payload: Payload, documentSHA256: String, textSHA256: String) {
         var m: [String: AppManifest] = [:]
@@ -32,8 +37,7 @@ public struct CellPerformer: Sendable {
     }
 
     public func manifest(_ app: String) throws -> AppManifest {
-        let name = app.hasSuffix(Self.secondInstance) ? String(app.dropLast(Self.secondInstance.count)) : app
-        guard let m = manifests[name.lowercased()] else { throw Failure(description: "unknown app \(app)") }
+        guard let m = manifests[Self.app(ofKey: app).lowercased()] else { throw Failure(description: "unknown app \(app)") }
         return m
     }
 

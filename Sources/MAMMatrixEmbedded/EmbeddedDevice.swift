@@ -112,8 +112,7 @@ public final class EmbeddedDevice: MatrixDevice {
     /// Launched as the launcher launches an app (its first managed account, its personal one),
     /// greeted, its other accounts signed in and enrolled.
     func start(_ key: String, accounts: [String]) throws {
-        let bundle = key.hasSuffix(CellPerformer.secondInstance) ? String(key.dropLast(CellPerformer.secondInstance.count)) : key
-        guard let manifest = manifests[bundle] else { throw Failure(description: "unknown app \(key)") }
+        guard let manifest = manifests[CellPerformer.app(ofKey: key)] else { throw Failure(description: "unknown app \(key)") }
         let sdk = manifest.integratesSDK
         let first = accounts.first { $0.lowercased() != "personal" }
         let personal = accounts.contains { $0.lowercased() == "personal" }
@@ -131,8 +130,7 @@ public final class EmbeddedDevice: MatrixDevice {
     func request(_ key: String, _ message: Message, _ content: String? = nil) -> [EmbeddedShell.Delivered] {
         let session = apps[key]!.session
         let attachment = content.map { broker.document($0) }
-        let id = UInt32(broker.nextToken * 7 + 1)
-        broker.nextToken += 1
+        let id = broker.nextFrameID()
         broker.run(broker.core.handle(.frame(session, Frame(id: id, message), attachment)))
         pump()
         return broker.received(session).filter { $0.frame.id == id }

@@ -284,8 +284,7 @@ final class PolicyRun: @unchecked Sendable {
     // MARK: apps
 
     func entry(_ app: String) throws -> (manifest: AppManifest, executable: String) {
-        let name = app.hasSuffix(CellPerformer.secondInstance) ? String(app.dropLast(CellPerformer.secondInstance.count)) : app
-        guard let e = manifests[name.lowercased()] else { throw LiveMatrix.Failure(description: "unknown app \(app)") }
+        guard let e = manifests[CellPerformer.app(ofKey: app).lowercased()] else { throw LiveMatrix.Failure(description: "unknown app \(app)") }
         return e
     }
 
