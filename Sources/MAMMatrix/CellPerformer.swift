@@ -37,7 +37,9 @@ public struct CellPerformer: Sendable {
     }
 
     public func manifest(_ app: String) throws -> AppManifest {
-        guard let m = manifests[Self.app(ofKey: app).lowercased()] else { throw Failure(description: "unknown app \(app)") }
+        // Keys are mostly lowercased bundle ids already (keys(_:)): looked up as they are first.
+        let name = Self.app(ofKey: app)
+        guard let m = manifests[name] ?? manifests[name.lowercased()] else { throw Failure(description: "unknown app \(app)") }
         return m
     }
 

@@ -19,15 +19,18 @@ final class CellLanes: @unchecked Sendable {
     }
 
     /// Runs `body` for every cell on `lanes` threads; returns when all are done or `stop` says so.
-    func run(lanes: Int, stop: @escaping @Sendable () -> Bool, _ body: @escaping @Sendable (Int) -> Void) {
+    /// What `body` returns runs after the cell's claim is released: work that needs none of the
+    /// cell's apps (judging it by the broker's records) does not hold up the next cell between them.
+    func run(lanes: Int, stop: @escaping @Sendable () -> Bool, _ body: @escaping @Sendable (Int) -> (@Sendable () -> Void)?) {
         let finished = DispatchGroup()
         for i in 0..<max(1, lanes) {
             finished.enter()
             let t = Thread { [self] in
                 defer { finished.leave() }
                 while !stop(), let (cell, claimed) = next() {
-                    body(cell)
+                    let rest = body(cell)
                     release(claimed)
+                    rest?()
                 }
                 // The lanes still waiting end too (no cells left, or stopped): woken all at once.
                 condition.lock()

@@ -153,20 +153,24 @@ final class PolicyRun: @unchecked Sendable {
         /// and is worked out again only when they changed.
         var changes = 0
     }
-    let running = Locked(Running())
+    /// A Mutex of its own, not a Locked box: read at every pick of a cell, the generic box
+    /// looked up its type's metadata at each read.
+    let running = Mutex(Running())
     var apps: [String: ScriptedApp] {
-        get { running.value.apps }
-        set { running.update { $0.apps = newValue; $0.changes += 1 } }
+        get { running.withLock { $0 }.apps }
+        set { running.withLock { $0.apps = newValue; $0.changes += 1 } }
     }
     /// The accounts each running app was started with.
     var accounts: [String: [String]] {
-        get { running.value.accounts }
-        set { running.update { $0.accounts = newValue; $0.changes += 1 } }
+        get { running.withLock { $0 }.accounts }
+        set { running.withLock { $0.accounts = newValue; $0.changes += 1 } }
     }
     /// How a cell is performed on this device (the same on the embedded shell).
     let performer: CellPerformer
     let auditPath: String
     let auditTail: AuditTail
+    /// The decision log's header, mapped once the broker has made the log.
+    private let auditHeader = Mutex<AuditHeaderMap?>(nil)
     /// The tenant file the broker reads (written again for each policy: switchPolicy).
     let tenantPath: String
     /// The broker's stopper for an interruption (Interruption).
@@ -174,7 +178,7 @@ final class PolicyRun: @unchecked Sendable {
 
     /// Why an app of this run could not start: every later cell fails at once with it rather
     /// than trying again (an app that cannot start once will not start the next time).
-    let startFailure = Locked<String?>(nil)
+    let startFailure = Mutex<String?>(nil)
     let allowWeaker: Bool
     /// Cells run at once (CellLanes), each between apps no other running cell uses.
     var cellsInFlight = 1
@@ -246,8 +250,13 @@ final class PolicyRun: @unchecked Sendable {
         let tenant: Tenant
         do { tenant = try DevicePlan.brokerTenant(typed) } catch { throw LiveMatrix.Failure(description: "policy \(policy): \(error)") }
         let node = TenantFile.write(tenant, conditionalAccess: setup.conditionalAccess)
-        guard let object = node.propertyListObject else { throw LiveMatrix.Failure(description: "the tenant of policy \(policy) has no JSON form") }
-        let bytes = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        let bytes: Data
+        if let value = jsonValue(node) {
+            bytes = Data(value.json.utf8)
+        } else {
+            guard let object = node.propertyListObject else { throw LiveMatrix.Failure(description: "the tenant of policy \(policy) has no JSON form") }
+            bytes = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        }
         // 0600, never through a link: the folder is readable by everyone (/dev/shm), and the
         // tenant holds its users' credentials.
         let fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -261,6 +270,35 @@ final class PolicyRun: @unchecked Sendable {
             written += n
         }
         return out
+    }
+
+    /// A tenant's tree as JSONValue, whose own writer is a tenth of the cost of Foundation's
+    /// JSONSerialization (the launcher writes a tenant for every policy). Nulls are left out, as
+    /// the property-list form leaves them; nil for what JSONValue cannot hold exactly (data, a
+    /// date, an integer beyond 2^53: a Graph tenant has none).
+    static func jsonValue(_ node: Node) -> JSONValue? {
+        switch node.value {
+        case .null: return .null
+        case let .bool(b): return .bool(b)
+        case let .integer(i): return i.magnitude <= 1 << 53 ? .number(Double(i)) : nil
+        case let .real(r): return .number(r)
+        case let .string(s): return .string(s)
+        case .data, .date: return nil
+        case let .array(items):
+            var out: [JSONValue] = []
+            for item in items where item.value != .null {
+                guard let v = jsonValue(item) else { return nil }
+                out.append(v)
+            }
+            return .array(out)
+        case let .object(pairs):
+            var out: [String: JSONValue] = [:]
+            for (key, item) in pairs where item.value != .null {
+                guard let v = jsonValue(item) else { return nil }
+                out[key] = v
+            }
+            return .object(out)
+        }
     }
 
     func stop() {
@@ -299,7 +337,7 @@ final class PolicyRun: @unchecked Sendable {
     func stopMismatched(_ wanted: [String: [String]]) {
         for (bundle, app) in apps where wanted[bundle] != nil && accounts[bundle] != wanted[bundle] {
             app.stop()
-            running.update {
+            running.withLock {
                 $0.apps[bundle] = nil
                 $0.changes += 1
             }
@@ -322,15 +360,15 @@ final class PolicyRun: @unchecked Sendable {
                 defer { group.leave() }
                 do {
                     let app = try startApp(bundle, accounts: accts)
-                    running.update {
+                    running.withLock {
                         $0.apps[bundle] = app
                         $0.accounts[bundle] = accts
                         $0.starting.remove(bundle)
                         $0.changes += 1
                     }
                 } catch {
-                    if let error = error as? ScriptedApp.StartFailure { startFailure.update { $0 = $0 ?? error.description } }
-                    running.update {
+                    if let error = error as? ScriptedApp.StartFailure { startFailure.withLock { $0 = $0 ?? error.description } }
+                    running.withLock {
                         $0.starting.remove(bundle)
                         $0.changes += 1
                     }
@@ -387,7 +425,7 @@ final class PolicyRun: @unchecked Sendable {
         // every app has started.
         stopMismatched(upfront)
         let missing = upfront.filter { apps[$0.key] == nil }
-        running.update {
+        running.withLock {
             $0.starting.formUnion(missing.keys)
             $0.changes += 1
         }
@@ -399,8 +437,8 @@ final class PolicyRun: @unchecked Sendable {
         // Kept while the running apps are the same (called under the lanes' lock, one at a time).
         var claims = [(changes: Int, claim: CellLanes.Claim)?](repeating: nil, count: cells.count)
         let lanes = CellLanes(Array(cells.indices)) { [self] i in
-            if startFailure.value != nil { return .resources([]) }
-            let now = running.value
+            if startFailure.withLock { $0 } != nil { return .resources([]) }
+            let now = running.withLock { $0 }
             if let known = claims[i], known.changes == now.changes { return known.claim }
             let c = claim(cells[i], alone: alone[i], apps: parts[i], running: now)
             claims[i] = (now.changes, c)
@@ -420,40 +458,47 @@ final class PolicyRun: @unchecked Sendable {
         }
         // Whatever happens to the cells, the apps being started are kept (and so stopped).
         defer { started.wait() }
-        lanes.run(lanes: cellsInFlight, stop: { Interruption.received != nil }) { [self] i in
+        lanes.run(lanes: cellsInFlight, stop: { Interruption.received != nil }) { [self] i -> (@Sendable () -> Void)? in
             var r = cells[i]
             if r.live != nil {
                 // The engine could not even build the cell's parties; nothing to run.
                 done(i, r)
-                return
+                return nil
             }
-            if let startFailure = startFailure.value {
+            if let startFailure = startFailure.withLock({ $0 }) {
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(startFailure)")
                 done(i, r)
-                return
+                return nil
             }
             let before = auditSize()
+            var told: JSONValue?
             do {
-                let (live, told) = try performer.perform(r.cell, on: self, mark: before)
-                r.live = live
-                judgeByRecord(&r, told: told, auditFrom: before)
+                (r.live, told) = try performer.perform(r.cell, on: self, mark: before)
             } catch let error as ScriptedApp.StartFailure {
-                startFailure.update { $0 = $0 ?? error.description }
+                startFailure.withLock { $0 = $0 ?? error.description }
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "an app could not start: \(error)")
             } catch {
                 r.live = Verdict(outcome: .blocked, rule: "-", note: "the run could not perform the cell: \(error)")
             }
             // A cell cut short by an interruption was not answered.
-            if Interruption.received != nil { return }
-            if (!r.passed || r.leaked) && r.audit.isEmpty { r.audit = auditLines(from: before, naming: r.cell) }
-            done(i, r)
+            if Interruption.received != nil { return nil }
+            // Every request of the cell was answered, so its records are committed and end
+            // here: it is judged by them after its apps are free for the next cell (whose records
+            // start past `after`), off the schedule's path.
+            let after = max(before, auditSize())
+            return { [self, r, told] in
+                var r = r
+                judgeByRecord(&r, told: told, audit: before..<after)
+                if (!r.passed || r.leaked) && r.audit.isEmpty { r.audit = auditLines(before..<after, naming: r.cell) }
+                done(i, r)
+            }
         }
     }
 
     /// What a cell claims (CellSchedule.claim), from the apps running now; nothing for a cell
     /// already answered.
     func claim(_ r: CellResult, alone: Bool, apps parts: [(key: String, accounts: [String])?], running now: Running) -> CellLanes.Claim {
-        if r.live != nil || startFailure.value != nil { return .resources([]) }
+        if r.live != nil || startFailure.withLock { $0 } != nil { return .resources([]) }
         return CellSchedule.claim(parts: parts, alone: alone, paste: r.cell.channel.channel == .paste, starting: now.starting) { key in
             now.apps[key] == nil ? nil : now.accounts[key]
         }
@@ -462,38 +507,41 @@ final class PolicyRun: @unchecked Sendable {
     /// The app the broker's last open-url record since `offset` names as the receiver. (A link
     /// that may reach another app runs alone, so the records since are its cell's.)
     func urlReceiver(since offset: UInt64) -> String? {
-        decisionRecords(from: offset).last { $0.channel == "open-url" }?.target?.app.lowercased()
+        decisionRecords(offset..<UInt64.max).last { $0.channel == "open-url" }?.target?.app.lowercased()
     }
 
     // MARK: audit
 
-    /// Where the log's committed records end (not the file's size: its space is reserved ahead).
-    /// (Read with bare system calls: once per cell, FileHandle's were 1.5% of a run's CPU.)
+    /// Where the log's committed records end (not the file's size: its space is reserved ahead),
+    /// read from its mapped header (AuditHeaderMap), twice per cell.
     func auditSize() -> UInt64 {
-        let fd = open(auditPath, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return 0 }
-        defer { close(fd) }
-        var head = [UInt8](repeating: 0, count: AuditFile.headerSize)
-        let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        if n == AuditFile.headerSize, let end = AuditFile.committed(head) { return UInt64(end) }
+        let header = auditHeader.withLock { map in
+            if map == nil { map = AuditHeaderMap(path: auditPath) }
+            return map
+        }
+        if let end = header?.committed { return UInt64(end) }
         return UInt64(AuditFile.end(atPath: auditPath))
     }
 
-    /// Every record committed since `offset` that names one of the cell's apps as a side, as
-    /// its line: what a failed cell shows (the cells running beside it claim other apps).
-    func auditLines(from offset: UInt64, naming cell: Cell) -> [String] {
+    /// Every record committed in `range` that names one of the cell's apps as a side, as its
+    /// line: what a failed cell shows (the cells running beside it claim other apps).
+    func auditLines(_ range: Range<UInt64>, naming cell: Cell) -> [String] {
         let apps = cellApps(cell)
-        return AuditFile.records(atPath: auditPath, from: Int(offset)).filter { line in
-            guard let r = try? BrokerRecord(line: Array(line.utf8)) else { return true }
-            return r.names(apps)
+        let read = AuditFile.lines(atPath: auditPath, from: Int(range.lowerBound))
+        return read.lines.filter { read.start + $0.startIndex < range.upperBound }.compactMap { line in
+            guard let r = try? BrokerRecord(line: line) else { return String(decoding: line, as: UTF8.self) }
+            return r.names(apps) ? String(decoding: line, as: UTF8.self) : nil
         }
     }
 
-    /// The decision records since `offset` (AuditTail), read from the file when the tail no
-    /// longer holds them.
-    func decisionRecords(from offset: UInt64) -> [BrokerRecord] {
-        if let kept = auditTail.records(from: Int(offset)) { return kept.map(\.record) }
-        return AuditFile.lines(atPath: auditPath, from: Int(offset)).lines.compactMap { try? BrokerRecord(line: $0) }
+    /// The decision records committed in `range` (AuditTail), read from the file when the tail
+    /// no longer holds them.
+    func decisionRecords(_ range: Range<UInt64>) -> [BrokerRecord] {
+        if let kept = auditTail.records(from: Int(range.lowerBound)) {
+            return kept.prefix { $0.offset < range.upperBound }.map(\.record)
+        }
+        let read = AuditFile.lines(atPath: auditPath, from: Int(range.lowerBound))
+        return read.lines.filter { read.start + $0.startIndex < range.upperBound }.compactMap { try? BrokerRecord(line: $0) }
             .filter { AuditTail.decisionChannels.contains($0.channel) }
     }
 
@@ -503,11 +551,11 @@ final class PolicyRun: @unchecked Sendable {
 
     /// Holds the broker's record of the cell's decision against the app's answer and the
     /// prediction (RecordCheck): a disagreement fails the cell, and its records are kept.
-    func judgeByRecord(_ r: inout CellResult, told: JSONValue?, auditFrom before: UInt64) {
+    func judgeByRecord(_ r: inout CellResult, told: JSONValue?, audit range: Range<UInt64>) {
         guard told != nil, let source = try? bundle(r.cell.source) else { return }
         let target = r.cell.target.flatMap { try? bundle($0) }
-        if RecordCheck.judge(&r, told: told, source: source, target: target, records: decisionRecords(from: before)) {
-            r.audit = auditLines(from: before, naming: r.cell)
+        if RecordCheck.judge(&r, told: told, source: source, target: target, records: decisionRecords(range)) {
+            r.audit = auditLines(range, naming: r.cell)
         }
     }
 
@@ -519,14 +567,14 @@ final class PolicyRun: @unchecked Sendable {
 /// The live shell's device: the broker's apps as sandboxed processes (ScriptedApp).
 extension PolicyRun: MatrixDevice {
     func accounts(of key: String) -> [String]? {
-        let now = running.value
+        let now = running.withLock { $0 }
         return now.apps[key] == nil ? nil : now.accounts[key]
     }
 
     func stop(_ key: String) {
         guard let app = apps[key] else { return }
         app.stop()
-        running.update {
+        running.withLock {
             $0.apps[key] = nil
             $0.accounts[key] = nil
             $0.changes += 1

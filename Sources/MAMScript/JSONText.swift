@@ -135,9 +135,12 @@ enum JSONText {
                 }
             case 0x7B:
                 at += 1
-                var fields: [String: JSONValue] = [:]
+                // Gathered first and made a dictionary once, at its size: inserting one by one
+                // grew each object's table several times over (rehashing every key), a third of
+                // the reading of a decision record. A repeated key keeps its last value.
+                var fields: [(String, JSONValue)] = []
                 skipSpace()
-                if at < bytes.count, bytes[at] == 0x7D { at += 1; return .object(fields) }
+                if at < bytes.count, bytes[at] == 0x7D { at += 1; return .object([:]) }
                 while true {
                     skipSpace()
                     guard at < bytes.count, bytes[at] == 0x22 else { throw fail("expected a key") }
@@ -146,10 +149,10 @@ enum JSONText {
                     guard at < bytes.count, bytes[at] == 0x3A else { throw fail("expected ':'") }
                     at += 1
                     skipSpace()
-                    fields[key] = try value(depth: depth + 1)
+                    fields.append((key, try value(depth: depth + 1)))
                     skipSpace()
                     guard at < bytes.count else { throw fail("unterminated object") }
-                    if bytes[at] == 0x7D { at += 1; return .object(fields) }
+                    if bytes[at] == 0x7D { at += 1; return .object(Dictionary(fields, uniquingKeysWith: { _, last in last })) }
                     guard bytes[at] == 0x2C else { throw fail("expected ',' or '}'") }
                     at += 1
                 }
@@ -177,6 +180,13 @@ enum JSONText {
                 at += 1
                 if at < bytes.count, bytes[at] == 0x2B || bytes[at] == 0x2D { at += 1 }
                 guard digits() > 0 else { throw fail("an exponent needs digits") }
+            }
+            // A whole number of up to 15 digits (counts, ids, sizes: most numbers read) is exact
+            // as a Double and needs no text made for Double's parser.
+            if at - start <= 15, !bytes[start..<at].contains(where: { $0 == 0x2E || $0 == 0x65 || $0 == 0x45 }) {
+                var n: Int64 = 0
+                for c in bytes[(bytes[start] == 0x2D ? start + 1 : start)..<at] { n = n * 10 + Int64(c - 0x30) }
+                return Double(bytes[start] == 0x2D ? -n : n)
             }
             guard let n = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)), n.isFinite else {
                 throw Failure(offset: start, reason: "a number out of range")
@@ -257,6 +267,10 @@ enum JSONText {
         }
 
         func utf8(_ from: Int, _ to: Int) throws(Failure) -> String {
+            // ASCII (nearly every string read) is valid UTF-8 as it stands: made without the
+            // generic validation, which looked up type metadata at every string.
+            let slice = UnsafeBufferPointer(rebasing: bytes[from..<to])
+            if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
             guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[from..<to]), as: UTF8.self) else {
                 throw Failure(offset: from, reason: "a string that is not UTF-8")
             }

@@ -60,10 +60,15 @@ public enum AuditFile {
     public static func committed(_ bytes: some Collection<UInt8>) -> Int? {
         guard bytes.count >= headerSize, bytes.starts(with: prefix) else { return nil }
         let start = bytes.index(bytes.startIndex, offsetBy: committedOffset)
-        // Eight bytes: digits between blanks. Read by hand: a matrix reads it after every cell,
-        // and Foundation's trimming was most of that read's cost.
+        return committed(field: bytes[start..<bytes.index(start, offsetBy: 8)])
+    }
+
+    /// The committed length the header's eight-byte field says (digits between blanks), or nil.
+    static func committed(field: some Collection<UInt8>) -> Int? {
+        // Read by hand: a matrix reads it around every cell, and Foundation's trimming was most
+        // of that read's cost.
         var n = 0, digits = 0, after = false
-        for byte in bytes[start..<bytes.index(start, offsetBy: 8)] {
+        for byte in field {
             switch byte {
             case 0x30...0x39 where !after:
                 n = n * 10 + Int(byte - 0x30)

@@ -3,7 +3,9 @@ import Glibc
 import MAMCatalog
 @testable import MAMLauncher
 @testable import MAMMatrixLive
+import MAMMatrix
 import MAMPolicy
+import MAMScript
 import MAMTestSupport
 import Testing
 
@@ -15,6 +17,22 @@ struct BrokerTenantTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mamlab-broker-tenant-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
         return dir
+    }
+
+    @Test("the tenant's text holds what Foundation's JSONSerialization wrote of the same tree",
+          arguments: [nil, "Policies/graph-export/fabrikam-export.json"])
+    func theTenantTextIsFoundationsToo(tenant: String?) throws {
+        let path = tenant.map { CommandRunner.root.appendingPathComponent($0).path }
+        let setup = try MatrixSetup.load(experiment: "default", policies: [], diff: [], random: nil, seed: 1, tenant: path)
+        let dir = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (label, predictor) in setup.predictors {
+            let out = try PolicyRun.writeTenant(setup, policy: label, to: dir + "/tenant.json")
+            let written = try Array(Data(contentsOf: URL(fileURLWithPath: out)))
+            let node = TenantFile.write(try DevicePlan.brokerTenant(predictor.engine.tenant), conditionalAccess: setup.conditionalAccess)
+            let foundation = try JSONSerialization.data(withJSONObject: try #require(node.propertyListObject), options: [.sortedKeys])
+            #expect(try JSONValue.parse(written) == JSONValue.parse(Array(foundation)), "\(label)")
+        }
     }
 
     @Test(arguments: [nil, "Policies/graph-export/fabrikam-export.json"])

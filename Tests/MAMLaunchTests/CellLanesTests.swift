@@ -18,8 +18,10 @@ import Testing
     }
 
     /// Runs the lanes on a thread of their own; `during` runs meanwhile. Waits up to 30 s.
+    /// `after`: what a cell leaves to run once its claim is released.
     func run(_ plan: Plan, lanes count: Int, body: @escaping @Sendable (Int, CellLanes) -> Void = { _, _ in },
-             during: (CellLanes) -> Void = { _ in }) throws {
+             during: (CellLanes) -> Void = { _ in },
+             after: @escaping @Sendable (Int) -> (@Sendable () -> Void)? = { _ in nil }) throws {
         let cells = plan.claims.withLock { Array($0.indices) }
         let lanes = CellLanes(cells) { i in plan.claims.withLock { $0[i] } }
         let done = DispatchSemaphore(value: 0)
@@ -27,6 +29,7 @@ import Testing
             lanes.run(lanes: count, stop: { false }) { i in
                 plan.order.withLock { $0.append(i) }
                 body(i, lanes)
+                return after(i)
             }
             done.signal()
         }
@@ -46,6 +49,22 @@ import Testing
             lanes.wake()
         }
         #expect(plan.ran == [1, 2, 0])
+    }
+
+    @Test("what a cell leaves for after its claim runs with its apps free: the next cell between them goes first")
+    func restRunsAfterTheClaimIsReleased() throws {
+        let plan = Plan([.resources(["a"]), .resources(["a"])])
+        let second = DispatchSemaphore(value: 0)
+        let judged = DispatchSemaphore(value: 0)
+        // Cell 0's judging waits for cell 1, which claims the same app: it could not start while
+        // cell 0 held its claim.
+        let afterCell: @Sendable (Int) -> (@Sendable () -> Void)? = { i in
+            guard i == 0 else { return nil }
+            return { if second.wait(timeout: .now() + 30) == .success { judged.signal() } }
+        }
+        try run(plan, lanes: 2, body: { i, _ in if i == 1 { second.signal() } }, after: afterCell)
+        #expect(judged.wait(timeout: .now()) == .success, "cell 1 ran while cell 0's judging waited")
+        #expect(plan.ran == [0, 1])
     }
 
     @Test("a cell that needs every app waits while apps start, and nothing passes it")

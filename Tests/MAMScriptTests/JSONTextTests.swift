@@ -44,6 +44,16 @@ import MAMScript
         #expect(try JSONValue.parse(Array(#" { "a" : [ 1 , "\u00e9\ud83d\ude00\/" ] } "#.utf8)) == ["a": [1, "é😀/"]])
     }
 
+    @Test("a number reads as Double's own parser reads its text; a repeated key keeps its last value")
+    func numbersAndRepeatedKeys() throws {
+        for text in ["0", "-0", "7", "-12", "123456789012345", "-999999999999999", "1234567890123456", "9007199254740993",
+                     "1.5", "-2e3", "1E2", "0.000001"] {
+            #expect(try JSONValue.parse(Array(text.utf8)) == .number(Double(text)!), "\(text)")
+        }
+        #expect(try JSONValue.parse(Array(#"{"a":1,"b":2,"a":3}"#.utf8)) == ["a": 3, "b": 2])
+        #expect(try JSONValue.parse(Array(#"{}"#.utf8)) == [:])
+    }
+
     @Test func refusesBrokenAndHostileLinesSayingWhere() {
         let bad: [(String, Int)] = [
             ("{\"a\":1", 6), ("[1,]", 3), ("01", 0), ("\"tab\there\"", 4), ("\"\\ud800\"", 7), ("{\"a\" 1}", 5),
