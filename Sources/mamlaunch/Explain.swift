@@ -15,7 +15,7 @@ enum Channel: String, ExpressibleByArgument, CaseIterable {
 
 struct Explain: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Answer one sharing decision and say why.",
+        abstract: "Answer one sharing decision, or what happens when an app opens, and say why.",
         discussion: """
             The first line ends with the deciding rule and the engine's file and line that \
             chose it (by sendOpenInEncrypted at Sources/MAMPolicy/Decisions/Transfer.swift:LINE); \
@@ -57,6 +57,13 @@ struct Explain: ParsableCommand {
             second account that a policy targets is refused (SingleManagedAccountMode, 227), \
             and a tenant user signed in beside the enrolled account is unmanaged there.
 
+            --launch-check answers what happens when --from opens on the device under the \
+            account it acts under: the policy's conditional launch checks (iOS, app and SDK \
+            minimums, jailbreak, model, threat level, time offline) against the tenant's device \
+            profile, changed by --os, --model, --jailbroken, --threat-level and --offline \
+            (mamlaunch explain --launch-check --from Outlook --offline 12h1m). The answer is \
+            the strongest action among the failing checks, each listed: warn, block or wipe.
+
             A LOCATION is a save location (oneDriveForBusiness, sharePoint, box, dropbox, \
             googleDrive, localDrive, cameraRoll, accountDocument, other) or an open location \
             (oneDriveForBusiness, sharePoint, camera, localStorage, photos, accountDocument, \
@@ -78,7 +85,19 @@ struct Explain: ParsableCommand {
     var to: String?
 
     @Option(help: ArgumentHelp("How the data moves.", valueName: Channel.allCases.map(\.rawValue).joined(separator: "|")))
-    var channel: Channel
+    var channel: Channel?
+
+    @Flag(help: "Instead of a channel: what happens when --from opens on the device (the policy's conditional launch checks, docs/SEMANTICS.md §9).")
+    var launchCheck = false
+
+    @OptionGroup(title: "The device (--launch-check; each flag changes the tenant's device profile)")
+    var device: DeviceOptions
+
+    @Option(help: ArgumentHelp("The app's version, for the policy's app-version minimums (--launch-check; not checked without it).", valueName: "VERSION"))
+    var appVersion: String?
+
+    @Option(help: ArgumentHelp("The SDK release the app links (--launch-check).", valueName: "VERSION"))
+    var sdkVersion: String = LaunchCheckReport.sdkRelease
 
     @Flag(help: "--from shows all its listed accounts together in one view (a unified inbox: setUIPolicyAccountIds); with one managed, the lock-down policy applies.")
     var fromView = false
@@ -108,6 +127,12 @@ struct Explain: ParsableCommand {
     var json = false
 
     func validate() throws {
+        if launchCheck {
+            guard channel == nil else { throw ValidationError("--launch-check answers a launch, not a channel: leave out --channel") }
+            guard from != nil, to == nil else { throw ValidationError("--launch-check needs --from (the app that opens) and no --to") }
+            return
+        }
+        guard let channel else { throw ValidationError("give --channel (how the data moves) or --launch-check") }
         switch channel {
         case .send, .import, .receive, .paste, .openIn:
             guard from != nil, to != nil else { throw ValidationError("--channel \(channel.rawValue) needs --from and --to") }
@@ -128,6 +153,8 @@ struct Explain: ParsableCommand {
     }
 
     func run() throws {
+        if launchCheck { return try runLaunchCheck() }
+        let channel = channel!
         let world = try World.load(tenant: tenantFile.tenant, policyOverride: policy, manifests: manifests, catalog: catalogFile.catalog,
                                    standIns: [from, to].compactMap { $0.map(Self.appName) })
         var notes = world.notes

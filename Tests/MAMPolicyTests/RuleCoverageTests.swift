@@ -13,6 +13,7 @@ struct RuleCoverageTests {
             seen.insert(d.rule)
             if let r = d.senderRule { seen.insert(r) }
         }
+        for (rule, _) in Self.launchSweep() { seen.insert(rule) }
         let missing = Rule.allCases.filter { !seen.contains($0) }
         #expect(missing.isEmpty, "never produced: \(missing)")
     }
@@ -23,6 +24,7 @@ struct RuleCoverageTests {
         // One line may choose between two rules (`wrapped ? .urlNoTwin : .urlNotHandled`).
         var sites: [DecisionSite: Set<Rule>] = [:]
         for d in Self.sweep() { sites[d.site, default: []].insert(d.rule) }
+        for (rule, site) in Self.launchSweep() { sites[site, default: []].insert(rule) }
         var files: [String: [Substring]] = [:]
         for (site, rules) in sites {
             let rule = rules.first!
@@ -73,15 +75,51 @@ struct RuleCoverageTests {
         return all
     }
 
+    /// §9: launch checks over random requirements and devices; each verdict's rule and every
+    /// finding, with the engine's line that chose it.
+    static func launchSweep() -> [(Rule, DecisionSite)] {
+        var out: [(Rule, DecisionSite)] = []
+        var g = SplitMix64(state: 0x5EED_0009)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let versions = ["9", "12.4.4", "15", "17.5", "18.1"].compactMap(Version.init)
+        func pick<T>(_ items: [T]) -> T { items[Int(g.next() % UInt64(items.count))] }
+        for _ in 0..<400 {
+            var s = PolicySettings()
+            for path in [\LaunchRequirements.os, \.app, \.sdk] {
+                s.launch[keyPath: path] = .init(warning: pick([nil] + versions), required: pick([nil] + versions), wipe: pick([nil] + versions))
+            }
+            s.launch.complianceAction = pick(LaunchAction.allCases)
+            s.launch.maximumThreatLevel = pick(ThreatLevel.allCases)
+            s.launch.allowedModels = pick([[], ["iPhone15"], ["iPad"]])
+            s.launch.offlineWipeMinutes = pick([1440, 90 * 1440])
+            let lab = Lab(settings: s)
+            let device = DeviceProfile(os: pick(versions), model: pick(["iPhone15,2", "iPad13,1", "iPhone12,1"]), jailbroken: pick([true, false]),
+                                       threatLevel: pick([.secured, .low, .high]),
+                                       offlineSince: pick([nil, now.addingTimeInterval(-800 * 60), now.addingTimeInterval(-2 * 86400)]))
+            let party = lab.party("mail")
+            let v = lab.engine.launchCheck(app: party.bundleID, account: party.identity.account, device: device, appVersion: pick(versions),
+                                           sdkVersion: pick(versions), now: now)
+            out.append((v.rule, v.site))
+            out += v.findings.map { ($0.rule, $0.site) }
+            let none = lab.engine.launchCheck(app: party.bundleID, account: nil, device: device, now: now)
+            out.append((none.rule, none.site))
+            let standard = Lab(settings: PolicySettings()).engine.launchCheck(app: party.bundleID, account: party.identity.account,
+                                                                             device: .standard, now: now)
+            out.append((standard.rule, standard.site))
+        }
+        return out
+    }
+
     @Test func everyRuleHasAnIdATagAndAReason() {
         for rule in Rule.allCases {
-            #expect(rule.id.hasPrefix("4.") || rule.id.hasPrefix("1."))
+            #expect(rule.id.hasPrefix("4.") || rule.id.hasPrefix("1.") || rule.id.hasPrefix("9."))
             #expect(!rule.summary.isEmpty)
         }
         // Blocking rules carry one of the messages of SEMANTICS §6.
         let messages = [UserMessage.sendNone, UserMessage.sendManaged, UserMessage.receiveNone, UserMessage.receiveManaged,
                         UserMessage.paste, "\(UserMessage.sharingTitle): \(UserMessage.sharing)", UserMessage.noHandler,
-                        UserMessage.noDocumentHandler, UserMessage.identityRefused]
+                        UserMessage.noDocumentHandler, UserMessage.identityRefused, UserMessage.launchVersion, UserMessage.launchDevice,
+                        UserMessage.launchOffline, UserMessage.launchWiped]
         for rule in Rule.allCases where !rule.message.isEmpty { #expect(messages.contains(rule.message), "\(rule)") }
     }
 }

@@ -95,6 +95,8 @@ struct TenantWriterTests {
         tenant.device.enrollments = ["com.microsoft.office.outlook": ana]
         tenant.device.mdmManagedApps = ["com.microsoft.office.outlook"]
         tenant.device.allowedAccounts = [ana]
+        tenant.device.profile = DeviceProfile(os: Version("12.4")!, model: "iPad13,1", jailbroken: true, threatLevel: .medium,
+                                              biometrics: true, passcode: false, offlineSince: Date(timeIntervalSince1970: 1_790_000_000))
         var p = Policy(id: "p1", displayName: "Sales, not execs")
         p.targetedApps = ["com.microsoft.office.outlook", "com.microsoft.office.word"]
         p.appGroup = .allCoreMicrosoftApps
@@ -102,6 +104,13 @@ struct TenantWriterTests {
         p.excludedGroups = ["execs"]
         p.settings.send = .none
         p.settings.applyCouplings()  // as every loaded policy has them
+        p.settings.launch.os = .init(warning: Version("16"), required: Version("15.1"), wipe: Version("12.4.6"))
+        p.settings.launch.sdk.required = Version("19.0")
+        p.settings.launch.complianceAction = .wipe
+        p.settings.launch.maximumThreatLevel = .low
+        p.settings.launch.threatAction = .warn
+        p.settings.launch.allowedModels = ["iPhone15", "iPad13,1"]
+        p.settings.launch.offlineWipeMinutes = 30 * 1440
         // The debug form's Local Storage bit, which Graph has no value for.
         p.settings.allowedIngestionLocations = OpenLocations([.oneDriveForBusiness, .localStorage])
         tenant.policies = [p]

@@ -36,6 +36,11 @@ public enum UserMessage {
     public static let noDocumentHandler = "No app on this device can open this type of document."
     /// [chosen] The SDK reports a refused switch as a result code, not a text; this is MAMLab's.
     public static let identityRefused = "This account cannot be used in this app."
+    /// [chosen] What the launch checks tell the user; the SDK's own screens are not in the seeds.
+    public static let launchVersion = "Your organization requires a newer version to open work data in this app."
+    public static let launchDevice = "Your organization does not allow work data in this app on this device."
+    public static let launchOffline = "Connect to the internet so your organization can check your access to work data."
+    public static let launchWiped = "Your organization has removed its data from this app."
 }
 
 /// Which party's policy a rule reads.

@@ -31,6 +31,9 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
     case identitySet, identityNoSDK, identityNotSignedIn, identitySecondManaged, pasteboardEmpty
     // 1 a view that shows several accounts at once
     case identityViewSet, identityViewSingleIdentity
+    // 9 conditional launch
+    case launchUnmanaged, launchAllowed, launchOSVersion, launchAppVersion, launchSDKVersion, launchJailbroken
+    case launchModelNotAllowed, launchThreatLevel, launchOfflineAccess, launchOfflineWipe
 
     public var id: String {
         switch self {
@@ -58,6 +61,14 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .identitySet, .identityNoSDK, .identityNotSignedIn, .identitySecondManaged: return "1.identity"
         case .pasteboardEmpty: return "4.3.0"
         case .identityViewSet, .identityViewSingleIdentity: return "1.view"
+        case .launchUnmanaged, .launchAllowed: return "9.0"
+        case .launchOSVersion: return "9.1"
+        case .launchAppVersion: return "9.2"
+        case .launchSDKVersion: return "9.3"
+        case .launchJailbroken: return "9.4"
+        case .launchModelNotAllowed: return "9.5"
+        case .launchThreatLevel: return "9.6"
+        case .launchOfflineAccess, .launchOfflineWipe: return "9.7"
         }
     }
 
@@ -82,8 +93,11 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
              .saveWrongAccount, .saveAccountDocument, .saveOther:
             return .owner
         case .pasteSameParty, .urlNotHandled, .openInTypeNotDeclared, .identitySet, .identityNoSDK, .identityNotSignedIn,
-             .identitySecondManaged, .pasteboardEmpty, .identityViewSet, .identityViewSingleIdentity:
+             .identitySecondManaged, .pasteboardEmpty, .identityViewSet, .identityViewSingleIdentity, .launchUnmanaged:
             return .none
+        case .launchAllowed, .launchOSVersion, .launchAppVersion, .launchSDKVersion, .launchJailbroken, .launchModelNotAllowed,
+             .launchThreatLevel, .launchOfflineAccess, .launchOfflineWipe:
+            return .owner
         }
     }
 
@@ -118,8 +132,17 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
             return ["blockDataIngestionIntoOrganizationDocuments", "allowedDataIngestionLocations"]
         case .senderUnmanaged, .receiverUnmanaged, .receiverUnmanagedSwitch, .pasteSameParty, .pasteIntoUnmanaged,
              .urlNotHandled, .openInTypeNotDeclared, .saveOwnerUnmanaged, .openReceiverUnmanaged, .identitySet, .identityNoSDK,
-             .identityNotSignedIn, .identitySecondManaged, .pasteboardEmpty, .identityViewSet, .identityViewSingleIdentity:
+             .identityNotSignedIn, .identitySecondManaged, .pasteboardEmpty, .identityViewSet, .identityViewSingleIdentity,
+             .launchUnmanaged, .launchAllowed:
             return []
+        case .launchOSVersion: return ["minimumWarningOsVersion", "minimumRequiredOsVersion", "minimumWipeOsVersion"]
+        case .launchAppVersion: return ["minimumWarningAppVersion", "minimumRequiredAppVersion", "minimumWipeAppVersion"]
+        case .launchSDKVersion: return ["minimumWarningSdkVersion", "minimumRequiredSdkVersion", "minimumWipeSdkVersion"]
+        case .launchJailbroken: return ["deviceComplianceRequired", "appActionIfDeviceComplianceRequired"]
+        case .launchModelNotAllowed: return ["allowedIosDeviceModels", "appActionIfIosDeviceModelNotAllowed"]
+        case .launchThreatLevel: return ["maximumAllowedDeviceThreatLevel", "mobileThreatDefenseRemediationAction"]
+        case .launchOfflineAccess: return ["periodOfflineBeforeAccessCheck"]
+        case .launchOfflineWipe: return ["periodOfflineBeforeWipeIsEnforced"]
         }
     }
 
@@ -140,6 +163,10 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .urlNotHandled: return UserMessage.noHandler
         case .openInTypeNotDeclared: return UserMessage.noDocumentHandler
         case .identityNoSDK, .identityNotSignedIn, .identitySecondManaged, .identityViewSingleIdentity: return UserMessage.identityRefused
+        case .launchOSVersion, .launchAppVersion, .launchSDKVersion: return UserMessage.launchVersion
+        case .launchJailbroken, .launchModelNotAllowed, .launchThreatLevel: return UserMessage.launchDevice
+        case .launchOfflineAccess: return UserMessage.launchOffline
+        case .launchOfflineWipe: return UserMessage.launchWiped
         default: return ""
         }
     }
@@ -213,6 +240,16 @@ public enum Rule: String, Sendable, Hashable, CaseIterable {
         case .pasteboardEmpty: return "the pasteboard holds nothing, so an empty text is pasted"
         case .identityViewSet: return "a view shows several accounts the app has signed in; with one of them managed, it acts under the lock-down policy"
         case .identityViewSingleIdentity: return "only a multi-identity app shows several accounts in one view"
+        case .launchUnmanaged: return "no policy targets the account, so nothing is checked at launch"
+        case .launchAllowed: return "the device passes every launch check of the account's policy"
+        case .launchOSVersion: return "the device's iOS is older than a minimum the policy sets"
+        case .launchAppVersion: return "the app is older than a minimum the policy sets"
+        case .launchSDKVersion: return "the app links an SDK older than a minimum the policy sets"
+        case .launchJailbroken: return "the policy requires a device that is not jailbroken"
+        case .launchModelNotAllowed: return "the device's model is not among the policy's allowed models"
+        case .launchThreatLevel: return "the device's threat level is above the policy's maximum"
+        case .launchOfflineAccess: return "the device has been offline longer than the policy allows before it checks access again"
+        case .launchOfflineWipe: return "the device has been offline longer than the policy allows before it wipes the account's data"
         }
     }
 }

@@ -98,6 +98,12 @@ extension Rule {
         case .identitySecondManaged: return .headers
         case .identityViewSet: return .seed(2, "Exit criteria")
         case .identityViewSingleIdentity: return .chosen
+        // The admin reference names each conditional launch setting and its actions; how the
+        // checks combine (the strongest failing action wins) is MAMLab's call.
+        case .launchOSVersion, .launchAppVersion, .launchSDKVersion, .launchJailbroken, .launchModelNotAllowed,
+             .launchThreatLevel, .launchOfflineAccess, .launchOfflineWipe:
+            return .admin
+        case .launchUnmanaged, .launchAllowed: return .chosen
         }
     }
 }

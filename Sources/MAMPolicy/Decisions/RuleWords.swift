@@ -78,6 +78,17 @@ extension Rule {
         case .identityNotSignedIn: return "The account is not signed in to the app, so the app cannot act under it."
         case .identitySecondManaged: return "Another work account is already managed in this app; an app is managed for one account at a time."
         case .identityViewSet: return "The view may show these accounts together; when one of them is a work account, the strictest policy applies to the whole view."
+        // 9 conditional launch
+        case .launchUnmanaged: return "No policy covers this account, so the app opens without launch checks."
+        case .launchAllowed: return "The device meets every condition the policy sets for opening the app."
+        case .launchOSVersion: return "The device runs an iOS release older than the policy's minimum."
+        case .launchAppVersion: return "This version of the app is older than the policy's minimum."
+        case .launchSDKVersion: return "The app was built with an SDK release older than the policy's minimum."
+        case .launchJailbroken: return "The device is jailbroken, and the policy requires one that is not."
+        case .launchModelNotAllowed: return "The policy allows only certain device models, and this one is not among them."
+        case .launchThreatLevel: return "The device's threat level is higher than the policy accepts."
+        case .launchOfflineAccess: return "The device has been offline too long; work data opens again once it is back online."
+        case .launchOfflineWipe: return "The device has been offline so long that the policy removes the work data from the app."
         case .identityViewSingleIdentity: return "The app shows one account at a time, so a view cannot show several."
         }
     }

@@ -36,7 +36,7 @@ public enum GraphPolicy {
         "appDataEncryptionType", "pinCharacterSet", "customBrowserProtocol", "customDialerAppProtocol", "exemptedAppProtocols",
         "allowedDataStorageLocations", "allowedDataIngestionLocations", "apps", "appGroupType", "assignments",
         "periodOnlineBeforeAccessCheck", "periodOfflineBeforeAccessCheck", localStorageKey,
-    ] + boolFields().map(\.0) + intFields().map(\.0)
+    ] + boolFields().map(\.0) + intFields().map(\.0) + launchProperties
 
     /// MAMLab's one key of its own in the Graph form (docs/POLICIES.md): the debug form's Local
     /// Storage bit of `OpenDataFromManagedLocations`, which `allowedDataIngestionLocations` has
@@ -48,18 +48,14 @@ public enum GraphPolicy {
     /// but outside what MAMLab emulates. Read without a word.
     static let ignoredProperties: Set<String> = [
         "description", "createdDateTime", "lastModifiedDateTime", "version", "roleScopeTagIds", "isAssigned",
-        "targetedAppManagementLevels", "deploymentSummary", "deployedAppCount",
-        "organizationalCredentialsRequired", "deviceComplianceRequired", "periodOfflineBeforeWipeIsEnforced",
-        "periodBeforePinReset", "fingerprintBlocked", "disableAppPinIfDevicePinIsSet", "maximumRequiredOsVersion",
-        "maximumWarningOsVersion", "maximumWipeOsVersion", "minimumRequiredOsVersion", "minimumWarningOsVersion",
-        "minimumRequiredAppVersion", "minimumWarningAppVersion", "minimumWipeOsVersion", "minimumWipeAppVersion",
-        "appActionIfDeviceComplianceRequired", "appActionIfMaximumPinRetriesExceeded", "pinRequiredInsteadOfBiometricTimeout",
-        "previousPinBlockCount", "maximumAllowedDeviceThreatLevel", "mobileThreatDefenseRemediationAction",
+        "targetedAppManagementLevels", "deploymentSummary", "deployedAppCount", "organizationalCredentialsRequired",
+        "periodBeforePinReset", "fingerprintBlocked", "faceIdBlocked", "disableAppPinIfDevicePinIsSet",
+        "maximumRequiredOsVersion", "maximumWarningOsVersion", "maximumWipeOsVersion",
+        "appActionIfMaximumPinRetriesExceeded", "pinRequiredInsteadOfBiometricTimeout", "previousPinBlockCount",
         "mobileThreatDefensePartnerPriority", "appActionIfUnableToAuthenticateUser", "gracePeriodToBlockAppsDuringOffClockHours",
         "protectedMessagingRedirectAppType", "genmojiConditionalAccess", "writingToolsBlocked", "screenCaptureBlocked",
-        "minimumRequiredSdkVersion", "minimumWipeSdkVersion", "minimumWarningSdkVersion", "faceIdBlocked",
-        "allowedIosDeviceModels", "appActionIfIosDeviceModelNotAllowed", "thirdPartyKeyboardsBlocked",
-        "managedUniversalLinks", "exemptedUniversalLinks", "messagingRedirectAppUrlScheme", "appActionIfAccountIsClockedOut",
+        "thirdPartyKeyboardsBlocked", "managedUniversalLinks", "exemptedUniversalLinks", "messagingRedirectAppUrlScheme",
+        "appActionIfAccountIsClockedOut",
     ]
 
     /// Every property a policy may hold, for the nearest-key suggestion.
@@ -131,7 +127,9 @@ public enum GraphPolicy {
             case localStorageKey:
                 if let b = value.bool(&log) { localStorage = b }
             default:
-                if let (_, path) = boolFields().first(where: { $0.0 == key }) {
+                if readLaunch(key, value, into: &s.launch, &log) {
+                    // A conditional launch property (GraphLaunch.swift).
+                } else if let (_, path) = boolFields().first(where: { $0.0 == key }) {
                     if let b = value.bool(&log) { s[keyPath: path] = b }
                 } else if let (_, path, minimum) = intFields().first(where: { $0.0 == key }) {
                     if let i = value.integer(&log, minimum: minimum) { s[keyPath: path] = i }
@@ -308,6 +306,7 @@ public enum GraphPolicy {
             ("periodOnlineBeforeAccessCheck", Node(.string("PT\(s.accessRecheckOnlineMinutes)M"))),
             ("periodOfflineBeforeAccessCheck", Node(.string("PT\(s.accessRecheckOfflineMinutes)M"))),
         ]
+        pairs += writeLaunch(s.launch)
         if s.allowedIngestionLocations.contains(.localStorage) { pairs.append((localStorageKey, Node(.bool(true)))) }
         for (key, path) in boolFields() { pairs.append((key, Node(.bool(s[keyPath: path])))) }
         for (key, path, _) in intFields() { pairs.append((key, Node(.integer(s[keyPath: path])))) }

@@ -131,7 +131,36 @@ public enum TenantFile {
             // Only tenant users can be allowed: a typo would otherwise lock everyone out silently.
             device.allowedAccounts = items.compactMap(account)
         }
+        device.profile = readProfile(d, &log)
         return device
+    }
+
+    /// The phone's profile from the `device` object's keys (DeviceProfile.keys); each missing
+    /// key keeps the standard profile's value.
+    public static func readProfile(_ d: Located, _ log: inout DiagnosticLog) -> DeviceProfile {
+        var p = DeviceProfile.standard
+        if let v = d.member("os"), let text = v.string(&log) {
+            if let os = Version(text) { p.os = os } else {
+                log.append(v.problem("\"\(text)\" is not an OS version; expected numbers joined by dots, such as 17.5 or 12.4.4"))
+            }
+        }
+        if let v = d.member("model"), let text = v.string(&log) {
+            if text.isEmpty || text.utf8.count > 64 { log.append(v.problem("a model is 1 to 64 characters, such as iPhone15,2")) } else { p.model = text }
+        }
+        if let b = d.member("jailbroken")?.bool(&log) { p.jailbroken = b }
+        if let v = d.member("threatLevel"), let t = v.enumeration(ThreatLevel.self, &log) {
+            if t == .notConfigured { log.append(v.problem("a device's threat level is secured, low, medium or high")) } else { p.threatLevel = t }
+        }
+        if let b = d.member("biometrics")?.bool(&log) { p.biometrics = b }
+        if let b = d.member("passcode")?.bool(&log) { p.passcode = b }
+        if let v = d.member("offlineSince") {
+            if case .null = v.node.value { p.offlineSince = nil } else if let text = v.string(&log) {
+                if let date = DeviceProfile.date(text) { p.offlineSince = date } else {
+                    log.append(v.problem("\"\(text)\" is not a time; expected ISO 8601 such as 2026-11-28T09:00:00Z"))
+                }
+            }
+        }
+        return p
     }
 
     /// `policies` is an array or a pasted Graph list response `{"value": [...]}`; each element

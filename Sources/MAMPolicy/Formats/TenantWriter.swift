@@ -37,6 +37,11 @@ extension TenantFile {
         pairs.append(("enrollments", Node(.object(device.enrollments.sorted { $0.key < $1.key }.map { ($0.key, string(name(of: $0.value))) }))))
         pairs.append(("mdmManagedApps", strings(device.mdmManagedApps.sorted())))
         if let allowed = device.allowedAccounts { pairs.append(("allowedAccounts", strings(allowed.map(name(of:))))) }
+        let p = device.profile
+        pairs += [("os", Node(.string(p.os.text))), ("model", Node(.string(p.model))), ("jailbroken", Node(.bool(p.jailbroken))),
+                  ("threatLevel", Node(.string(p.threatLevel.rawValue))), ("biometrics", Node(.bool(p.biometrics))),
+                  ("passcode", Node(.bool(p.passcode)))]
+        if let since = p.offlineSince { pairs.append(("offlineSince", Node(.string(DeviceProfile.text(since))))) }
         return Node(.object(pairs))
     }
 

@@ -52,6 +52,9 @@ public struct PolicySettings: Sendable, Hashable, Codable {
     /// 720 minutes; seed 004: an integer > 0].
     public var accessRecheckOfflineMinutes = 720
 
+    /// Conditional launch: what the device must be for the app to open (docs/SEMANTICS.md §9).
+    public var launch = LaunchRequirements()
+
     public init() {}
 
     /// The service's default exemption list [doc].

@@ -29,6 +29,8 @@ public struct Device: Sendable, Hashable {
     /// The accounts the admin lets people sign in with (the SDK's `allowedAccounts`); nil means
     /// no restriction [doc: seed 000 §Implement Allowed Accounts].
     public var allowedAccounts: [Account]?
+    /// The phone itself, for a policy's launch checks.
+    public var profile = DeviceProfile.standard
     public init() {}
 
     /// Whether `account` may sign in and enroll on this device.
