@@ -95,13 +95,14 @@ struct HTMLReport {
         return h
     }
 
-    /// What was run: the tenant, whom each policy reaches, the catalog, and what the inputs drew.
+    /// What was run: the tenant, whom each policy reaches, the catalog, the device, and what the inputs drew.
     func inputsView(_ inputs: RunInputs) -> String {
         var h = "<table class=\"list inputs\"><tr><th>tenant</th><td>\(esc(inputs.tenant))</td></tr>"
         if !inputs.assignments.isEmpty {
             h += "<tr><th>assigned</th><td>" + inputs.assignments.map(esc).joined(separator: "<br/>") + "</td></tr>"
         }
         if let catalog = inputs.catalog { h += "<tr><th>app catalog</th><td>\(esc(catalog))</td></tr>" }
+        if let device = inputs.device { h += "<tr><th>device</th><td>\(esc(device))</td></tr>" }
         h += "</table>\n"
         if !inputs.warnings.isEmpty {
             let n = inputs.warnings.count

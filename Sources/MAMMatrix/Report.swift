@@ -92,7 +92,7 @@ public struct PartialRun: Sendable, Hashable, Codable {
 
 /// A policy as an admin knows it: what reports show beside its heatmap.
 /// What a run was given, named in the report's header: the tenant file, whom each policy
-/// reaches, the app catalog, and every warning the inputs drew on the way (a misspelled key
+/// reaches, the app catalog, the device, and every warning the inputs drew on the way (a misspelled key
 /// falls to its default with only a warning: the report says so beside the results).
 public struct RunInputs: Sendable, Hashable, Codable {
     public var tenant: String
@@ -100,12 +100,16 @@ public struct RunInputs: Sendable, Hashable, Codable {
     public var assignments: [String]
     public var catalog: String?
     public var warnings: [String]
+    /// The phone the run stands for (the tenant's device profile, DeviceProfile.summary); nil in
+    /// a shard written before reports named it.
+    public var device: String?
 
-    public init(tenant: String, assignments: [String], catalog: String?, warnings: [String]) {
+    public init(tenant: String, assignments: [String], catalog: String?, warnings: [String], device: String? = nil) {
         self.tenant = tenant
         self.assignments = assignments
         self.catalog = catalog
         self.warnings = warnings
+        self.device = device
     }
 }
 

@@ -188,7 +188,8 @@ struct MatrixCommand: ParsableCommand {
             }
         }
         report.inputs = RunInputs(tenant: Catalog.relative(setup.tenantFile), assignments: Self.assignments(setup, labels: report.policies),
-                                  catalog: setup.catalog, warnings: setup.warnings)
+                                  catalog: setup.catalog, warnings: setup.warnings,
+                                  device: setup.predictors.values.first.map { $0.engine.tenant.device.profile.summary })
         // A tenant as it is holds its own policies: named with their groups, not as "tenant".
         for label in report.policies where report.policyInfo[label] == nil {
             guard let tenant = setup.predictors[label]?.engine.tenant, label == "tenant" else { continue }

@@ -51,6 +51,7 @@ struct ReportLayoutTests {
         // What was run: the tenant, whom each level reaches, the catalog; the app group's resolution said.
         #expect(html.contains("<th>tenant</th>") && html.contains("Policies/contoso/tenant.json"))
         #expect(html.contains("groups sales: adele@contoso.com") && html.contains("<th>app catalog</th>"))
+        #expect(html.contains("<th>device</th><td>iOS 17.5 on iPhone15,2; not jailbroken;"), "the device the run stands for")
         #expect(html.contains("The inputs drew") && html.contains("allCoreMicrosoftApps"))
         try Self.checkLayout(html, names: ["iOS/iPadOS Enterprise Basic Data Protection v1.2", "iOS/iPadOS Enterprise High Data Protection v1.2"])
     }

@@ -46,7 +46,8 @@ struct GlanceTests {
         report.inputs = RunInputs(tenant: "Policies/contoso/tenant.json",
                                   assignments: ["managed-only (Managed only): groups sales: adele@contoso.com"],
                                   catalog: "Policies/catalog/apps.json",
-                                  warnings: ["typo.json:3:5 $.allowedOutbondDataTransferDestinations: unknown key"])
+                                  warnings: ["typo.json:3:5 $.allowedOutbondDataTransferDestinations: unknown key"],
+                                  device: DeviceProfile.standard.summary)
         report.policyInfo["managed-only"] = PolicyInfo(displayName: "Managed only", file: "m.json",
                                                        settings: ["allowedOutboundDataTransferDestinations": "managedApps", "saveAsBlocked": "false"],
                                                        defaults: ["saveAsBlocked"])
@@ -57,6 +58,7 @@ struct GlanceTests {
         #expect(html.components(separatedBy: "<tr><td>").count - 1 >= report.policies.count)
         #expect(html.contains("<tr><td>allow-all</td><td>open-in: Notes"), "the glance row names the unmanaged app by channel")
         #expect(html.contains("<th>assigned</th><td>managed-only (Managed only): groups sales: adele@contoso.com</td>"))
+        #expect(html.contains("<th>device</th><td>iOS 17.5 on iPhone15,2; not jailbroken; threat level secured; passcode set; no biometrics; online</td>"))
         #expect(html.contains("The inputs drew 1 warning") && html.contains("allowedOutbondDataTransferDestinations: unknown key"))
         #expect(html.contains("<td>saveAsBlocked</td><td>false<span class=\"default\">default: the file does not set it</span></td>"))
         #expect(html.contains("<td>allowedOutboundDataTransferDestinations</td><td>managedApps</td>"))

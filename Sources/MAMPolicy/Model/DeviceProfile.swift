@@ -33,6 +33,13 @@ public struct DeviceProfile: Sendable, Hashable, Codable {
         self.offlineSince = offlineSince
     }
 
+    /// The profile in one line, as a report's header names it.
+    public var summary: String {
+        let offline = offlineSince.map { "offline since \(Self.text($0))" } ?? "online"
+        return "iOS \(os) on \(model); \(jailbroken ? "jailbroken" : "not jailbroken"); threat level \(threatLevel.rawValue); "
+            + "\(passcode ? "passcode set" : "no passcode"); \(biometrics ? "Face ID or Touch ID set up" : "no biometrics"); \(offline)"
+    }
+
     /// Whole minutes offline at `now` (0 when online, or when `offlineSince` is later than now).
     public func minutesOffline(at now: Date) -> Int {
         guard let since = offlineSince else { return 0 }
