@@ -26,6 +26,10 @@ struct Check: ParsableCommand {
             checked with it: a setting that is not text, an unknown group, an app no policy \
             manages are errors; two targeted values for one user and setting are a warning.
 
+            A Graph policy's properties that MAMLab reads but gives no effect (the PIN prompt, \
+            an OS service with no stand-in, the object's bookkeeping) are noted one per line \
+            with why; they are neither warnings nor errors.
+
             Exit status: 0 when there is no error (warnings allowed; with --strict, none either), \
             1 otherwise. A pipeline wants --strict: a misspelled key is a warning, and the setting \
             it meant falls to its default, often the permissive one.
@@ -58,6 +62,8 @@ struct Check: ParsableCommand {
             roots = [root.appendingPathComponent("Policies").path, root.appendingPathComponent("Apps").path]
         }
         var diagnostics: [Diagnostic] = []
+        /// A Graph policy's properties MAMLab reads and gives no effect, each with why.
+        var noEffect: [String] = []
         for path in roots {
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
@@ -108,6 +114,7 @@ struct Check: ParsableCommand {
                     let loaded = try PolicyFile.load(data, file: shown)
                     diagnostics += loaded.flatMap(\.warnings)
                     grouped += loaded.map(\.policy).filter { $0.appGroup != nil }
+                    noEffect += Self.noEffectNotes(data, file: shown)
                 case .catalog:
                     catalogs.append(file)
                 case .experiment:
@@ -171,13 +178,26 @@ struct Check: ParsableCommand {
         var seen = Set<Diagnostic>()
         diagnostics = diagnostics.filter { seen.insert($0).inserted }
         for d in diagnostics { print(d) }
-        if !quiet { for n in notes { print("note: \(n)") } }
+        if !quiet {
+            for n in notes { print("note: \(n)") }
+            for n in noEffect { print(n) }
+        }
         let errors = diagnostics.filter { $0.severity == .error }.count
         let warnings = diagnostics.count - errors
         if !quiet {
             print("checked \(files.count) file\(files.count == 1 ? "" : "s"): \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
         }
         if errors > 0 || (strict && warnings > 0) { throw ExitCode(1) }
+    }
+
+    /// One line per property of a Graph policy file that changes nothing MAMLab emulates, where
+    /// the file sets it (a debug-form plist has none: its keys are the SDK's own).
+    static func noEffectNotes(_ data: Data, file: String) -> [String] {
+        guard let root = try? JSONParser.parse(data) else { return [] }
+        return GraphPolicy.propertiesWithNoEffect(in: Located(root, path: "$", file: file)).map { p in
+            let at = p.at.node.position.map { ":\($0.line):\($0.column)" } ?? ""
+            return "\(file)\(at): note: \(p.at.path): no effect in MAMLab: \(p.reason)"
+        }
     }
 
     static func inputFiles(under dir: String) -> [String] {

@@ -48,6 +48,16 @@ struct LaunchCheckCommandTests {
         #expect(r.stdout.contains("the account's files and keys are removed from the app"), "\(r.stdout)")
     }
 
+    @Test("check notes each property with no effect, where the file sets it and why; --strict still passes")
+    func checkNotesWhatHasNoEffect() throws {
+        let r = try CommandRunner.run(["check", "--strict", try Self.level(3)])
+        #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        #expect(r.stdout.contains(": note: $.thirdPartyKeyboardsBlocked: no effect in MAMLab: an OS service MAMLab has no stand-in for"), "\(r.stdout)")
+        #expect(r.stdout.contains("level-3-enterprise-high-data-protection-iOS.json:67:33: note: $.thirdPartyKeyboardsBlocked"), "\(r.stdout)")
+        #expect(!r.stdout.contains("$.minimumRequiredOsVersion: no effect"), "a launch check's setting is decided")
+        #expect(r.stdout.contains("checked 1 file: 0 errors, 0 warnings"))
+    }
+
     @Test("a bad device flag, or a channel beside it, is one clear line and exit 64", arguments: [
         (["--os", "twelve"], "--os twelve: not a version"),
         (["--threat-level", "sky"], "--threat-level sky: expected secured, low, medium or high"),

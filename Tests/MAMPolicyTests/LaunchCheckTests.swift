@@ -1,6 +1,6 @@
 import Foundation
 import MAMCatalog
-import MAMPolicy
+@testable import MAMPolicy
 import Testing
 
 /// Conditional launch (docs/SEMANTICS.md §9) under the vendor's three framework exports: what
@@ -136,15 +136,25 @@ struct LaunchCheckTests {
 
     /// Every property of the three exports is read by the engine or listed as outside what
     /// MAMLab emulates: none falls through as an unknown key.
-    @Test("every property of the vendor's three exports is known")
+    @Test("every property of the vendor's three exports is decided or noted with why it has no effect")
     func everyExportPropertyIsKnown() throws {
         let folder = Self.root.appendingPathComponent("Policies/frameworks")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }
         #expect(files.count == 3)
         for file in files {
-            let loaded = try Catalog.loadPolicyFile(folder.appendingPathComponent(file).path)
+            let path = folder.appendingPathComponent(file).path
+            let loaded = try Catalog.loadPolicyFile(path)
             #expect(!loaded.isEmpty)
             for l in loaded { #expect(l.warnings.filter { "\($0)".contains("unknown key") }.isEmpty, "\(file): \(l.warnings)") }
+            // Each key is decided (read into the settings) or has its reason for no effect, never both.
+            let keys = Catalog.settingNodes(ofPolicyIn: path).keys
+            #expect(keys.count > 40, "\(file)")
+            for key in keys {
+                let decided = GraphPolicy.handledProperties.contains(key), noEffect = GraphPolicy.noEffect[key] != nil
+                #expect(decided != noEffect, "\(file): \(key) is \(decided ? "decided and also said to have no effect" : "unaccounted for")")
+            }
+            let root = Located(try JSONParser.parse(try Catalog.read(path)), path: "$", file: file)
+            #expect(GraphPolicy.propertiesWithNoEffect(in: root).count == keys.filter { GraphPolicy.noEffect[$0] != nil }.count)
         }
     }
 }

@@ -45,21 +45,55 @@ public enum GraphPolicy {
 
     /// Graph's other `iosManagedAppProtection` properties (with those of `managedAppProtection`,
     /// `targetedManagedAppProtection` and `managedAppPolicy` it inherits): real, so not a typo,
-    /// but outside what MAMLab emulates. Read without a word.
-    static let ignoredProperties: Set<String> = [
-        "description", "createdDateTime", "lastModifiedDateTime", "version", "roleScopeTagIds", "isAssigned",
-        "targetedAppManagementLevels", "deploymentSummary", "deployedAppCount", "organizationalCredentialsRequired",
-        "periodBeforePinReset", "fingerprintBlocked", "faceIdBlocked", "disableAppPinIfDevicePinIsSet",
-        "maximumRequiredOsVersion", "maximumWarningOsVersion", "maximumWipeOsVersion",
-        "appActionIfMaximumPinRetriesExceeded", "pinRequiredInsteadOfBiometricTimeout", "previousPinBlockCount",
-        "mobileThreatDefensePartnerPriority", "appActionIfUnableToAuthenticateUser", "gracePeriodToBlockAppsDuringOffClockHours",
-        "protectedMessagingRedirectAppType", "genmojiConditionalAccess", "writingToolsBlocked", "screenCaptureBlocked",
-        "thirdPartyKeyboardsBlocked", "managedUniversalLinks", "exemptedUniversalLinks", "messagingRedirectAppUrlScheme",
-        "appActionIfAccountIsClockedOut",
-    ]
+    /// but outside what MAMLab emulates. Read without a warning; `check` notes each with why.
+    static var ignoredProperties: Set<String> { Set(noEffect.keys) }
+
+    /// Why each of Graph's other properties changes nothing MAMLab emulates, as `check` says it.
+    public static let noEffect: [String: String] = {
+        var reasons: [String: String] = [:]
+        func say(_ reason: String, _ keys: [String]) { for k in keys { reasons[k] = reason } }
+        say("the policy object's own bookkeeping; it decides nothing on a device",
+            ["description", "createdDateTime", "lastModifiedDateTime", "version", "roleScopeTagIds", "isAssigned",
+             "targetedAppManagementLevels", "deploymentSummary", "deployedAppCount"])
+        say("the SDK's PIN and biometric prompts are not emulated: MAMLab's apps ask for no PIN (MAMKit reports isPINRequired)",
+            ["periodBeforePinReset", "fingerprintBlocked", "faceIdBlocked", "disableAppPinIfDevicePinIsSet",
+             "appActionIfMaximumPinRetriesExceeded", "pinRequiredInsteadOfBiometricTimeout", "previousPinBlockCount"])
+        say("signing in is the launcher's and the emulated identity provider's; the policy's sign-in prompt is not emulated",
+            ["organizationalCredentialsRequired", "appActionIfUnableToAuthenticateUser"])
+        say("the launch checks take minimum versions only (docs/SEMANTICS.md §9)",
+            ["maximumRequiredOsVersion", "maximumWarningOsVersion", "maximumWipeOsVersion"])
+        say("the device profile holds one threat level, whichever partner reports it", ["mobileThreatDefensePartnerPriority"])
+        say("working time (clocked in or out) is not part of the device profile",
+            ["gracePeriodToBlockAppsDuringOffClockHours", "appActionIfAccountIsClockedOut"])
+        say("messaging redirection is no channel the broker routes", ["protectedMessagingRedirectAppType", "messagingRedirectAppUrlScheme"])
+        say("an OS service MAMLab has no stand-in for (Linux has no such service to route)",
+            ["genmojiConditionalAccess", "writingToolsBlocked", "screenCaptureBlocked", "thirdPartyKeyboardsBlocked"])
+        say("universal links are not routed by the broker: links go by their scheme (docs/SEMANTICS.md §4.4)",
+            ["managedUniversalLinks", "exemptedUniversalLinks"])
+        return reasons
+    }()
 
     /// Every property a policy may hold, for the nearest-key suggestion.
     static var knownProperties: [String] { handledProperties + ignoredProperties.sorted() }
+
+    /// The properties of the policy objects in `root` (one policy, an array, a list response)
+    /// that change nothing MAMLab emulates, each where the file sets it, with why.
+    public static func propertiesWithNoEffect(in root: Located) -> [(at: Located, key: String, reason: String)] {
+        var out: [(at: Located, key: String, reason: String)] = []
+        var log = DiagnosticLog()
+        func policy(_ object: Located) {
+            guard case let .object(pairs) = object.node.value else { return }
+            if let list = object.member("value"), case .array = list.node.value {
+                for item in list.array(&log) ?? [] { policy(item) }
+                return
+            }
+            for (key, _) in pairs {
+                if let reason = noEffect[key], let at = object.member(key) { out.append((at, key, reason)) }
+            }
+        }
+        if case .array = root.node.value { for item in root.array(&log) ?? [] { policy(item) } } else { policy(root) }
+        return out
+    }
 
     /// Reads one policy object. Returns nil when it holds an error (logged).
     /// `knownGroups`, when given, makes an assignment to any other group an error.
