@@ -139,12 +139,14 @@ extension Kit {
         case let .enrollmentNotice(kind, account, status):
             let notice = EnrollmentNotice(kind: EnrollmentNotice.Kind(rawValue: Int(kind)) ?? .policy, account: account, code: Int(status))
             logger.info("enrollment notice", metadata: ["kind": "\(notice.kind)", "account": "\(account)", "status": "\(status)"])
+            let before = registered.mark
             _ = try? await refreshPolicy()
             // An enrollment the service made for the app (at launch, or a retry) registers too,
-            // unless the account was signed out since (a notice read after the app unenrolled it).
+            // unless the account was signed out since (a notice read after the app unenrolled it),
+            // or unenrolled while the policy was being refreshed (the snapshot may predate it).
             if notice.leavesAccountRegistered, let signedIn = snapshot?.signedIn,
                let named = resolve(account).account, signedIn.contains(named) {
-                registered.add(account)
+                registered.add(account, unlessRemovedSince: before)
             }
             if let d = state.current.enrollmentDelegate {
                 switch notice.kind {

@@ -11,24 +11,37 @@ final class RegisteredAccounts: Sendable {
     static let limit = 64
     static let maximumLength = 512
     let path: String
-    private let accounts: Locked<[String]>
+    private struct List {
+        var accounts: [String]
+        /// Counts every removal; `removedAt` holds the count at each account's latest one.
+        var removals: UInt64 = 0
+        var removedAt: [String: UInt64] = [:]
+    }
+    private let list: Locked<List>
 
     init(directory: String = FileManager.default.currentDirectoryPath) {
         path = (directory as NSString).appendingPathComponent(".mamkit-registered")
-        accounts = Locked(Self.read(path))
+        list = Locked(List(accounts: Self.read(path)))
     }
 
-    var all: [String] { accounts.current }
+    var all: [String] { list.current.accounts }
 
-    /// Adds an account (compared without case); false when the list is full.
+    /// Where the removals stand now: what `add(_:unlessRemovedSince:)` compares with.
+    var mark: UInt64 { list.current.removals }
+
+    /// Adds an account (compared without case); false when the list is full. With
+    /// `unlessRemovedSince`, not when the account was removed after that mark: a notice handled
+    /// across an await (its policy refreshed) must not register an account the app unenrolled
+    /// meanwhile.
     @discardableResult
-    func add(_ account: String) -> Bool {
+    func add(_ account: String, unlessRemovedSince mark: UInt64? = nil) -> Bool {
         guard Self.isStorable(account) else { return false }
-        let (changed, list) = accounts.withLock { l -> (Bool, [String]) in
-            if l.contains(where: { $0.lowercased() == account.lowercased() }) { return (false, l) }
-            guard l.count < Self.limit else { return (false, l) }
-            l.append(account)
-            return (true, l)
+        let (changed, list) = self.list.withLock { state -> (Bool, [String]) in
+            if let mark, let removed = state.removedAt[account.lowercased()], removed > mark { return (false, state.accounts) }
+            if state.accounts.contains(where: { $0.lowercased() == account.lowercased() }) { return (false, state.accounts) }
+            guard state.accounts.count < Self.limit else { return (false, state.accounts) }
+            state.accounts.append(account)
+            return (true, state.accounts)
         }
         if changed { write(list) }
         return changed || list.contains { $0.lowercased() == account.lowercased() }
@@ -37,10 +50,12 @@ final class RegisteredAccounts: Sendable {
     /// Removes an account, and any other spelling of it the caller names with it.
     func remove(_ names: [String]) {
         let lowered = Set(names.map { $0.lowercased() })
-        let (changed, list) = accounts.withLock { l -> (Bool, [String]) in
-            let before = l.count
-            l.removeAll { lowered.contains($0.lowercased()) }
-            return (l.count != before, l)
+        let (changed, list) = self.list.withLock { state -> (Bool, [String]) in
+            state.removals += 1
+            for name in lowered { state.removedAt[name] = state.removals }
+            let before = state.accounts.count
+            state.accounts.removeAll { lowered.contains($0.lowercased()) }
+            return (state.accounts.count != before, state.accounts)
         }
         if changed { write(list) }
     }

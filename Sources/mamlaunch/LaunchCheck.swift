@@ -28,7 +28,7 @@ extension Explain {
 
 /// What `explain --launch-check` prints.
 struct LaunchCheckReport {
-    /// The SDK release MAMKit mirrors (docs/SDK-API.md's release): what an SDK app links.
+    /// The SDK release MAMKit mirrors (docs/MAMKIT.md): what an SDK app links.
     static let sdkRelease = "21.7.1"
 
     var verdict: LaunchVerdict
