@@ -19,15 +19,22 @@ struct BrokerTenantTests {
         return dir
     }
 
+    /// Each policy's broker tenant of the default experiment over `tenant` (the sample one when
+    /// nil), written to a scratch file and handed to `check` with the setup and its predictor.
+    static func eachWrittenTenant(_ tenant: String?, _ check: (MatrixSetup, String, Predictor, String) throws -> Void) throws {
+        let path = tenant.map { CommandRunner.root.appendingPathComponent($0).path }
+        let setup = try MatrixSetup.load(experiment: "default", policies: [], diff: [], random: nil, seed: 1, tenant: path)
+        let dir = try folder()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for (label, predictor) in setup.predictors {
+            try check(setup, label, predictor, try PolicyRun.writeTenant(setup, policy: label, to: dir + "/tenant.json"))
+        }
+    }
+
     @Test("the tenant's text holds what Foundation's JSONSerialization wrote of the same tree",
           arguments: [nil, "Policies/graph-export/fabrikam-export.json"])
     func theTenantTextIsFoundationsToo(tenant: String?) throws {
-        let path = tenant.map { CommandRunner.root.appendingPathComponent($0).path }
-        let setup = try MatrixSetup.load(experiment: "default", policies: [], diff: [], random: nil, seed: 1, tenant: path)
-        let dir = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        for (label, predictor) in setup.predictors {
-            let out = try PolicyRun.writeTenant(setup, policy: label, to: dir + "/tenant.json")
+        try Self.eachWrittenTenant(tenant) { setup, label, predictor, out in
             let written = try Array(Data(contentsOf: URL(fileURLWithPath: out)))
             let node = TenantFile.write(try DevicePlan.brokerTenant(predictor.engine.tenant), conditionalAccess: setup.conditionalAccess)
             let foundation = try JSONSerialization.data(withJSONObject: try #require(node.propertyListObject), options: [.sortedKeys])
@@ -37,12 +44,7 @@ struct BrokerTenantTests {
 
     @Test(arguments: [nil, "Policies/graph-export/fabrikam-export.json"])
     func theBrokerLoadsTheTenantThePredictionDecidesBy(tenant: String?) throws {
-        let path = tenant.map { CommandRunner.root.appendingPathComponent($0).path }
-        let setup = try MatrixSetup.load(experiment: "default", policies: [], diff: [], random: nil, seed: 1, tenant: path)
-        let dir = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        for (label, predictor) in setup.predictors {
-            let out = try PolicyRun.writeTenant(setup, policy: label, to: dir + "/tenant.json")
+        try Self.eachWrittenTenant(tenant) { setup, label, predictor, out in
             var st = stat()
             #expect(lstat(out, &st) == 0 && st.st_mode & 0o777 == 0o600, "the tenant holds credentials: 0600")
             let loaded = try Catalog.loadTenant(out)

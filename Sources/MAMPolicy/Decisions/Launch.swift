@@ -54,8 +54,9 @@ extension PolicyEngine {
         guard let strongest = findings.max(by: { $0.action < $1.action }) else {
             return LaunchVerdict(nil, .launchAllowed, [])
         }
-        var verdict = findings.first { $0.action == strongest.action }.map { LaunchVerdict($0.action, $0.rule, findings) }!
-        verdict.site = verdict.findings.first { $0.rule == verdict.rule }!.site
+        let deciding = findings.first { $0.action == strongest.action }!
+        var verdict = LaunchVerdict(deciding.action, deciding.rule, findings)
+        verdict.site = deciding.site
         return verdict
     }
 
