@@ -5,7 +5,7 @@
 // Targets come from the command line: --public-socket PATH --other-container DIR
 // --broker-dir DIR --outside PATH --other-pid PID --readable PATH --shm-key N --msg-key N
 // --posix-shm NAME --daemon NAME --world-writable PATH --host-null MAJOR:MINOR:INODE --host-name NAME; sizes: --memory-mib N --tasks N --disk-mib N --cpu-ms N;
-// [--destructive] adds the attempts that would harm the machine if they worked; --race-ms N runs
+// --prompt TEXT (a prompt, then a refused call); [--destructive] adds the attempts that would harm the machine if they worked; --race-ms N runs
 // only the races against the supervisor's check (--race-dir DIR: a host folder every uid may
 // write, for the races on times, write-opens and renames); --not-mine FOLDER only the calls the
 // supervisor performs, on a folder of root's in the container.
@@ -45,6 +45,18 @@ func line(_ attempt: String, outcome: String, _ result: probe_result, _ detail: 
     let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     print(String(decoding: data, as: UTF8.self))
     fflush(nil)
+}
+
+// --prompt TEXT: a prompt left open on the terminal, then one refused call, whose report the
+// launcher writes to the same terminal: the report must start a line of its own and the prompt
+// be drawn again after it, as under any interactive app.
+if let prompt = options["--prompt"] {
+    FileHandle.standardOutput.write(Data(prompt.utf8))
+    usleep(300_000)  // the relay shows the prompt before the report is written
+    _ = probe_udp_socket()
+    usleep(300_000)
+    print("")
+    exit(0)
 }
 
 // A flood of refused calls (issue 21): the reports about them must stay bounded.

@@ -1,6 +1,7 @@
 import CMAMSandbox
 import Foundation
 import Glibc
+import MAMWire
 import Synchronization
 import SystemPackage
 
@@ -58,7 +59,7 @@ public final class TerminalRelay: @unchecked Sendable {
                 let n = read(primary, &buffer, buffer.count)
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { break }  // EIO: every holder of the app's side has closed it
-                _ = writeAll(out, sanitizer.clean(buffer[0..<n]))
+                StandardStreams.writeRelayed(out, sanitizer.clean(buffer[0..<n]))
             }
             done.signal()
         }

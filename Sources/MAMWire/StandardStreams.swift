@@ -38,17 +38,68 @@ public enum StandardStreams {
     private struct Lost { var handler: (@Sendable (Int32) -> Void)?; var told = false }
     private static let lost = Mutex(Lost())
 
-    private static func write(_ fd: Int32, _ text: String) {
-        var text = text
-        let failed: Bool = text.withUTF8 { bytes in
+    /// Writes an app's output, relayed from its pseudo-terminal, to `fd`, and remembers what it
+    /// left open on the terminal's current line (a prompt such as `mail> `). The launcher's own
+    /// lines to the same terminal then start on a line of their own and draw that prompt again
+    /// after them, instead of trailing it. Returns whether every byte was written.
+    @discardableResult
+    public static func writeRelayed(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        openLine.withLock { line in
+            line.fd = fd
+            if let end = bytes.lastIndex(of: UInt8(ascii: "\n")) {
+                line.text = Array(bytes[(end + 1)...])
+            } else {
+                line.text += bytes
+            }
+            line.trim()
+            return writeAll(fd, bytes[...])
+        }
+    }
+
+    /// The app's unfinished line on the terminal its output is relayed to.
+    struct OpenLine {
+        var fd: Int32 = -1
+        var text: [UInt8] = []
+
+        /// A prompt is short; an app that never ends its line keeps only its last bytes, cut
+        /// where a character begins (the relay passes whole UTF-8 characters only).
+        mutating func trim() {
+            guard text.count > 256 else { return }
+            var cut = text.count - 256
+            while cut < text.count && text[cut] & 0xc0 == 0x80 { cut += 1 }
+            text.removeFirst(cut)
+        }
+
+        /// Whether a write to `other` lands on the terminal this line is open on.
+        func isOpen(on other: Int32) -> Bool {
+            guard !text.isEmpty, fd >= 0 else { return false }
+            if fd == other { return true }
+            var a = stat(), b = stat()
+            guard isatty(fd) == 1, isatty(other) == 1, fstat(fd, &a) == 0, fstat(other, &b) == 0 else { return false }
+            return a.st_rdev == b.st_rdev
+        }
+    }
+    private static let openLine = Mutex(OpenLine())
+
+    private static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.withUnsafeBufferPointer { bytes in
             var done = 0
             while done < bytes.count {
                 let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return true }
+                if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return false }
             }
-            return false
+            return true
         }
-        guard failed else { return }
+    }
+
+    private static func write(_ fd: Int32, _ text: String) {
+        let written: Bool = openLine.withLock { line in
+            guard line.isOpen(on: fd) else { return writeAll(fd, Array(text.utf8)[...]) }
+            // A new line under the app's prompt, the text, and the prompt drawn again.
+            let lead: [UInt8] = text.hasPrefix("\n") ? [] : [UInt8(ascii: "\n")]
+            return writeAll(fd, (lead + Array(text.utf8) + line.text)[...])
+        }
+        guard !written else { return }
         let handler: (@Sendable (Int32) -> Void)? = lost.withLock { l in
             guard !l.told else { return nil }
             l.told = true
