@@ -246,7 +246,7 @@ final class RawClient: @unchecked Sendable {
             output.result(n, c, ["events": .array(all.map { e in .object(e.fields.merging(["event": .string(e.kind)]) { x, _ in x }) })])
         case .protect, .unprotect, .within, .scopes, .refresh:
             output.failure(n, command: c.name, "an app without the SDK has no \(c.name)")
-        case .window, .pause, .resume, .delegate, .registered, .allowedAccounts, .queues, .queued, .writeFile, .readFile, .writeAt, .readAt, .files, .loginEnroll, .bye:
+        case .window, .pause, .resume, .delegate, .registered, .blocked, .allowedAccounts, .queues, .queued, .writeFile, .readFile, .writeAt, .readAt, .files, .loginEnroll, .bye:
             // The SDK's own parts (windows, the delegate, its queues, protected files): an app
             // without it has none of them.
             output.failure(n, command: c.name, "unknown command or wrong number of arguments: \(c.line)")

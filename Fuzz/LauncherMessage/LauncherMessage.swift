@@ -30,6 +30,7 @@ func texts(of message: LauncherMessage) -> [String] {
     case let .wipe(account, app): return [account] + [app].compactMap { $0 }
     case let .signIn(_, account, secret): return [account] + [secret].compactMap { $0 }
     case let .controlReply(_, detail): return [detail]
+    case let .setDevice(change): return [change]
     case .advanceClock, .sync, .restart, .ended, .reloadTenant: return []
     }
 }

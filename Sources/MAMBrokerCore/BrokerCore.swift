@@ -1,3 +1,4 @@
+import Foundation
 import MAMPolicy
 import MAMService
 import MAMWire
@@ -20,6 +21,14 @@ public struct BrokerCore: Sendable {
     /// is taken at the launcher's word (a broker that was told nothing of its apps' programs).
     public var installedPrograms: [String: InstalledProgram] = [:]
     let clock: any BrokerClock
+    /// The wall-clock time at which `clock` read zero (the shell's start time): `wallNow`.
+    let epoch: Date
+    /// The phone the apps run on, for their launch checks: the tenant's profile until
+    /// `mamlaunch device set` changes it (held in memory; the tenant file is what lasts).
+    public internal(set) var device: DeviceProfile
+    /// Sessions whose shown account a launch check blocked (LaunchChecks.swift): kept apart so
+    /// that every other request pays one emptiness test.
+    var launchBlocked: Set<SessionID> = []
     /// Sign-ins whose password a worker is checking (`checkCredential`), by job.
     var signIns: [Int: PendingSignIn] = [:]
     /// Wrong passwords by account: waits and locks (SignInThrottle).
@@ -65,7 +74,8 @@ public struct BrokerCore: Sendable {
     /// and its answer.
     var lastSite: (site: DecisionSite, text: String)?
 
-    public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, limits: BrokerLimits = BrokerLimits(),
+    public init(engine: PolicyEngine, catalog: [AppManifest], clock: any BrokerClock, epoch: Date = Date(timeIntervalSince1970: 0),
+                limits: BrokerLimits = BrokerLimits(),
                 pasteboard: PasteboardState? = nil, files: [StoredFile] = [], enrollments: [Enrollment] = [],
                 pendingWipes: Set<String> = [], signedOut: Set<String> = [], conditionalAccess: ConditionalAccessSettings? = nil) {
         self.engine = engine
@@ -80,6 +90,8 @@ public struct BrokerCore: Sendable {
         self.service = EnrollmentService(enrollments: canonical, pendingWipes: pendingWipes, signedOut: signedOut)
         self.catalog = catalog
         self.clock = clock
+        self.epoch = epoch
+        self.device = engine.tenant.device.profile
         self.limits = limits
         for f in files {
             self.files[f.key] = f
@@ -107,6 +119,9 @@ public struct BrokerCore: Sendable {
         var out: [BrokerEffect] = []
         appConfigChanges(from: old, &out)
         allowedAccountsChanges(from: old, &out)
+        // A device the tenant file describes anew replaces the one `device set` left.
+        if tenant.device.profile != old.device.profile { device = tenant.device.profile }
+        checkLaunches(&out)
         return out
     }
 
@@ -167,6 +182,7 @@ public struct BrokerCore: Sendable {
             expireImports(&out)
             enrollmentTick(&out)
             complianceTick(&out)
+            launchTick(&out)
         case .sync:
             let running = serviceApps
             tell(service.sync(engine: engine, now: clock.now(), running: running), requester: nil, &out)
@@ -258,6 +274,7 @@ public struct BrokerCore: Sendable {
     mutating func disconnect(_ id: SessionID, _ out: inout [BrokerEffect]) {
         guard let s = sessions.removeValue(forKey: id) else { return }
         parties[id] = nil
+        launchBlocked.remove(id)
         if !s.peer.fromLauncher { publicConnections -= 1 }
         // Imports waiting on this app as their source end now, and say so; its own end silently.
         // An import whose importer left stays until its source answers (the answer is then
@@ -294,6 +311,11 @@ public struct BrokerCore: Sendable {
             out.append(.close(id, reason: "bye"))
             return
         }
+        if let refusal = launchRefusal(id, frame.message) {
+            attachment.map { out.append(.release(attachment: $0.token)) }
+            refuse(id, frame.id, refusal, &out)
+            return
+        }
         var retained = false
         let result = dispatch(frame, attachment, from: id, retained: &retained, &out)
         if let attachment, !retained { out.append(.release(attachment: attachment.token)) }
@@ -326,7 +348,11 @@ public struct BrokerCore: Sendable {
                            _ out: inout [BrokerEffect]) -> Result<Void, WireError> {
         switch frame.message {
         case let .hello(_, _, sdk): greet(id, frame.id, sdk: sdk, &out)
-        case let .setIdentity(account): return setIdentity(id, frame.id, account, &out)
+        case let .setIdentity(account):
+            // Showing a managed account runs its launch checks (SDK-API §2: conditional launch).
+            let result = setIdentity(id, frame.id, account, &out)
+            if case .success = result { checkLaunch(id, &out) }
+            return result
         case let .setViewIdentities(accounts): return setViewIdentities(id, frame.id, accounts, &out)
         case let .canOpenURL(url):
             let handlers = catalog + sessions.values.map(\.manifest)
@@ -770,6 +796,8 @@ struct SessionState: Sendable {
     /// The number of the last policy snapshot sent on this session (0: none yet); the next
     /// carries this plus one, so the app keeps only a later one.
     var snapshotsSent = 0
+    /// The last launch check's verdict for the account the session shows (nil: none shown).
+    var launch: LaunchState?
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id

@@ -16,6 +16,8 @@ extension BrokerCore {
         }
         let notices = service.registerAndEnroll(app: sessions[id]!.manifest, accountName: Self.canonicalName(acct), engine: engine, now: clock.now())
         tell(notices, requester: (id, frameID), &out)
+        // Managed now, perhaps: the account's policy's launch checks run on this device.
+        checkLaunch(id, &out)
         return .success(())
     }
 

@@ -28,6 +28,8 @@ extension BrokerCore {
         if sessions[id]!.manifest.integratesSDK {
             tell(service.deliverWipes(app: p.bundleID, engine: engine, now: clock.now()), requester: nil, &out)
         }
+        // The account it opens under meets its policy's launch checks on this device, or not.
+        checkLaunch(id, &out)
         // URLs that waited for this app to start: decided again for the app that really came
         // up (it may have said it runs without the SDK), delivered now, and only now final.
         let key = p.bundleID.lowercased()

@@ -164,7 +164,7 @@ final class BrokerConnection: Sendable {
 
     private static func isNotice(_ m: Message) -> Bool {
         switch m {
-        case .enrollmentNotice, .restartRequest, .wipeRequest, .complianceStatus: return true
+        case .enrollmentNotice, .restartRequest, .wipeRequest, .complianceStatus, .conditionalLaunch: return true
         default: return false
         }
     }

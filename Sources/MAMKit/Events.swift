@@ -19,6 +19,27 @@ public enum MAMEvent: Sendable {
     /// `IntuneMAMAllowedAccountsDidChangeNotification`: the admin changed the accounts that
     /// may sign in (seed 000 §Implement Allowed Accounts); nil means no restriction.
     case allowedAccountsChanged([String]?)
+    /// A launch check of an account's policy warned, blocked, or passed again after a block
+    /// (a wipe arrives as `.wipe`).
+    case launchCheck(LaunchCheckNotice)
+}
+
+/// What a launch check told the app about an account (docs/SEMANTICS.md §9).
+public struct LaunchCheckNotice: Sendable, Hashable {
+    public enum Action: Int, Sendable { case passed = 0, warn, block }
+    public var account: String
+    public var action: Action
+    /// The deciding rule's name (`launchOfflineAccess`); `launchAllowed` when it passed.
+    public var rule: String
+    /// What the user is shown; empty when it passed.
+    public var message: String
+    /// Each failed check: what the device or app is against what the policy asks.
+    public var detail: String
+}
+
+/// `IntuneMAMBlockAccountReason`.
+public enum BlockAccountReason: Int, Sendable, CaseIterable {
+    case notBlocked = 0, conditionalLaunchBlocked, conditionalLaunchCanceled, clockedOut
 }
 
 /// A URL another app opened in this one.
@@ -98,6 +119,8 @@ public protocol PolicyDelegate: Sendable {
     func wipeData(for account: String) async -> Bool
     /// A restart is needed (a first policy). True: the app restarts itself.
     func restartApplication() async -> Bool
+    /// `blockAccountId:reason:`: hide the account; false (the SDK's Failed) when the app cannot.
+    func blockAccount(_ account: String, reason: BlockAccountReason) async -> Bool
 }
 
 extension PolicyDelegate {
@@ -106,6 +129,7 @@ extension PolicyDelegate {
     public func addAccount(_ account: String) async -> Bool { true }
     public func wipeData(for account: String) async -> Bool { true }
     public func restartApplication() async -> Bool { false }
+    public func blockAccount(_ account: String, reason: BlockAccountReason) async -> Bool { true }
 }
 
 /// `IntuneMAMEnrollmentDelegate`.

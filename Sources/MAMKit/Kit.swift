@@ -31,6 +31,9 @@ final class Kit: Sendable {
         /// What this app hands out when another app imports from it, by lower-cased type.
         var served: [String: (name: String, bytes: [UInt8])] = [:]
         var keys: [String: [UInt8]] = [:]
+        /// Accounts a launch check blocked, by lower-cased name, and the last check told of each.
+        var blocked: [String: (account: String, reason: BlockAccountReason)] = [:]
+        var launchChecks: [String: LaunchCheckNotice] = [:]
         var policyDelegate: (any PolicyDelegate)?
         var enrollmentDelegate: (any EnrollmentDelegate)?
         var complianceDelegate: (any ComplianceDelegate)?

@@ -169,6 +169,9 @@ extension Kit {
             try? connection.send(Frame(id: frame.id, .restartReply(restartsItself: itself)))
             logger.notice("restart asked", metadata: ["account": "\(account)", "restartsItself": "\(itself)"])
             eventSink.yield(.restart(account: account))
+        case let .conditionalLaunch(account, action, rule, message, detail):
+            await launchChecked(LaunchCheckNotice(account: account, action: LaunchCheckNotice.Action(rawValue: Int(action)) ?? .block,
+                                                  rule: rule, message: message, detail: detail))
         case let .wipeRequest(account):
             let done = await wipe(account)
             eventSink.yield(.wipe(account: account, completed: done))
@@ -189,6 +192,26 @@ extension Kit {
             incoming.descriptor.map { _ = close($0) }
             logger.debug("ignored a frame nobody asked for", metadata: ["id": "\(frame.id)"])
         }
+    }
+
+    /// A launch check's verdict: a blocked account is hidden (the delegate's `blockAccount`) and
+    /// its key forgotten, since the broker withholds its data until a check passes.
+    func launchChecked(_ notice: LaunchCheckNotice) async {
+        let key = notice.account.lowercased()
+        state.withLock { s in
+            s.launchChecks[key] = notice
+            if notice.action == .block {
+                s.blocked[key] = (notice.account, .conditionalLaunchBlocked)
+                s.keys = [:]  // asked again; the broker refuses the blocked account's
+            } else {
+                s.blocked[key] = nil
+            }
+        }
+        logger.notice("launch check", metadata: ["account": "\(notice.account)", "action": "\(notice.action)", "rule": "\(notice.rule)"])
+        if notice.action == .block, let d = state.current.policyDelegate {
+            _ = await d.blockAccount(notice.account, reason: .conditionalLaunchBlocked)
+        }
+        eventSink.yield(.launchCheck(notice))
     }
 
     /// A URL from another app: the twin unwrapped, the sender's account taken from the broker

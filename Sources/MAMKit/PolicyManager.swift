@@ -407,6 +407,21 @@ public struct PolicyManager: Sendable {
         return [e.upn ?? e.name]
     }
 
+    /// `blockedAccountIds`: accounts a launch check of their policy blocked on this device (an
+    /// OS or SDK too old, a jailbroken device, a threat level, too long offline). The app hides
+    /// them; the broker refuses their data until a check passes.
+    public var blockedAccounts: [String] { kit.state.current.blocked.keys.sorted() }
+
+    /// `blockedReasonForAccountId:`: why an account is blocked, `.notBlocked` when it is not.
+    public func blockedReason(for account: String) -> BlockAccountReason {
+        kit.state.current.blocked[account.lowercased()]?.reason ?? .notBlocked
+    }
+
+    /// The last launch check the broker told of for an account (nil: none failed since launch).
+    public func launchCheck(for account: String) -> LaunchCheckNotice? {
+        kit.state.current.launchChecks[account.lowercased()]
+    }
+
     /// The accounts the app has signed in, as the broker knows them.
     public var signedInAccounts: [String] { (kit.snapshot?.signedIn ?? []).map { $0.upn ?? $0.name } }
 

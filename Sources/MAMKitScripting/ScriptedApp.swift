@@ -177,6 +177,10 @@ struct Executor: Sendable {
         }
     }
 
+    static func launch(_ n: LaunchCheckNotice) -> [String: JSONValue] {
+        ["account": .string(n.account), "action": .string("\(n.action)"), "rule": .string(n.rule), "message": .string(n.message), "detail": .string(n.detail)]
+    }
+
     func describe(_ event: MAMEvent) -> (String, [String: JSONValue])? {
         switch event {
         case let .url(u):
@@ -197,6 +201,7 @@ struct Executor: Sendable {
                                    "title": .string(c.title), "message": .string(c.message)])
         case .policyChanged: return nil
         case let .allowedAccountsChanged(list): return ("allowed-accounts", ["accounts": list.map { .array($0.map { .string($0) }) } ?? .null])
+        case let .launchCheck(n): return ("launch", Self.launch(n))
         }
     }
 
@@ -286,6 +291,10 @@ struct Executor: Sendable {
             return await scopes(account(word))
         case .registered:
             return ["accounts": .array(app.enrollment.registeredAccounts.map { .string($0) }), "enrolled": JSONValue(app.enrollment.enrolledAccount)]
+        case .blocked:
+            let blocked = app.policyManager.blockedAccounts
+            return ["blocked": .array(blocked.map { .string($0) }),
+                    "checks": .array(blocked.compactMap { app.policyManager.launchCheck(for: $0) }.map { .object(Self.launch($0)) })]
         case .allowedAccounts:
             return ["accounts": (try await app.enrollment.allowedAccounts()).map { .array($0.map { .string($0) }) } ?? .null]
         case let .queues(word):

@@ -113,6 +113,12 @@ extension SampleSession {
         case .policyChanged: return nil
         case let .allowedAccountsChanged(list):
             return "The accounts allowed on this device are now: \(list.map { $0.joined(separator: ", ") } ?? "any account")."
+        case let .launchCheck(n):
+            switch n.action {
+            case .passed: return "\(n.account)'s data is open again: the device passes the launch checks."
+            case .warn: return "Warning for \(n.account): \(n.message) (\(n.detail))"
+            case .block: return "\(n.account)'s data is blocked in this app: \(n.message) (\(n.detail))"
+            }
         }
     }
 

@@ -17,6 +17,8 @@ public indirect enum Script: Sendable, Hashable {
     case within(account: String, Script)
     case scopes(String)
     case registered
+    /// The accounts a launch check blocked, and the last check told of each.
+    case blocked
     case allowedAccounts
     case queues(String)
     /// `queued COMMAND ...`: one command (not `queued`, not `bye`) run from work queued the plain
@@ -69,7 +71,7 @@ public indirect enum Script: Sendable, Hashable {
     }
 
     /// The kinds of event `wait` takes.
-    public static let eventKinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance", "allowed-accounts", "signin"]
+    public static let eventKinds = ["url", "document", "notice", "wipe", "restart", "config", "compliance", "allowed-accounts", "signin", "launch"]
 
     /// A command that is unknown or whose arguments are wrong: said to the script as it is.
     public struct UsageError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -119,6 +121,7 @@ public indirect enum Script: Sendable, Hashable {
             self = .within(account: a[0], try Script(ScriptCommand(a[1], Array(a.dropFirst(2)))))
         case "scopes": try count(1...1, "ACCOUNT|personal"); self = .scopes(a[0])
         case "registered": try count(0...0, ""); self = .registered
+        case "blocked": try count(0...0, ""); self = .blocked
         case "allowed-accounts": try count(0...0, ""); self = .allowedAccounts
         case "queues": try count(1...1, "ACCOUNT|personal"); self = .queues(a[0])
         case "queued":

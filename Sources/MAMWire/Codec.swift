@@ -7,11 +7,11 @@
 /// presence byte 0 or 1, then a text), and lists (u16 count, then the items).
 public enum Wire {
     /// The newest version, which this side's own clients speak.
-    public static let version: UInt8 = 2
+    public static let version: UInt8 = 3
     /// Every version this side reads and writes (docs/PROTOCOL.md, "Versions"). A message's layout
     /// never changes within a version: version 2 added `ruleName` and `decidedAt` to a decision
-    /// and the message `setViewIdentities`.
-    public static let versions: ClosedRange<UInt8> = 1...2
+    /// and the message `setViewIdentities`; version 3 added `conditionalLaunch`.
+    public static let versions: ClosedRange<UInt8> = 1...3
     public static let headerSize = 12
     /// The largest frame either side accepts.
     public static let maximumFrame = 65_536
@@ -62,6 +62,7 @@ public enum Wire {
         case .enrollmentNotice: return 0x62
         case .restartRequest: return 0x63
         case .wipeRequest: return 0x64
+        case .conditionalLaunch: return 0x67
         case .allowedAccountsRequest: return 0x6C
         case .allowedAccounts: return 0x6D
         case .restartReply: return 0x6E
@@ -83,11 +84,17 @@ public enum Wire {
     }
 
     /// The version a message type first appeared in (every other one is in version 1).
-    static func firstVersion(of type: UInt8) -> UInt8 { type == 0x11 ? 2 : 1 }
+    static func firstVersion(of type: UInt8) -> UInt8 {
+        switch type {
+        case 0x11: return 2
+        case 0x67: return 3
+        default: return 1
+        }
+    }
 
     public static let knownTypes: Set<UInt8> = [0x01, 0x02, 0x03, 0x04, 0x10, 0x11, 0x20, 0x21, 0x22, 0x23, 0x2F, 0x30, 0x31, 0x32,
                                                 0x33, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x50, 0x51, 0x52,
-                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x6C, 0x6D, 0x6E, 0x70, 0x71, 0x72,
+                                                0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x6C, 0x6D, 0x6E, 0x70, 0x71, 0x72,
                                                 0x78, 0x79, 0x7A, 0x7B, 0x7C, 0x7D, 0x7E,
                                                 0x80, 0x81, 0x82, 0x83]
 
@@ -186,6 +193,8 @@ public enum Wire {
         case let .keyRequest(account): w.text(account)
         case let .accountKey(account, key): w.text(account); w.bytes += key
         case let .enrollmentNotice(kind, account, status): w.u8(kind); w.text(account); w.u16(status)
+        case let .conditionalLaunch(account, action, rule, message, detail):
+            w.text(account); w.u8(action); w.text(rule); w.text(message); w.text(detail)
         }
     }
 
@@ -368,6 +377,9 @@ public enum Wire {
         case 0x62: return .enrollmentNotice(kind: try r.range("kind", 0...2), account: try r.text("account"), status: try r.u16("status"))
         case 0x63: return .restartRequest(account: try r.text("account"))
         case 0x64: return .wipeRequest(account: try r.text("account"))
+        case 0x67:
+            return .conditionalLaunch(account: try r.text("account"), action: try r.range("action", 0...2), rule: try r.text("rule"),
+                                      message: try r.text("message"), detail: try r.text("detail"))
         case 0x65: return .loginAndEnroll
         case 0x66: return .signedIn(account: try r.text("account"))
         case 0x6C: return .allowedAccountsRequest

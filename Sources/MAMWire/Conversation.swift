@@ -29,7 +29,7 @@ public struct Conversation: Sendable {
             version = newest
             greeted = true
         case .welcome, .error, .canOpenURLResult, .urlDelivery, .decision, .copied, .pasteResult, .targets, .document,
-             .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest, .signedIn,
+             .exportRequest, .file, .enrollmentNotice, .restartRequest, .wipeRequest, .signedIn, .conditionalLaunch,
              .appConfigData, .appConfigChanged, .token, .remediationAccepted, .complianceStatus,
              .remediationProgress, .policySnapshot, .accountKey:
             throw WireError(.outOfOrder, "\(name(m)) is sent by the broker, not to it")

@@ -35,6 +35,11 @@ public enum LauncherMessage: Sendable, Equatable {
     /// the new policy decides: a launcher that runs one experiment under several policies
     /// (`mamlaunch matrix`) switches the policy between them and goes on only then.
     case reloadTenant
+    /// Control: change the device profile the broker holds (`mamlaunch device set`): a JSON
+    /// object of the profile's keys to change (docs/POLICIES.md, "The device"), with `offlineFor`
+    /// in minutes on the broker's clock (0: online). `{}` changes nothing and shows the profile.
+    /// Answered with `controlReply`: the profile and what the running apps' launch checks did.
+    case setDevice(change: String)
 
     /// 2: `adopt` carries the program's digests and the developer and personal flags; `ended`
     /// and `signIn` are new.
@@ -80,6 +85,9 @@ public enum LauncherMessage: Sendable, Equatable {
             w.u32(UInt32(bitPattern: pid)); w.text(account); w.optionalText(secret)
         case .reloadTenant:
             type = 0x0A
+        case let .setDevice(change):
+            type = 0x0B
+            w.text(change)
         }
         return Self.magic + [Self.version, type] + Wire.le(UInt32(w.bytes.count)) + w.bytes
     }
@@ -133,6 +141,8 @@ public enum LauncherMessage: Sendable, Equatable {
             message = .signIn(pid: pid, account: account, secret: try r.optionalText("secret"))
         case 0x0A:
             message = .reloadTenant
+        case 0x0B:
+            message = .setDevice(change: try r.text("change"))
         case let t:
             throw WireError(.unknownType, "byte 3: unknown launcher message type 0x\(Wire.hex(t))")
         }

@@ -47,6 +47,11 @@ public enum Message: Sendable, Equatable {
     /// the launcher, asked by the broker) restarts it.
     case restartReply(restartsItself: Bool)
     case wipeRequest(account: String)
+    /// A launch check of the account's policy on this device (docs/SEMANTICS.md §9), unasked:
+    /// action 0 passed (access open again), 1 warn (the text is shown, access stays open), 2 block
+    /// (the account's data stays closed until the check passes). A wipe comes as `wipeRequest`.
+    /// New in version 3.
+    case conditionalLaunch(account: String, action: UInt8, rule: String, message: String, detail: String)
     /// The enrollment manager's `allowedAccounts`: the broker answers with `allowedAccounts`, and
     /// sends it unasked (id 0) when a tenant reload changes the list.
     case allowedAccountsRequest

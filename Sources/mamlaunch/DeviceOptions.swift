@@ -17,8 +17,31 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: ArgumentHelp("What the device's threat defence partner reports.", valueName: "secured|low|medium|high"))
     var threatLevel: String?
 
-    @Option(help: ArgumentHelp("How long the device has been offline: 12h1m, 90d, 45m, or ISO 8601 (PT12H1M).", valueName: "DURATION"))
+    @Flag(inversion: .prefixedNo, help: "Face ID or Touch ID is set up on the device.")
+    var biometrics: Bool?
+
+    @Flag(inversion: .prefixedNo, help: "The device has a passcode of its own.")
+    var passcode: Bool?
+
+    @Option(help: ArgumentHelp("How long the device has been offline: 12h1m, 90d, 45m, or ISO 8601 (PT12H1M); 0 is online.", valueName: "DURATION"))
     var offline: String?
+
+    /// The flags given, as a device change's keys (DeviceChange): what `device set` sends. Call
+    /// after `apply` has checked them.
+    func change() throws -> [String: Any] {
+        var out: [String: Any] = [:]
+        if let os { out["os"] = os }
+        if let model { out["model"] = model }
+        if let jailbroken { out["jailbroken"] = jailbroken }
+        if let threatLevel { out["threatLevel"] = threatLevel }
+        if let biometrics { out["biometrics"] = biometrics }
+        if let passcode { out["passcode"] = passcode }
+        if let offline {
+            guard let minutes = Self.minutes(offline) else { throw ValidationError("--offline \(offline): not a duration; expected 12h1m, 90d, 45m or ISO 8601 such as PT12H1M") }
+            out["offlineFor"] = minutes
+        }
+        return out
+    }
 
     /// The tenant's profile with the flags applied; `now` is when the check runs (an offline
     /// duration counts back from it).
@@ -33,6 +56,8 @@ struct DeviceOptions: ParsableArguments {
             p.model = model
         }
         if let jailbroken { p.jailbroken = jailbroken }
+        if let biometrics { p.biometrics = biometrics }
+        if let passcode { p.passcode = passcode }
         if let threatLevel {
             guard let t = ThreatLevel(rawValue: threatLevel), t != .notConfigured else {
                 throw ValidationError("--threat-level \(threatLevel): expected secured, low, medium or high")

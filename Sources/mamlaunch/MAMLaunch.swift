@@ -20,7 +20,7 @@ struct MAMLaunch: ParsableCommand {
               mamlaunch check                      validate Policies/ and Apps/
               mamlaunch explain --from Mail --to Notes --channel send
             """,
-        subcommands: [MatrixCommand.self, Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, SyncCommand.self, WipeCommand.self, SignInCommand.self, CredentialCommand.self, BenchLaunch.self, BenchBroker.self, BenchFlood.self]
+        subcommands: [MatrixCommand.self, Check.self, Explain.self, Run.self, Doctor.self, ClockCommand.self, DeviceCommand.self, SyncCommand.self, WipeCommand.self, SignInCommand.self, CredentialCommand.self, BenchLaunch.self, BenchBroker.self, BenchFlood.self]
     )
 
     /// A runtime failure (a file that does not load, a broker that does not answer) is one line

@@ -185,7 +185,7 @@ struct HostileTests {
                 switch try? LauncherMessage.decode(Array(buffer[0..<n])) {
                 case let .adopt(a)?: messages.append(["type": "adopt", "bundleId": a.bundleID, "pid": Int(a.pid)])
                 case let .violation(v)?: messages.append(["type": "violation", "bundleId": v.bundleID, "syscall": v.syscall])
-                case .advanceClock?, .controlReply?, .sync?, .wipe?, .restart?, .ended?, .signIn?, .reloadTenant?: messages.append(["type": "control"])
+                case .advanceClock?, .controlReply?, .sync?, .wipe?, .restart?, .ended?, .signIn?, .reloadTenant?, .setDevice?: messages.append(["type": "control"])
                 case nil: messages.append(["type": "undecodable"])
                 }
                 if fd >= 0 {

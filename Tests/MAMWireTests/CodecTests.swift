@@ -118,13 +118,13 @@ struct CodecTests {
         try c.accept(Frame(id: 7, .bye), hasDescriptor: false)
         #expect(throws: WireError(.outOfOrder, "message after bye")) { try c.accept(Frame(id: 8, .paste), hasDescriptor: false) }
         var newer = Conversation()
-        #expect(throws: WireError(.unsupportedVersion, "the app speaks versions 3...4; the broker speaks 1...2")) {
-            try newer.accept(Frame(id: 1, .hello(minVersion: 3, maxVersion: 4, integratesSDK: false)), hasDescriptor: false)
+        #expect(throws: WireError(.unsupportedVersion, "the app speaks versions 4...5; the broker speaks 1...3")) {
+            try newer.accept(Frame(id: 1, .hello(minVersion: 4, maxVersion: 5, integratesSDK: false)), hasDescriptor: false)
         }
     }
 
     /// A hello agrees on the newest version both ends speak (docs/PROTOCOL.md, "Versions").
-    @Test(arguments: [(UInt8(1), UInt8(1), UInt8(1)), (1, 2, 2), (2, 2, 2), (1, 9, 2), (2, 9, 2), (0, 1, 1)])
+    @Test(arguments: [(UInt8(1), UInt8(1), UInt8(1)), (1, 2, 2), (2, 2, 2), (1, 9, 3), (2, 9, 3), (3, 3, 3), (0, 1, 1)])
     func aHelloAgreesOnTheNewestVersionBothSpeak(min: UInt8, max: UInt8, agreed: UInt8) throws {
         var c = Conversation()
         try c.accept(Frame(id: 1, .hello(minVersion: min, maxVersion: max, integratesSDK: true)), hasDescriptor: false)

@@ -157,7 +157,10 @@ public final class Broker: @unchecked Sendable {
         locations = try LocationStore(path: (dir as NSString).appendingPathComponent("locations"))
         let enrolled = try store.loadEnrollments(now: clock.now())
         let pasteboard = try store.loadPasteboard()
-        core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, limits: configuration.limits,
+        // The wall time at which the broker's clock read zero: its time of day, virtual or not.
+        let since = clock.now().components
+        let epoch = Date().addingTimeInterval(-(Double(since.seconds) + Double(since.attoseconds) * 1e-18))
+        core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, epoch: epoch, limits: configuration.limits,
                           pasteboard: pasteboard, files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
                           conditionalAccess: conditionalAccess)
@@ -473,6 +476,11 @@ public final class Broker: @unchecked Sendable {
                     reply = .controlReply(ok: false, detail: "this broker was given no tenant file to read again")
                 }
                 try? reply.send(on: socket)
+            case let .setDevice(change):
+                let (ok, detail, effects) = core.changeDevice(change)
+                apply(effects)
+                try? LauncherMessage.controlReply(ok: ok, detail: detail).send(on: socket)
+                log(LogLine(level: ok ? .info : .notice, message: ok ? "device changed" : "device change refused", metadata: ["detail": "\(detail)"]))
             case .restart, .ended:
                 log(LogLine(level: .warning, message: "launcher sent a message only the broker sends; ignored", metadata: [:]))
             case .controlReply:

@@ -136,9 +136,9 @@ public enum TenantFile {
     }
 
     /// The phone's profile from the `device` object's keys (DeviceProfile.keys); each missing
-    /// key keeps the standard profile's value.
-    public static func readProfile(_ d: Located, _ log: inout DiagnosticLog) -> DeviceProfile {
-        var p = DeviceProfile.standard
+    /// key keeps `base`'s value.
+    public static func readProfile(_ d: Located, base: DeviceProfile = .standard, _ log: inout DiagnosticLog) -> DeviceProfile {
+        var p = base
         if let v = d.member("os"), let text = v.string(&log) {
             if let os = Version(text) { p.os = os } else {
                 log.append(v.problem("\"\(text)\" is not an OS version; expected numbers joined by dots, such as 17.5 or 12.4.4"))

@@ -1,0 +1,131 @@
+import Foundation
+import MAMPolicy
+import MAMService
+import MAMWire
+
+// Conditional launch (docs/SEMANTICS.md §9), live: the broker holds the device, and checks an
+// SDK app's managed account against its policy's launch requirements when the app starts under
+// it, when the app shows it (`setIdentity`), when the device changes (`mamlaunch device set`),
+// when the tenant is reloaded, and while the device is offline, as the broker's clock moves.
+// What each check decides happens to the data: a warning is told, a block closes the account's
+// data in that app (its requests are refused, its key withheld) until a check passes, and a wipe
+// is the selective wipe `mamlaunch wipe` issues (the app removes the account's files; its key
+// goes once no app holds the account).
+
+/// What the last launch check of a session decided for the account it showed.
+struct LaunchState: Sendable, Equatable {
+    /// The account checked, as the tenant names it (UPN).
+    var account: String
+    var action: LaunchAction?
+    var rule: Rule
+}
+
+extension BrokerCore {
+    /// The SDK release MAMKit mirrors: an SDK app's release for the SDK minimums (seed 004:
+    /// `minimumRequiredSdkVersion` and its warning and wipe forms).
+    static let sdkRelease = Version("21.7.1")!
+
+    /// The broker's wall-clock time: the time it started, moved on by its clock (the real one,
+    /// or a virtual one `mamlaunch clock advance` moves). Offline periods are measured on it.
+    public var wallNow: Date {
+        let since = clock.now().components
+        return epoch.addingTimeInterval(Double(since.seconds) + Double(since.attoseconds) * 1e-18)
+    }
+
+    /// Runs the launch checks of the account session `id` shows, and acts on a changed verdict.
+    mutating func checkLaunch(_ id: SessionID, _ out: inout [BrokerEffect]) {
+        guard let s = sessions[id], s.manifest.integratesSDK else { return }
+        let p = party(id)
+        let account = p.dataAccount
+        let verdict = engine.launchCheck(app: s.bundleID, account: account, device: device, sdkVersion: Self.sdkRelease, now: wallNow)
+        let state = account.map { LaunchState(account: Self.canonicalName($0), action: verdict.action, rule: verdict.rule) }
+        let previous = s.launch
+        guard state != previous else { return }
+        sessions[id]!.launch = state
+        // An account that was blocked or warned about and no longer is: the app is told it may
+        // show that account's data again.
+        if let previous, previous.action == .block || previous.action == .warn,
+           state?.account != previous.account || state?.action == nil {
+            if previous.action == .block { launchBlocked.remove(id) }
+            tellLaunch(id, account: previous.account, action: 0, verdict: state?.account == previous.account ? verdict : nil, &out)
+        }
+        guard let state, let action = state.action else { return }
+        tellLaunch(id, account: state.account, action: action == .warn ? 1 : 2, verdict: verdict, &out)
+        switch action {
+        case .warn:
+            break
+        case .block:
+            launchBlocked.insert(id)
+        case .wipe:
+            // The account's data leaves this app now, as an admin's selective wipe would take it.
+            service.issueWipe(account: state.account, app: s.bundleID)
+            tell(service.deliverWipes(app: s.bundleID, engine: engine, now: clock.now()), requester: nil, &out)
+            out.append(persistEnrollments)
+            // Signed out by the wipe: the next check finds the app unmanaged.
+            sessions[id]?.launch = nil
+        }
+    }
+
+    /// Checks every running SDK app again (the device, the tenant or the time changed).
+    mutating func checkLaunches(_ out: inout [BrokerEffect]) {
+        for id in sessions.keys.sorted() { checkLaunch(id, &out) }
+    }
+
+    /// On the clock's tick: an offline device's time away grows, and a grace period may end.
+    mutating func launchTick(_ out: inout [BrokerEffect]) {
+        guard device.offlineSince != nil else { return }
+        checkLaunches(&out)
+    }
+
+    /// The refusal of a request from a session whose shown account a launch check blocked:
+    /// nothing of that account's data moves, and its key is not handed out. Its other
+    /// identities (personal, another account) are not blocked.
+    func launchRefusal(_ id: SessionID, _ message: Message) -> WireError? {
+        guard !launchBlocked.isEmpty, launchBlocked.contains(id), let launch = sessions[id]?.launch else { return nil }
+        switch message {
+        case .hello, .setIdentity, .setViewIdentities, .policyRequest, .enroll, .loginAndEnroll, .unenroll, .restartReply,
+             .allowedAccountsRequest, .remediationInProgress, .bye:
+            return nil
+        default:
+            return WireError(.notAllowed, "\(launch.account)'s data is closed in \(sessions[id]!.bundleID) by a launch check "
+                             + "(rule \(launch.rule.id) \(launch.rule.rawValue)); it opens when the check passes")
+        }
+    }
+
+    private mutating func tellLaunch(_ id: SessionID, account: String, action: UInt8, verdict: LaunchVerdict?, _ out: inout [BrokerEffect]) {
+        let rule = action == 0 ? Rule.launchAllowed : verdict?.rule ?? .launchAllowed
+        let detail = verdict?.findings.map(\.detail).joined(separator: "; ") ?? ""
+        let outcome = action == 0 ? "allowed" : verdict?.action.map { $0 == .wipe ? "wiped" : $0 == .block ? "blocked" : "warned" } ?? "allowed"
+        out.append(.audit(AuditEntry(session: id, request: 0, channel: "launch", source: auditParty(id), target: nil, dataType: nil, size: nil,
+                                     outcome: outcome, rule: rule.id, tag: rule.tag.rawValue,
+                                     detail: "\(account): " + (detail.isEmpty ? rule.summary : detail), revision: revision,
+                                     ruleName: rule.rawValue, decidedAt: (action == 0 ? nil : verdict?.site.description))))
+        // A wipe reaches the app as the wipe request itself; a client of an older version learns
+        // of a block from its refused requests.
+        guard verdict?.action != .wipe || action == 0, sessions[id]!.conversation.version >= 3 else { return }
+        out.append(.send(id, Frame(id: brokerFrameID(), .conditionalLaunch(account: account, action: action, rule: rule.rawValue,
+                                                                      message: action == 0 ? "" : rule.message, detail: Self.fitting(detail)))))
+    }
+
+    /// `mamlaunch device set`: the profile with `change` applied (DeviceChange), and every
+    /// running app checked again on it. A change with a problem changes nothing.
+    public mutating func changeDevice(_ change: String) -> (ok: Bool, detail: String, effects: [BrokerEffect]) {
+        switch DeviceChange.apply(change, to: device, now: wallNow) {
+        case let .failure(problems):
+            return (false, "device unchanged: \(problems)", [])
+        case let .success(profile):
+            var out: [BrokerEffect] = []
+            let changed = profile != device
+            device = profile
+            if changed { checkLaunches(&out) }
+            let acted = out.compactMap { effect -> String? in
+                guard case let .audit(e) = effect, e.channel == "launch" else { return nil }
+                return "\(e.source.app) \(e.outcome) (\(e.ruleName ?? e.rule))"
+            }
+            let now = wallNow
+            let offline = profile.offlineSince == nil ? "" : "; offline \(PolicyEngine.duration(profile.minutesOffline(at: now)))"
+            let summary = "device: \(profile.summary)\(offline)" + (acted.isEmpty ? "" : "; launch checks: " + acted.joined(separator: ", "))
+            return (true, summary, out)
+        }
+    }
+}
