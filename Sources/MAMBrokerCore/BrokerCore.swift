@@ -796,8 +796,11 @@ struct SessionState: Sendable {
     /// The number of the last policy snapshot sent on this session (0: none yet); the next
     /// carries this plus one, so the app keeps only a later one.
     var snapshotsSent = 0
-    /// The last launch check's verdict for the account the session shows (nil: none shown).
-    var launch: LaunchState?
+    /// The last launch check's verdict for each account checked in this session, by its
+    /// canonical name, and the accounts a check blocked (until one passes, whichever the app
+    /// shows meanwhile).
+    var launches: [String: LaunchState] = [:]
+    var blockedAccounts: Set<String> = []
 
     init(id: SessionID, peer: Peer, manifest: AppManifest, identity: Identity) {
         self.id = id

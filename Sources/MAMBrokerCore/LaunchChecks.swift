@@ -12,10 +12,8 @@ import MAMWire
 // is the selective wipe `mamlaunch wipe` issues (the app removes the account's files; its key
 // goes once no app holds the account).
 
-/// What the last launch check of a session decided for the account it showed.
+/// What the last launch check of an account in a session decided.
 struct LaunchState: Sendable, Equatable {
-    /// The account checked, as the tenant names it (UPN).
-    var account: String
     var action: LaunchAction?
     var rule: Rule
 }
@@ -32,38 +30,55 @@ extension BrokerCore {
         return epoch.addingTimeInterval(Double(since.seconds) + Double(since.attoseconds) * 1e-18)
     }
 
-    /// Runs the launch checks of the account session `id` shows, and acts on a changed verdict.
+    /// Runs the launch checks of the account session `id` shows, and of every account a check
+    /// blocked in it (switching away from a blocked account does not open it), and acts on each
+    /// changed verdict.
     mutating func checkLaunch(_ id: SessionID, _ out: inout [BrokerEffect]) {
         guard let s = sessions[id], s.manifest.integratesSDK else { return }
-        let p = party(id)
-        let account = p.dataAccount
-        let verdict = engine.launchCheck(app: s.bundleID, account: account, device: device, sdkVersion: Self.sdkRelease, now: wallNow)
-        let state = account.map { LaunchState(account: Self.canonicalName($0), action: verdict.action, rule: verdict.rule) }
-        let previous = s.launch
-        guard state != previous else { return }
-        sessions[id]!.launch = state
-        // An account that was blocked or warned about and no longer is: the app is told it may
-        // show that account's data again.
-        if let previous, previous.action == .block || previous.action == .warn,
-           state?.account != previous.account || state?.action == nil {
-            if previous.action == .block { launchBlocked.remove(id) }
-            tellLaunch(id, account: previous.account, action: 0, verdict: state?.account == previous.account ? verdict : nil, &out)
+        var accounts: [Account] = []
+        if let shown = party(id).dataAccount { accounts.append(shown) }
+        for name in s.blockedAccounts.sorted() {
+            if let a = engine.tenant.identity(named: name).account, !accounts.contains(a) { accounts.append(a) }
         }
-        guard let state, let action = state.action else { return }
-        tellLaunch(id, account: state.account, action: action == .warn ? 1 : 2, verdict: verdict, &out)
-        switch action {
-        case .warn:
-            break
-        case .block:
+        for account in accounts { checkLaunch(id, account, &out) }
+    }
+
+    private mutating func checkLaunch(_ id: SessionID, _ account: Account, _ out: inout [BrokerEffect]) {
+        guard let s = sessions[id] else { return }
+        let name = Self.canonicalName(account)
+        let verdict = engine.launchCheck(app: s.bundleID, account: account, device: device, sdkVersion: Self.sdkRelease, now: wallNow)
+        let state = LaunchState(action: verdict.action, rule: verdict.rule)
+        let previous = s.launches[name]
+        guard state != previous else { return }
+        sessions[id]!.launches[name] = state
+        let wasBlocked = s.blockedAccounts.contains(name)
+        switch verdict.action {
+        case nil:
+            // Blocked or warned about before: the app is told the account's data is open again.
+            if wasBlocked || previous?.action == .warn { tellLaunch(id, account: name, action: 0, verdict: verdict, &out) }
+            unblock(id, name)
+        case .warn?:
+            unblock(id, name)
+            tellLaunch(id, account: name, action: 1, verdict: verdict, &out)
+        case .block?:
+            sessions[id]!.blockedAccounts.insert(name)
             launchBlocked.insert(id)
-        case .wipe:
+            tellLaunch(id, account: name, action: 2, verdict: verdict, &out)
+        case .wipe?:
+            unblock(id, name)
+            tellLaunch(id, account: name, action: 2, verdict: verdict, &out)
             // The account's data leaves this app now, as an admin's selective wipe would take it.
-            service.issueWipe(account: state.account, app: s.bundleID)
+            service.issueWipe(account: name, app: s.bundleID)
             tell(service.deliverWipes(app: s.bundleID, engine: engine, now: clock.now()), requester: nil, &out)
             out.append(persistEnrollments)
-            // Signed out by the wipe: the next check finds the app unmanaged.
-            sessions[id]?.launch = nil
+            // Signed out by the wipe: checked afresh if it is ever signed in again.
+            sessions[id]?.launches[name] = nil
         }
+    }
+
+    private mutating func unblock(_ id: SessionID, _ name: String) {
+        sessions[id]!.blockedAccounts.remove(name)
+        if sessions[id]!.blockedAccounts.isEmpty { launchBlocked.remove(id) }
     }
 
     /// Checks every running SDK app again (the device, the tenant or the time changed).
@@ -77,19 +92,24 @@ extension BrokerCore {
         checkLaunches(&out)
     }
 
-    /// The refusal of a request from a session whose shown account a launch check blocked:
-    /// nothing of that account's data moves, and its key is not handed out. Its other
-    /// identities (personal, another account) are not blocked.
-    func launchRefusal(_ id: SessionID, _ message: Message) -> WireError? {
-        guard !launchBlocked.isEmpty, launchBlocked.contains(id), let launch = sessions[id]?.launch else { return nil }
+    /// The refusal of a request that would move a blocked account's data: one made while the
+    /// app shows it, or one naming it (its key, its configuration, a token for it). The app's
+    /// other identities are not blocked.
+    mutating func launchRefusal(_ id: SessionID, _ message: Message) -> WireError? {
+        guard !launchBlocked.isEmpty, launchBlocked.contains(id), let s = sessions[id] else { return nil }
+        let named: String?
         switch message {
         case .hello, .setIdentity, .setViewIdentities, .policyRequest, .enroll, .loginAndEnroll, .unenroll, .restartReply,
              .allowedAccountsRequest, .remediationInProgress, .bye:
             return nil
+        case let .keyRequest(account), let .appConfigRequest(account), let .acquireToken(account), let .remediateCompliance(account, _):
+            named = engine.tenant.identity(named: account).account.map { Self.canonicalName($0) } ?? account
         default:
-            return WireError(.notAllowed, "\(launch.account)'s data is closed in \(sessions[id]!.bundleID) by a launch check "
-                             + "(rule \(launch.rule.id) \(launch.rule.rawValue)); it opens when the check passes")
+            named = party(id).dataAccount.map { Self.canonicalName($0) }
         }
+        guard let named, s.blockedAccounts.contains(named), let rule = s.launches[named]?.rule else { return nil }
+        return WireError(.notAllowed, "\(named)'s data is closed in \(s.bundleID) by a launch check (rule \(rule.id) \(rule.rawValue)); "
+                         + "it opens when the check passes")
     }
 
     private mutating func tellLaunch(_ id: SessionID, account: String, action: UInt8, verdict: LaunchVerdict?, _ out: inout [BrokerEffect]) {

@@ -73,6 +73,11 @@ struct LaunchCheckProcessTests {
         #expect(copy["ok"]?.bool != true && copy["code"]?.string == "notAllowed", "\(copy)")
         let protect = try docs.send("protect", "adele@contoso.com", "minutes")
         #expect(protect["data"] == nil, "\(protect)")
+        // Showing another identity does not open hers: her key is still refused by name.
+        _ = try docs.send("identity", "personal")
+        let sneaky = try docs.send("protect", "adele@contoso.com", "minutes")
+        #expect(sneaky["data"] == nil, "a blocked account's key for an app that looked away: \(sneaky)")
+        _ = try docs.send("identity", "adele@contoso.com")
         // Online again: the next check passes and the data opens.
         let online = try Self.mamlaunch(b, ["device", "set", "--online"])
         #expect(online.contains("Docs") || online.contains("docs"), "the reply names what the checks did: \(online)")

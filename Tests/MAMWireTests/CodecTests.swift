@@ -11,7 +11,9 @@ let sample = DecisionRecord(allowed: false, outcome: 1, rule: "4.1.4", tag: 0,
 let everyMessage: [Message] = [
     .hello(minVersion: 1, maxVersion: 3, integratesSDK: true), .welcome(version: 1, bundleID: "com.contoso.mail", managedAccount: "adele@contoso.com"),
     .welcome(version: 1, bundleID: "com.example.notes", managedAccount: nil), .error(code: .truncated, detail: "at byte 7"), .bye,
-    .setIdentity(account: ""), .setViewIdentities(accounts: ["adele@contoso.com", ""]), .canOpenURL(url: "contosodocs://x"), .canOpenURLResult(false), .openURL(url: "https://contoso.com/é"),
+    .setIdentity(account: ""),
+    .conditionalLaunch(account: "adele@contoso.com", action: 2, rule: "launchOfflineAccess", message: "Connect to the internet.", detail: "offline 12 h 1 min"),
+    .conditionalLaunch(account: "", action: 0, rule: "", message: "", detail: ""), .setViewIdentities(accounts: ["adele@contoso.com", ""]), .canOpenURL(url: "contosodocs://x"), .canOpenURLResult(false), .openURL(url: "https://contoso.com/é"),
     .urlDelivery(url: "contosodocs://x", senderAccount: "adele@contoso.com"), .decision(sample),
     .copy(text: "Q3 forecast 🇫🇷", types: ["public.utf8-plain-text"]), .copied(changeCount: 42), .paste,
     .pasteResult(decision: sample, text: "Your organization's data cannot be pasted here."), .listTargets(contentType: "com.adobe.pdf"),
@@ -58,7 +60,7 @@ struct CodecTests {
 
     @Test func theHeaderIsAsDocumented() {
         let bytes = Wire.encode(Frame(id: 0x0102_0304, .paste))
-        #expect(bytes == [0x4D, 0x57, 2, 0x32, 0x04, 0x03, 0x02, 0x01, 0, 0, 0, 0])
+        #expect(bytes == [0x4D, 0x57, 3, 0x32, 0x04, 0x03, 0x02, 0x01, 0, 0, 0, 0])
         let hello = Wire.encode(Frame(id: 1, .hello(minVersion: 1, maxVersion: 1, integratesSDK: false)))
         #expect(Array(hello[12...]) == [1, 1, 0])
         let text = Wire.encode(Frame(id: 1, .setIdentity(account: "é")))

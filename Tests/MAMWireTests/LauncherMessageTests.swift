@@ -10,6 +10,7 @@ struct LauncherMessageTests {
         .advanceClock(milliseconds: 86_400_000 * 400), .sync, .wipe(account: "adele@contoso.com", app: nil),
         .wipe(account: "ben@contoso.com", app: "com.contoso.mail"), .controlReply(ok: false, detail: "no"),
         .restart(pid: 31337), .restart(pid: -1), .ended(pid: 31337), .reloadTenant,
+        .setDevice(change: #"{"jailbroken":true,"offlineFor":721}"#), .setDevice(change: ""),
     ]
 
     @Test(arguments: samples) func roundTrips(_ m: LauncherMessage) throws {

@@ -11,7 +11,8 @@ as the broker's own Swift codec: the same bytes out, the same refusals in. Every
 is hostile until decoded: sizes are bounded before anything is read, and a frame that breaks a rule
 raises WireError naming the field and the byte.
 
-It speaks versions 1 and 2 (docs/PROTOCOL.md, "Versions") and asks for the newest: the hello goes
+It speaks versions 1 to 3 (docs/PROTOCOL.md, "Versions"; version 3 adds only a message of the
+SDK's, which this client does not speak) and asks for the newest: the hello goes
 out in a version-1 frame, the broker's welcome names the version it chose, and every frame after
 it is in that version's layout (a version-1 decision has no ruleName or decidedAt: they read as "").
 """
@@ -24,10 +25,10 @@ import socket
 import struct
 import time
 
-VERSION = 2  # the newest this client speaks
-VERSIONS = (1, 2)
+VERSION = 3  # the newest this client speaks
+VERSIONS = (1, 2, 3)
 # The version each message type first appeared in; every other one is in version 1.
-FIRST_VERSION = {0x11: 2}
+FIRST_VERSION = {0x11: 2, 0x67: 3}
 HEADER = struct.Struct("<2sBBII")  # magic, version, type, id, payload length
 MAGIC = b"MW"
 MAX_FRAME = 65_536
