@@ -59,7 +59,7 @@ public final class TerminalRelay: @unchecked Sendable {
                 let n = read(primary, &buffer, buffer.count)
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 { break }  // EIO: every holder of the app's side has closed it
-                StandardStreams.writeRelayed(out, sanitizer.clean(buffer[0..<n]))
+                StandardStreams.writeRelayed(FileDescriptor(rawValue: out), sanitizer.clean(buffer[0..<n]))
             }
             done.signal()
         }

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import SystemPackage
 
 /// The standard streams of a root process that runs apps.
 public enum StandardStreams {
@@ -43,8 +44,9 @@ public enum StandardStreams {
     /// lines to the same terminal then start on a line of their own and draw that prompt again
     /// after them, instead of trailing it. Returns whether every byte was written.
     @discardableResult
-    public static func writeRelayed(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        openLine.withLock { line in
+    public static func writeRelayed(_ output: FileDescriptor, _ bytes: [UInt8]) -> Bool {
+        let fd = output.rawValue
+        return openLine.withLock { line in
             line.fd = fd
             if let end = bytes.lastIndex(of: UInt8(ascii: "\n")) {
                 line.text = Array(bytes[(end + 1)...])

@@ -13,10 +13,10 @@ struct RobustnessTests {
         let steady = try b.launch("Docs", ["hello", "sleep", "600", "copy", "still here", "paste"])
         let cases: [(String, [String], String)] = [
             ("bad magic", ["raw", "4E57010400000000000000000000"], "badMagic"),
-            // Version 2, the one Courier's hello agreed on.
-            ("unknown type", ["hello", "raw", "4D5702990100000000000000"], "unknownType"),
-            ("truncated", ["hello", "raw", "4D5702100100000005000000AA"], "truncated"),
-            ("field out of range", ["hello", "raw", "4D570221010000000100000007"], "fieldOutOfRange"),
+            // Version 3, the one Courier's hello agreed on.
+            ("unknown type", ["hello", "raw", "4D5703990100000000000000"], "unknownType"),
+            ("truncated", ["hello", "raw", "4D5703100100000005000000AA"], "truncated"),
+            ("field out of range", ["hello", "raw", "4D570321010000000100000007"], "fieldOutOfRange"),
             ("another version than the agreed one", ["hello", "raw", "4D5701320500000000000000"], "unsupportedVersion"),
             ("out of order", ["open-url", "contosodocs://x"], "outOfOrder"),
             ("hello twice", ["hello", "hello"], "outOfOrder"),
