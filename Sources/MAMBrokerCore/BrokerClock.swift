@@ -16,3 +16,11 @@ public final class ManualClock: BrokerClock, @unchecked Sendable {
     public func now() -> Duration { lock.withLock { current } }
     public func advance(by d: Duration) { lock.withLock { current += d } }
 }
+
+extension Duration {
+    /// The duration in seconds, as Foundation's dates count time.
+    public var timeInterval: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
+    }
+}

@@ -796,7 +796,7 @@ struct SessionState: Sendable {
     /// The number of the last policy snapshot sent on this session (0: none yet); the next
     /// carries this plus one, so the app keeps only a later one.
     var snapshotsSent = 0
-    /// The last launch check's verdict for each account checked in this session, by its
+    /// The latest launch check's verdict for each account checked on this connection, by its
     /// canonical name, and the accounts a check blocked (until one passes, whichever the app
     /// shows meanwhile).
     var launches: [String: LaunchState] = [:]

@@ -12,10 +12,28 @@ import MAMWire
 // is the selective wipe `mamlaunch wipe` issues (the app removes the account's files; its key
 // goes once no app holds the account).
 
-/// What the last launch check of an account in a session decided.
+/// What the latest launch check of an account on a connection decided.
 struct LaunchState: Sendable, Equatable {
     var action: LaunchAction?
     var rule: Rule
+}
+
+/// What the broker tells and audits of a changed verdict.
+enum LaunchTold {
+    case passed, warned, blocked, wiped
+
+    /// `conditionalLaunch`'s action byte; nil for a wipe, which travels as `wipeRequest`.
+    var wireAction: UInt8? {
+        switch self {
+        case .passed: return 0
+        case .warned: return 1
+        case .blocked: return 2
+        case .wiped: return nil
+        }
+    }
+
+    /// The audit's outcome on channel `launch`.
+    var outcome: String { self == .passed ? "allowed" : "\(self)" }
 }
 
 extension BrokerCore {
@@ -25,10 +43,7 @@ extension BrokerCore {
 
     /// The broker's wall-clock time: the time it started, moved on by its clock (the real one,
     /// or a virtual one `mamlaunch clock advance` moves). Offline periods are measured on it.
-    public var wallNow: Date {
-        let since = clock.now().components
-        return epoch.addingTimeInterval(Double(since.seconds) + Double(since.attoseconds) * 1e-18)
-    }
+    public var wallNow: Date { epoch.addingTimeInterval(clock.now().timeInterval) }
 
     /// Runs the launch checks of the account session `id` shows, and of every account a check
     /// blocked in it (switching away from a blocked account does not open it), and acts on each
@@ -55,18 +70,18 @@ extension BrokerCore {
         switch verdict.action {
         case nil:
             // Blocked or warned about before: the app is told the account's data is open again.
-            if wasBlocked || previous?.action == .warn { tellLaunch(id, account: name, action: 0, verdict: verdict, &out) }
+            if wasBlocked || previous?.action == .warn { tellLaunch(id, account: name, .passed, verdict, &out) }
             unblock(id, name)
         case .warn?:
             unblock(id, name)
-            tellLaunch(id, account: name, action: 1, verdict: verdict, &out)
+            tellLaunch(id, account: name, .warned, verdict, &out)
         case .block?:
             sessions[id]!.blockedAccounts.insert(name)
             launchBlocked.insert(id)
-            tellLaunch(id, account: name, action: 2, verdict: verdict, &out)
+            tellLaunch(id, account: name, .blocked, verdict, &out)
         case .wipe?:
             unblock(id, name)
-            tellLaunch(id, account: name, action: 2, verdict: verdict, &out)
+            tellLaunch(id, account: name, .wiped, verdict, &out)
             // The account's data leaves this app now, as an admin's selective wipe would take it.
             service.issueWipe(account: name, app: s.bundleID)
             tell(service.deliverWipes(app: s.bundleID, engine: engine, now: clock.now()), requester: nil, &out)
@@ -112,19 +127,19 @@ extension BrokerCore {
                          + "it opens when the check passes")
     }
 
-    private mutating func tellLaunch(_ id: SessionID, account: String, action: UInt8, verdict: LaunchVerdict?, _ out: inout [BrokerEffect]) {
-        let rule = action == 0 ? Rule.launchAllowed : verdict?.rule ?? .launchAllowed
-        let detail = verdict?.findings.map(\.detail).joined(separator: "; ") ?? ""
-        let outcome = action == 0 ? "allowed" : verdict?.action.map { $0 == .wipe ? "wiped" : $0 == .block ? "blocked" : "warned" } ?? "allowed"
+    private mutating func tellLaunch(_ id: SessionID, account: String, _ told: LaunchTold, _ verdict: LaunchVerdict, _ out: inout [BrokerEffect]) {
+        let passed = told == .passed
+        let rule = passed ? Rule.launchAllowed : verdict.rule
+        let detail = verdict.findings.map(\.detail).joined(separator: "; ")
         out.append(.audit(AuditEntry(session: id, request: 0, channel: "launch", source: auditParty(id), target: nil, dataType: nil, size: nil,
-                                     outcome: outcome, rule: rule.id, tag: rule.tag.rawValue,
+                                     outcome: told.outcome, rule: rule.id, tag: rule.tag.rawValue,
                                      detail: "\(account): " + (detail.isEmpty ? rule.summary : detail), revision: revision,
-                                     ruleName: rule.rawValue, decidedAt: (action == 0 ? nil : verdict?.site.description))))
+                                     ruleName: rule.rawValue, decidedAt: passed ? nil : verdict.site.description)))
         // A wipe reaches the app as the wipe request itself; a client of an older version learns
         // of a block from its refused requests.
-        guard verdict?.action != .wipe || action == 0, sessions[id]!.conversation.version >= 3 else { return }
+        guard let action = told.wireAction, sessions[id]!.conversation.version >= 3 else { return }
         out.append(.send(id, Frame(id: brokerFrameID(), .conditionalLaunch(account: account, action: action, rule: rule.rawValue,
-                                                                      message: action == 0 ? "" : rule.message, detail: Self.fitting(detail)))))
+                                                                      message: passed ? "" : rule.message, detail: Self.fitting(detail)))))
     }
 
     /// `mamlaunch device set`: the profile with `change` applied (DeviceChange), and every

@@ -54,7 +54,7 @@ public enum StandardStreams {
                 line.text += bytes
             }
             line.trim()
-            return writeAll(fd, bytes[...])
+            return bytes.withUnsafeBufferPointer { writeAll(fd, $0) }
         }
     }
 
@@ -83,23 +83,22 @@ public enum StandardStreams {
     }
     private static let openLine = Mutex(OpenLine())
 
-    private static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBufferPointer { bytes in
-            var done = 0
-            while done < bytes.count {
-                let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return false }
-            }
-            return true
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return false }
         }
+        return true
     }
 
     private static func write(_ fd: Int32, _ text: String) {
+        var text = text
         let written: Bool = openLine.withLock { line in
-            guard line.isOpen(on: fd) else { return writeAll(fd, Array(text.utf8)[...]) }
+            guard line.isOpen(on: fd) else { return text.withUTF8 { writeAll(fd, $0) } }
             // A new line under the app's prompt, the text, and the prompt drawn again.
             let lead: [UInt8] = text.hasPrefix("\n") ? [] : [UInt8(ascii: "\n")]
-            return writeAll(fd, (lead + Array(text.utf8) + line.text)[...])
+            return (lead + Array(text.utf8) + line.text).withUnsafeBufferPointer { writeAll(fd, $0) }
         }
         guard !written else { return }
         let handler: (@Sendable (Int32) -> Void)? = lost.withLock { l in

@@ -158,9 +158,8 @@ public final class Broker: @unchecked Sendable {
         let enrolled = try store.loadEnrollments(now: clock.now())
         let pasteboard = try store.loadPasteboard()
         // The wall time at which the broker's clock read zero: its time of day, virtual or not.
-        let since = clock.now().components
-        let epoch = Date().addingTimeInterval(-(Double(since.seconds) + Double(since.attoseconds) * 1e-18))
-        core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock, epoch: epoch, limits: configuration.limits,
+        core = BrokerCore(engine: PolicyEngine(tenant: tenant, apps: apps), catalog: apps, clock: clock,
+                          epoch: Date().addingTimeInterval(-clock.now().timeInterval), limits: configuration.limits,
                           pasteboard: pasteboard, files: try store.loadFiles(),
                           enrollments: enrolled.enrollments, pendingWipes: enrolled.pendingWipes, signedOut: enrolled.signedOut,
                           conditionalAccess: conditionalAccess)
